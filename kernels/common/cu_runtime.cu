@@ -1,0 +1,239 @@
+// CUDA runtime helpers behind kernels/common/cu_runtime.h, and the status
+// conversions behind cu_check.h.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <cusparse.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "kernels/common/cu_check.h"
+#include "kernels/common/cu_runtime.h"
+
+static gt_status fail_gpu(const char *kind, const char *reason, const char *call,
+                          const char *file, int line, bool oom)
+{
+    if (oom)
+        return gt_fail(GT_ERR_GPU, "out of GPU memory in %s: %s (%s:%d)", call, reason, file, line);
+    return gt_fail(GT_ERR_GPU, "%s error in %s: %s (%s:%d)", kind, call, reason, file, line);
+}
+
+gt_status gt_cu_status_from(cudaError_t e, const char *call, const char *file, int line)
+{
+    cudaGetLastError(); // clear a sticky non-fatal error so later calls can proceed
+    return fail_gpu("CUDA", cudaGetErrorString(e), call, file, line,
+                    e == cudaErrorMemoryAllocation);
+}
+
+gt_status gt_cublas_status_from(int e, const char *call, const char *file, int line)
+{
+    return fail_gpu("cuBLAS", cublasGetStatusString((cublasStatus_t)e), call, file, line,
+                    e == CUBLAS_STATUS_ALLOC_FAILED);
+}
+
+gt_status gt_cusolver_status_from(int e, const char *call, const char *file, int line)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "status %d", e);
+    return fail_gpu("cuSOLVER", buf, call, file, line, e == CUSOLVER_STATUS_ALLOC_FAILED);
+}
+
+gt_status gt_cusparse_status_from(int e, const char *call, const char *file, int line)
+{
+    return fail_gpu("cuSPARSE", cusparseGetErrorString((cusparseStatus_t)e), call, file, line,
+                    e == CUSPARSE_STATUS_ALLOC_FAILED);
+}
+
+extern "C" int gt_cu_device_count(char *why, size_t why_len)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        if (why) snprintf(why, why_len, "%s", cudaGetErrorString(e));
+        cudaGetLastError();
+        return 0;
+    }
+    if (n == 0 && why) snprintf(why, why_len, "no CUDA device found");
+    return n;
+}
+
+extern "C" gt_status gt_cu_set_device(int gpu)
+{
+    GT_CU(cudaSetDevice(gpu));
+    GT_CU(cudaFree(nullptr)); // create the context now, so its cost is not charged to a stage
+    return GT_OK;
+}
+
+extern "C" gt_status gt_cu_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+    GT_CU(cudaMemGetInfo(free_bytes, total_bytes));
+    return GT_OK;
+}
+
+extern "C" void gt_cu_device_name(char *buf, size_t len)
+{
+    int dev = 0;
+    cudaDeviceProp p;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(buf, len, "unknown GPU");
+        return;
+    }
+    snprintf(buf, len, "%s (sm_%d%d, %d SMs, %.1f GiB)", p.name, p.major, p.minor,
+             p.multiProcessorCount, (double)p.totalGlobalMem / (1024.0 * 1024 * 1024));
+}
+
+extern "C" gt_status gt_cu_sync(void)
+{
+    GT_CU(cudaDeviceSynchronize());
+    return GT_OK;
+}
+
+// ---- accounted device memory
+static std::mutex mem_mu;
+static std::unordered_map<void *, size_t> *mem_sizes;
+static size_t mem_cur, mem_peak;
+
+extern "C" gt_status gt_cu_malloc(void **ptr, size_t bytes, const char *what)
+{
+    *ptr = nullptr;
+    if (bytes == 0) bytes = 1;
+    cudaError_t e = cudaMalloc(ptr, bytes);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        size_t fr = 0, tot = 0;
+        cudaMemGetInfo(&fr, &tot);
+        cudaGetLastError();
+        return gt_fail(GT_ERR_GPU,
+                       "out of GPU memory allocating %.1f MiB for %s (%.1f MiB free of %.1f MiB)",
+                       bytes / 1048576.0, what ? what : "data", fr / 1048576.0, tot / 1048576.0);
+    }
+    std::lock_guard<std::mutex> g(mem_mu);
+    if (!mem_sizes) mem_sizes = new std::unordered_map<void *, size_t>();
+    (*mem_sizes)[*ptr] = bytes;
+    mem_cur += bytes;
+    if (mem_cur > mem_peak) mem_peak = mem_cur;
+    return GT_OK;
+}
+
+extern "C" void gt_cu_free(void *ptr)
+{
+    if (!ptr) return;
+    {
+        std::lock_guard<std::mutex> g(mem_mu);
+        if (mem_sizes) {
+            auto it = mem_sizes->find(ptr);
+            if (it != mem_sizes->end()) {
+                mem_cur -= it->second;
+                mem_sizes->erase(it);
+            }
+        }
+    }
+    cudaFree(ptr);
+}
+
+extern "C" size_t gt_cu_current_bytes(void) { return mem_cur; }
+extern "C" size_t gt_cu_peak_bytes(void) { return mem_peak; }
+extern "C" void gt_cu_reset_peak(void) { mem_peak = mem_cur; }
+
+extern "C" gt_status gt_cu_memcpy_h2d(void *dst, const void *src, size_t bytes, void *stream)
+{
+    if (!bytes) return GT_OK;
+    GT_CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)stream));
+    if (!stream) GT_CU(cudaStreamSynchronize(0));
+    return GT_OK;
+}
+
+extern "C" gt_status gt_cu_memcpy_d2h(void *dst, const void *src, size_t bytes, void *stream)
+{
+    if (!bytes) return GT_OK;
+    GT_CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)stream));
+    if (!stream) GT_CU(cudaStreamSynchronize(0));
+    return GT_OK;
+}
+
+extern "C" gt_status gt_cu_memcpy_d2d(void *dst, const void *src, size_t bytes, void *stream)
+{
+    if (!bytes) return GT_OK;
+    GT_CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, (cudaStream_t)stream));
+    return GT_OK;
+}
+
+extern "C" gt_status gt_cu_memset(void *dst, int value, size_t bytes, void *stream)
+{
+    if (!bytes) return GT_OK;
+    GT_CU(cudaMemsetAsync(dst, value, bytes, (cudaStream_t)stream));
+    return GT_OK;
+}
+
+extern "C" gt_status gt_cu_stream_create(void **stream)
+{
+    cudaStream_t s;
+    GT_CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    *stream = (void *)s;
+    return GT_OK;
+}
+
+extern "C" void gt_cu_stream_destroy(void *stream)
+{
+    if (stream) cudaStreamDestroy((cudaStream_t)stream);
+}
+
+extern "C" gt_status gt_cu_stream_sync(void *stream)
+{
+    GT_CU(cudaStreamSynchronize((cudaStream_t)stream));
+    return GT_OK;
+}
+
+extern "C" gt_status gt_cu_pinned_alloc(void **ptr, size_t bytes, const char *what)
+{
+    *ptr = nullptr;
+    cudaError_t e = cudaMallocHost(ptr, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return gt_fail(GT_ERR_GPU, "cannot allocate %.1f MiB of pinned host memory for %s: %s",
+                       bytes / 1048576.0, what ? what : "data", cudaGetErrorString(e));
+    }
+    return GT_OK;
+}
+
+extern "C" void gt_cu_pinned_free(void *ptr)
+{
+    if (ptr) cudaFreeHost(ptr);
+}
+
+extern "C" int gt_cu_event_pair_start(void *ev[2], void *stream)
+{
+    cudaEvent_t a, b;
+    if (cudaEventCreate(&a) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    if (cudaEventCreate(&b) != cudaSuccess) {
+        cudaGetLastError();
+        cudaEventDestroy(a);
+        return -1;
+    }
+    cudaEventRecord(a, (cudaStream_t)stream);
+    ev[0] = (void *)a;
+    ev[1] = (void *)b;
+    return 0;
+}
+
+extern "C" double gt_cu_event_pair_stop(void *ev[2], void *stream)
+{
+    cudaEvent_t a = (cudaEvent_t)ev[0], b = (cudaEvent_t)ev[1];
+    float ms = 0.f;
+    cudaEventRecord(b, (cudaStream_t)stream);
+    if (cudaEventSynchronize(b) != cudaSuccess || cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
+        cudaGetLastError();
+        ms = -1.f;
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return (double)ms;
+}

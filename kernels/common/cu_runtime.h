@@ -1,0 +1,50 @@
+/* C-callable CUDA runtime helpers for libcore (device query and choice,
+ * memory, events). Implemented in cu_runtime.cu; lib/ includes this only in
+ * CUDA builds. Streams are passed as void* (a cudaStream_t). */
+#ifndef GT_CU_RUNTIME_H
+#define GT_CU_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int gt_cu_device_count(char *why, size_t why_len);
+gt_status gt_cu_set_device(int gpu);
+gt_status gt_cu_mem_info(size_t *free_bytes, size_t *total_bytes);
+void gt_cu_device_name(char *buf, size_t len);
+gt_status gt_cu_sync(void);
+
+/* Device memory with accounting: gt_cu_peak_bytes() is the most that was held
+ * at once through these calls since the last gt_cu_reset_peak(). */
+gt_status gt_cu_malloc(void **ptr, size_t bytes, const char *what);
+void gt_cu_free(void *ptr);
+size_t gt_cu_current_bytes(void);
+size_t gt_cu_peak_bytes(void);
+void gt_cu_reset_peak(void);
+
+gt_status gt_cu_memcpy_h2d(void *dst, const void *src, size_t bytes, void *stream);
+gt_status gt_cu_memcpy_d2h(void *dst, const void *src, size_t bytes, void *stream);
+gt_status gt_cu_memcpy_d2d(void *dst, const void *src, size_t bytes, void *stream);
+gt_status gt_cu_memset(void *dst, int value, size_t bytes, void *stream);
+
+gt_status gt_cu_stream_create(void **stream);
+void gt_cu_stream_destroy(void *stream);
+gt_status gt_cu_stream_sync(void *stream);
+
+/* Page-locked host memory for streaming transfers. */
+gt_status gt_cu_pinned_alloc(void **ptr, size_t bytes, const char *what);
+void gt_cu_pinned_free(void *ptr);
+
+/* Event timer pair (used by gt_timer): 0 on success. */
+int gt_cu_event_pair_start(void *ev[2], void *stream);
+double gt_cu_event_pair_stop(void *ev[2], void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

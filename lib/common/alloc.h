@@ -1,0 +1,36 @@
+/* Checked allocation: sizes computed from untrusted headers go through these,
+ * so a lying header gives an error, not an overflow or a giant allocation. */
+#ifndef GT_ALLOC_H
+#define GT_ALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* a*b (and a*b*c) with overflow detection: false on overflow */
+static inline bool gt_mul_size(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool gt_mul3_size(size_t a, size_t b, size_t c, size_t *out)
+{
+    size_t t;
+    return gt_mul_size(a, b, &t) && gt_mul_size(t, c, out);
+}
+
+/* malloc/calloc that set a GT_ERR_RUNTIME message naming `what` on failure. */
+void *gt_malloc(size_t bytes, const char *what);
+void *gt_calloc(size_t n, size_t size, const char *what);
+/* n*size with overflow check */
+void *gt_malloc_array(size_t n, size_t size, const char *what);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,160 @@
+#include "common/output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+
+/* Temporary files in flight, removed by the signal handler. */
+#define MAX_PENDING 32
+static char *volatile pending[MAX_PENDING];
+static int handlers_installed;
+
+static void on_signal(int sig)
+{
+    for (int i = 0; i < MAX_PENDING; i++)
+        if (pending[i]) unlink(pending[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void track(char *tmp)
+{
+    if (!handlers_installed) {
+        handlers_installed = 1;
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+        signal(SIGHUP, on_signal);
+        signal(SIGPIPE, on_signal);
+    }
+    for (int i = 0; i < MAX_PENDING; i++)
+        if (!pending[i]) {
+            pending[i] = tmp;
+            return;
+        }
+}
+
+static void untrack(char *tmp)
+{
+    for (int i = 0; i < MAX_PENDING; i++)
+        if (pending[i] == tmp) pending[i] = NULL;
+}
+
+gt_status gt_out_open(gt_out *o, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    if (!path || !*path) return gt_fail(GT_ERR_USAGE, "empty output path");
+    if (strcmp(path, "-") == 0) {
+        o->fp = stdout;
+        o->is_stdout = true;
+        o->path = strdup("-");
+        return GT_OK;
+    }
+    o->path = strdup(path);
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
+    const char *base = slash ? slash + 1 : path;
+    size_t n = strlen(path) + 32;
+    o->tmp = gt_malloc(n, "temporary file name");
+    if (!o->path || !o->tmp) {
+        free(o->path);
+        free(o->tmp);
+        memset(o, 0, sizeof *o);
+        return GT_ERR_RUNTIME;
+    }
+    snprintf(o->tmp, n, "%.*s.%s.tmp.XXXXXX", (int)dirlen, path, base);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(o->path);
+        free(o->tmp);
+        memset(o, 0, sizeof *o);
+        return gt_fail(GT_ERR_RUNTIME, "cannot write '%s': %s", path, strerror(e));
+    }
+    { /* mkstemp makes 0600; outputs are ordinary files honouring the umask */
+        mode_t um = umask(0);
+        umask(um);
+        fchmod(fd, 0666 & ~um);
+    }
+    o->fp = fdopen(fd, "wb");
+    if (!o->fp) {
+        int e = errno;
+        close(fd);
+        unlink(o->tmp);
+        free(o->path);
+        free(o->tmp);
+        memset(o, 0, sizeof *o);
+        return gt_fail(GT_ERR_RUNTIME, "cannot write '%s': %s", path, strerror(e));
+    }
+    track(o->tmp);
+    return GT_OK;
+}
+
+gt_status gt_out_commit(gt_out *o)
+{
+    gt_status st = GT_OK;
+    if (!o->fp) return gt_fail(GT_ERR_RUNTIME, "output not open");
+    if (o->is_stdout) {
+        if (fflush(stdout) != 0 || ferror(stdout))
+            st = gt_fail(GT_ERR_RUNTIME, "write error on standard output: %s", strerror(errno));
+    } else {
+        int bad = fflush(o->fp) != 0 || ferror(o->fp);
+        int e = errno;
+        if (fclose(o->fp) != 0 && !bad) {
+            bad = 1;
+            e = errno;
+        }
+        if (bad) {
+            unlink(o->tmp);
+            st = gt_fail(GT_ERR_RUNTIME, "write error on '%s': %s", o->path, strerror(e));
+        } else if (rename(o->tmp, o->path) != 0) {
+            e = errno;
+            unlink(o->tmp);
+            st = gt_fail(GT_ERR_RUNTIME, "cannot rename output into place '%s': %s", o->path,
+                         strerror(e));
+        }
+        untrack(o->tmp);
+    }
+    free(o->path);
+    free(o->tmp);
+    memset(o, 0, sizeof *o);
+    return st;
+}
+
+void gt_out_abort(gt_out *o)
+{
+    if (!o->fp) return;
+    if (!o->is_stdout) {
+        fclose(o->fp);
+        unlink(o->tmp);
+        untrack(o->tmp);
+    } else {
+        fflush(stdout);
+    }
+    free(o->path);
+    free(o->tmp);
+    memset(o, 0, sizeof *o);
+}
+
+const char *gt_in_name(const char *path)
+{
+    return (!path || strcmp(path, "-") == 0) ? "<stdin>" : path;
+}
+
+FILE *gt_in_open(const char *path, gt_status *st)
+{
+    *st = GT_OK;
+    if (!path || strcmp(path, "-") == 0) return stdin;
+    FILE *f = fopen(path, "rb");
+    if (!f) *st = gt_fail(GT_ERR_RUNTIME, "cannot open '%s': %s", path, strerror(errno));
+    return f;
+}
+
+void gt_in_close(FILE *f)
+{
+    if (f && f != stdin) fclose(f);
+}

@@ -1,0 +1,91 @@
+/* PLY reader and writer (ascii, binary_little_endian, binary_big_endian).
+ *
+ * Reading loads the vertex element's scalar properties (any type, converted
+ * to float) into one row-major array, and the face element's first list
+ * property ("vertex_indices" or "vertex_index") as polygons. Other elements
+ * are read past and dropped; list properties inside the vertex element are
+ * skipped. Works on pipes ("-" = stdin). A broken file gives GT_ERR_DATA and
+ * a message naming the file and line (header, ascii) or byte offset (binary). */
+#ifndef GT_PLY_H
+#define GT_PLY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gt_ply_format {
+    GT_PLY_ASCII = 0,
+    GT_PLY_BINARY_LE = 1,
+    GT_PLY_BINARY_BE = 2
+} gt_ply_format;
+
+typedef enum gt_ply_type {
+    GT_PLY_INT8, GT_PLY_UINT8, GT_PLY_INT16, GT_PLY_UINT16,
+    GT_PLY_INT32, GT_PLY_UINT32, GT_PLY_FLOAT32, GT_PLY_FLOAT64
+} gt_ply_type;
+
+typedef struct gt_ply_prop {
+    char name[64];
+    gt_ply_type type; /* type in the file (read) or to write */
+} gt_ply_prop;
+
+/* A vertex table plus optional polygons. */
+typedef struct gt_ply_mesh {
+    size_t nvert;
+    int nprops;
+    gt_ply_prop *props;     /* nprops vertex properties */
+    float *vdata;           /* nvert * nprops, row-major: vdata[v*nprops + p] */
+    size_t nface;
+    uint32_t *face_start;   /* nface + 1 offsets into face_idx (NULL when nface == 0) */
+    int32_t *face_idx;      /* face_start[nface] vertex indices */
+    gt_ply_format format;   /* format it was read in */
+    char **comments;        /* comment lines read (without "comment "), ncomments of them */
+    int ncomments;
+} gt_ply_mesh;
+
+/* Read a whole PLY (vertex + face elements). Face indices are checked to be
+ * within [0, nvert). */
+gt_status gt_ply_read(const char *path, gt_ply_mesh *m);
+
+/* Column of vertex property `name`, or -1. */
+int gt_ply_find(const gt_ply_mesh *m, const char *name);
+
+/* Copy the named properties into `out` (nvert * k floats, row-major). When a
+ * property is missing: GT_ERR_DATA naming all missing ones and the file. */
+gt_status gt_ply_gather(const gt_ply_mesh *m, const char *path, const char *const *names, int k,
+                        float *out);
+
+/* True when every face is a triangle. */
+bool gt_ply_all_triangles(const gt_ply_mesh *m);
+
+/* Write `m`: vertex properties with their `type` (float32/uint8 typical; any
+ * type allowed), faces as "property list uchar int vertex_indices".
+ * Atomic (temp file + rename); "-" = stdout. */
+gt_status gt_ply_write(const char *path, const gt_ply_mesh *m, gt_ply_format fmt);
+
+/* Convenience writer for a triangle mesh: xyz (nvert*3), optional normals
+ * (nvert*3, may be NULL), optional extra float columns (nvert*nextra,
+ * names in extra_names), tris (ntri*3). */
+gt_status gt_ply_write_trimesh(const char *path, size_t nvert, const float *xyz,
+                               const float *normals, int nextra, const char *const *extra_names,
+                               const float *extra, size_t ntri, const int32_t *tris,
+                               gt_ply_format fmt);
+
+/* Build an empty mesh with given vertex properties (all float32 unless
+ * types is non-NULL) and room for nvert vertices. */
+gt_status gt_ply_mesh_alloc(gt_ply_mesh *m, size_t nvert, int nprops, const char *const *names,
+                            const gt_ply_type *types);
+void gt_ply_free(gt_ply_mesh *m);
+
+const char *gt_ply_type_name(gt_ply_type t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,51 @@
+/* Helpers shared by the cmocka tests. */
+#ifndef GT_TEST_H
+#define GT_TEST_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/device.h"
+#include "common/status.h"
+
+/* GPU tests: exit 77 (meson's "skip") when no GPU can be used. */
+static inline void gt_test_require_gpu(void)
+{
+    char why[256];
+    if (gt_gpu_count(why, sizeof why) == 0) {
+        printf("SKIP: no GPU (%s)\n", why);
+        exit(77);
+    }
+    gt_device_kind k;
+    if (gt_device_choose(GT_DEVICE_CUDA, 0, &k) != GT_OK) {
+        printf("SKIP: cannot use GPU 0 (%s)\n", gt_errmsg());
+        exit(77);
+    }
+}
+
+/* Deterministic random numbers for tests (splitmix64). */
+typedef struct { uint64_t s; } gt_rng;
+static inline uint64_t gt_rng_u64(gt_rng *r)
+{
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static inline double gt_rng_uniform(gt_rng *r) /* [0,1) */
+{
+    return (double)(gt_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+static inline double gt_rng_range(gt_rng *r, double lo, double hi)
+{
+    return lo + (hi - lo) * gt_rng_uniform(r);
+}
+
+#define GT_ASSERT_OK(expr)                                                       \
+    do {                                                                         \
+        gt_status s_ = (expr);                                                   \
+        if (s_ != GT_OK) fail_msg("%s failed: %s", #expr, gt_errmsg());          \
+    } while (0)
+
+#endif
