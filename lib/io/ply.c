@@ -19,6 +19,7 @@
 
 #include "common/alloc.h"
 #include "common/output.h"
+#include "io/ply_internal.h"
 #include "io/reader.h"
 
 #define MAX_ELEMS 256
@@ -780,22 +781,26 @@ static gt_status read_body(gt_reader *r, phdr *h, gt_ply_mesh *m)
     return GT_OK;
 }
 
+gt_status gt_ply_read_reader(gt_reader *r, gt_ply_mesh *m)
+{
+    memset(m, 0, sizeof *m);
+    phdr *h = calloc(1, sizeof *h);
+    if (!h) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    gt_status st = read_header(r, h, m);
+    if (st == GT_OK) st = read_body(r, h, m);
+    hdr_free(h);
+    free(h);
+    if (st != GT_OK) gt_ply_free(m);
+    return st;
+}
+
 gt_status gt_ply_read(const char *path, gt_ply_mesh *m)
 {
     memset(m, 0, sizeof *m);
     gt_reader r;
     GT_TRY(gt_rd_open(&r, path));
-    phdr *h = calloc(1, sizeof *h);
-    if (!h) {
-        gt_rd_close(&r);
-        return gt_fail(GT_ERR_RUNTIME, "out of memory");
-    }
-    gt_status st = read_header(&r, h, m);
-    if (st == GT_OK) st = read_body(&r, h, m);
-    hdr_free(h);
-    free(h);
+    gt_status st = gt_ply_read_reader(&r, m);
     gt_rd_close(&r);
-    if (st != GT_OK) gt_ply_free(m);
     return st;
 }
 
