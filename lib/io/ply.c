@@ -419,7 +419,8 @@ static gt_status face_begin(body *b, size_t f, long long cnt, long long where, b
         if (is_line) return gt_fail_at(GT_ERR_DATA, b->fn, (long)where, "more than 2^32 face indices");
         return gt_fail_at_byte(GT_ERR_DATA, b->fn, where, "more than 2^32 face indices");
     }
-    GT_TRY(grow_face(b, f + 1, start + (size_t)cnt));
+    /* index room grows as indices arrive (a lying count must not allocate) */
+    GT_TRY(grow_face(b, f + 1, 0));
     if (f == 0) m->face_start[0] = 0;
     return GT_OK;
 }
@@ -549,6 +550,7 @@ static gt_status bin_var(body *b, int ei)
                 size_t s0 = m->face_start[f];
                 for (long long j = 0; j < cnt; j++) {
                     if (gt_rd_fill(r, isz) < isz) return truncated(b, e, rec);
+                    if (s0 + (size_t)j >= b->icap) GT_TRY(grow_face(b, f + 1, s0 + (size_t)j + 1));
                     long long idx = load_i(r->buf + r->pos, p->type, b->swap);
                     if (idx < 0 || (unsigned long long)idx >= b->nvert_hdr)
                         return bad_index(b, f, idx, gt_rd_offset(r), false);
@@ -658,6 +660,7 @@ static gt_status ascii_elem(body *b, int ei)
                     return gt_fail_at(GT_ERR_DATA, b->fn, ln, "bad %s value '%.40s' in list '%s'",
                                       tname[p->type], t, p->name);
                 if (store) {
+                    if (s0 + (size_t)j >= b->icap) GT_TRY(grow_face(b, f + 1, s0 + (size_t)j + 1));
                     if (iv < 0 || (unsigned long long)iv >= b->nvert_hdr) return bad_index(b, f, iv, ln, true);
                     m->face_idx[s0 + (size_t)j] = (int32_t)iv;
                 }
