@@ -469,7 +469,9 @@ static gt_status bin_fixed(body *b, int ei)
         return GT_OK;
     }
     int np = m->nprops;
-    bool direct = !b->swap && host_le() && rs == (size_t)np * 4;
+    /* all-float32 records map 1:1 onto the output rows: read straight into
+     * vdata (and swap in place for the other byte order) */
+    bool direct = rs == (size_t)np * 4;
     for (int i = 0; direct && i < e->nprops; i++)
         if (e->props[i].type != GT_PLY_FLOAT32) direct = false;
     size_t chunk = GT_RD_BUF / rs;
@@ -496,6 +498,14 @@ static gt_status bin_fixed(body *b, int ei)
             if (got < want * rs) {
                 st = truncated(b, e, done + got / rs);
                 break;
+            }
+            if (b->swap) {
+                for (size_t i = 0, n = want * (size_t)np; i < n; i++) {
+                    uint32_t w;
+                    memcpy(&w, out + i, 4);
+                    w = bs32(w);
+                    memcpy(out + i, &w, 4);
+                }
             }
         } else {
             size_t got = gt_rd_bytes(r, tmp, want * rs);
