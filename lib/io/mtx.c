@@ -145,29 +145,43 @@ static int cmp_col(const void *a, const void *b)
     return (x->c > y->c) - (x->c < y->c);
 }
 
-/* Sort by (row, col) (counting sort on rows, then each row by column) and sum
- * duplicates; writes the result into m. */
+static int cmp_row_col(const void *a, const void *b)
+{
+    const entry *x = a, *y = b;
+    if (x->r != y->r) return (x->r > y->r) - (x->r < y->r);
+    return (x->c > y->c) - (x->c < y->c);
+}
+
+/* Sort by (row, col) and sum duplicates; writes the result into m. A counting
+ * sort on rows then each row by column when the row count is of the order of
+ * the entry count (the usual case); a plain sort otherwise, so that a size
+ * line declaring billions of rows over a few entries allocates nothing big. */
 static gt_status finish_coo(entries *a, int64_t nrows, bool pattern, gt_mtx *m)
 {
     int64_t n = a->n;
-    int64_t *start = calloc((size_t)nrows + 1, sizeof *start);
     entry *s = malloc((size_t)(n ? n : 1) * sizeof *s);
-    if (!start || !s) {
+    if (!s) return gt_fail(GT_ERR_RUNTIME, "out of memory sorting %lld matrix entries", (long long)n);
+    if (nrows > 4 * n + 4096) {
+        memcpy(s, a->e, (size_t)n * sizeof *s);
+        qsort(s, (size_t)n, sizeof *s, cmp_row_col);
+    } else {
+        int64_t *start = calloc((size_t)nrows + 1, sizeof *start);
+        if (!start) {
+            free(s);
+            return gt_fail(GT_ERR_RUNTIME, "out of memory sorting %lld matrix entries", (long long)n);
+        }
+        for (int64_t k = 0; k < n; k++) start[a->e[k].r + 1]++;
+        for (int64_t i = 0; i < nrows; i++) start[i + 1] += start[i];
+        for (int64_t k = 0; k < n; k++) s[start[a->e[k].r]++] = a->e[k];
+        /* start[i] is now the end of row i */
+        int64_t b = 0;
+        for (int64_t i = 0; i < nrows; i++) {
+            int64_t e = start[i];
+            if (e - b > 1) qsort(s + b, (size_t)(e - b), sizeof *s, cmp_col);
+            b = e;
+        }
         free(start);
-        free(s);
-        return gt_fail(GT_ERR_RUNTIME, "out of memory sorting %lld matrix entries", (long long)n);
     }
-    for (int64_t k = 0; k < n; k++) start[a->e[k].r + 1]++;
-    for (int64_t i = 0; i < nrows; i++) start[i + 1] += start[i];
-    for (int64_t k = 0; k < n; k++) s[start[a->e[k].r]++] = a->e[k];
-    /* start[i] is now the end of row i */
-    int64_t b = 0;
-    for (int64_t i = 0; i < nrows; i++) {
-        int64_t e = start[i];
-        if (e - b > 1) qsort(s + b, (size_t)(e - b), sizeof *s, cmp_col);
-        b = e;
-    }
-    free(start);
     int64_t out = 0;
     for (int64_t k = 0; k < n; k++) {
         if (out > 0 && s[out - 1].r == s[k].r && s[out - 1].c == s[k].c) {
@@ -488,9 +502,16 @@ gt_status gt_mtx_read_vector(const char *path, double **v, int64_t *n)
         *n = m.nrows * m.ncols;
     } else {
         int64_t len = m.nrows * m.ncols;
-        double *x = gt_calloc((size_t)len, sizeof *x, "vector");
-        if (!x) st = GT_ERR_RUNTIME;
-        else {
+        /* a coordinate vector is stored dense: refuse a length out of all
+         * proportion to the entries present (a lying size line) */
+        double *x = NULL;
+        if (len > ((int64_t)1 << 27) && len > 64 * m.nnz)
+            st = gt_fail_at(GT_ERR_DATA, path ? path : "-", 0,
+                            "coordinate vector of length %lld with only %lld entries is implausible (more than 2^27 and 64 times the entries)",
+                            (long long)len, (long long)m.nnz);
+        else if (!(x = gt_calloc((size_t)len, sizeof *x, "vector")))
+            st = GT_ERR_RUNTIME;
+        if (x) {
             for (int64_t k = 0; k < m.nnz; k++) x[m.ncols == 1 ? m.row[k] : m.col[k]] = m.val[k];
             *v = x;
             *n = len;

@@ -226,6 +226,28 @@ static void test_real_data(void **state)
     gt_mtx_free(&m);
 }
 
+/* Found by fuzz_mtx (out of memory): 1.5e9 rows, one entry. Valid, so it
+ * reads as one entry without an O(rows) sort array; as a vector it is a
+ * lying size line and is refused rather than allocated. */
+static void test_fuzz_huge_rows(void **state)
+{
+    (void)state;
+    const char *td = getenv("GT_TESTDATA");
+    char p[1024];
+    snprintf(p, sizeof p, "%s/io/mtx/fuzz_oom_huge_rows.mtx", td ? td : "testdata");
+    gt_mtx m;
+    GT_ASSERT_OK(gt_mtx_read(p, &m));
+    assert_int_equal(m.nrows, 1500000000);
+    assert_int_equal(m.nnz, 1);
+    gt_mtx_free(&m);
+    const char *q = put("hugevec.mtx", "%%MatrixMarket matrix coordinate real general\n"
+                                       "1500000000 1 2\n7 1 1\n1 1 2\n");
+    double *v;
+    int64_t n;
+    assert_int_equal(gt_mtx_read_vector(q, &v, &n), GT_ERR_DATA);
+    assert_non_null(strstr(gt_errmsg(), "implausible"));
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -252,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_vector_round_trip),
         cmocka_unit_test(test_atomic_write_fails_cleanly),
         cmocka_unit_test(test_real_data),
+        cmocka_unit_test(test_fuzz_huge_rows),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
