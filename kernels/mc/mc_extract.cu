@@ -1,0 +1,516 @@
+// CUDA marching cubes with shared vertices, one z-slab per call (a single
+// pass is the slab [0, Z)). Same function as gt_mc_slab_cpu (lib/mc/mc_cpu.c).
+//
+// Work unit: a "row", the X points (or voxels) of one (j, k). A warp walks a
+// row in chunks of 32 lanes, one point per lane, with coalesced loads.
+//  1. classify: per row, the number of crossed grid edges (vertices) of its
+//     points and the number of triangles of its voxels (table counts).
+//  2. scan: exclusive scans (CUB, 64-bit) of both -> row offsets; the totals.
+//  3. compaction: the list of occupied rows (rows with vertices / triangles).
+//  4. edge vertices: per occupied row, a warp prefix sum of the per-point edge
+//     counts places each vertex at its final index (edge-id order).
+//  5. triangles: per occupied voxel row, each triangle corner is the vertex
+//     number of its edge: row offset + prefix within the row + axis rank.
+// Counts and offsets are 64-bit; final vertex numbers are checked < 2^31.
+#include <cstdint>
+
+#include "kernels/common/cu_check.h"
+#include "kernels/common/cu_prim.h"
+#include "kernels/common/cu_runtime.h"
+#include "kernels/mc/mc_cuda.h"
+
+namespace {
+
+__constant__ uint8_t c_ntri[256];
+__constant__ uint8_t c_tri[256][GT_MC_MAXTRI * 3];
+
+struct Geo {
+    const float *vol; // plane zb of the buffer
+    int64_t X, Y, Z, zb;
+    int64_t z0, z1, kc, kt; // own [z0,z1), counted point planes [z0,kc), voxel planes [z0,kt)
+    float isof;
+    double iso;
+    double dir[3][3], origin[3], dinv[3][3];
+    double nsign;
+    int reverse, normals;
+};
+
+__device__ __forceinline__ float ld(const Geo &g, int64_t i, int64_t j, int64_t k)
+{
+    return g.vol[((k - g.zb) * g.Y + j) * g.X + i];
+}
+__device__ __forceinline__ unsigned inb(const Geo &g, int64_t i, int64_t j, int64_t k)
+{
+    if (i >= g.X || j >= g.Y || k >= g.Z) return 0u;
+    return ld(g, i, j, k) >= g.isof ? 1u : 0u;
+}
+
+// Bits of column i for rows (j+dy, k+dz): bit dy + 3*dz, dy, dz in 0..2
+// (only those with dy + dz <= 3 and dz <= 2 that are needed: nr = 4 for the
+// classify pass (dy,dz in {0,1}), 8 for the emit passes).
+__device__ __forceinline__ unsigned col_bits(const Geo &g, int64_t i, int64_t j, int64_t k, bool wide)
+{
+    unsigned b = 0;
+    if (i >= g.X) return 0;
+    b |= inb(g, i, j, k) << 0;
+    b |= inb(g, i, j + 1, k) << 1;
+    b |= inb(g, i, j, k + 1) << 3;
+    b |= inb(g, i, j + 1, k + 1) << 4;
+    if (wide) {
+        b |= inb(g, i, j + 2, k) << 2;
+        b |= inb(g, i, j + 2, k + 1) << 5;
+        b |= inb(g, i, j, k + 2) << 6;
+        b |= inb(g, i, j + 1, k + 2) << 7;
+    }
+    return b;
+}
+__device__ __forceinline__ unsigned bit(unsigned b, int dy, int dz) { return (b >> (dy + 3 * dz)) & 1u; }
+
+// edge mask (x,y,z) of point (i, j+dy, k+dz) from its column bits and the next column's
+__device__ __forceinline__ unsigned pmask(const Geo &g, unsigned b, unsigned b1, int64_t i, int64_t j,
+                                          int64_t k, int dy, int dz)
+{
+    unsigned c = bit(b, dy, dz), m = 0;
+    if (i + 1 < g.X && bit(b1, dy, dz) != c) m |= 1u;
+    if (j + dy + 1 < g.Y && bit(b, dy + 1, dz) != c) m |= 2u;
+    if (k + dz + 1 < g.Z && bit(b, dy, dz + 1) != c) m |= 4u;
+    return m;
+}
+
+__device__ __forceinline__ unsigned cube_of(unsigned b, unsigned b1)
+{
+    unsigned c = 0;
+    for (int q = 0; q < 4; q++) {
+        int dy = q & 1, dz = q >> 1;
+        c |= bit(b, dy, dz) << (2 * dy + 4 * dz);
+        c |= bit(b1, dy, dz) << (1 + 2 * dy + 4 * dz);
+    }
+    return c;
+}
+
+__device__ __forceinline__ unsigned warp_excl(unsigned v, unsigned lane, unsigned *total)
+{
+    unsigned x = v;
+    for (int o = 1; o < 32; o <<= 1) {
+        unsigned y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= (unsigned)o) x += y;
+    }
+    *total = __shfl_sync(0xffffffffu, x, 31);
+    return x - v;
+}
+
+// next column's bits: from lane+1, lane 31 loads its own
+__device__ __forceinline__ unsigned next_bits(const Geo &g, unsigned b, int64_t i, int64_t j, int64_t k,
+                                              unsigned lane, bool wide)
+{
+    unsigned b1 = __shfl_down_sync(0xffffffffu, b, 1);
+    if (lane == 31) b1 = col_bits(g, i + 1, j, k, wide);
+    return b1;
+}
+
+// 1. per-row vertex and triangle counts
+__global__ void k_classify(Geo g, uint64_t nrows, uint64_t *rowV, uint64_t *rowT)
+{
+    const unsigned lane = threadIdx.x & 31u;
+    const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x >> 5);
+    for (uint64_t r = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < nrows; r += warps) {
+        const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
+        const bool vox = k < g.kt && j + 1 < g.Y;
+        unsigned nv = 0, nt = 0;
+        for (int64_t base = 0; base < g.X; base += 32) {
+            const int64_t i = base + lane;
+            unsigned b = col_bits(g, i, j, k, false);
+            unsigned b1 = next_bits(g, b, i, j, k, lane, false);
+            if (i < g.X) {
+                nv += __popc(pmask(g, b, b1, i, j, k, 0, 0));
+                if (vox && i + 1 < g.X) nt += c_ntri[cube_of(b, b1)];
+            }
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            nv += __shfl_down_sync(0xffffffffu, nv, o);
+            nt += __shfl_down_sync(0xffffffffu, nt, o);
+        }
+        if (lane == 0) {
+            rowV[r] = nv;
+            rowT[r] = nt;
+        }
+    }
+}
+
+// flags of occupied rows from the scanned offsets (n rows, offsets n+1)
+__global__ void k_flags(const uint64_t *off, uint64_t n, uint8_t *flags)
+{
+    for (uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += (uint64_t)gridDim.x * blockDim.x)
+        flags[r] = off[r + 1] > off[r] ? 1 : 0;
+}
+
+__device__ double grad1(const Geo &g, int64_t i, int64_t j, int64_t k, int a)
+{
+    const int64_t n = a == 0 ? g.X : a == 1 ? g.Y : g.Z;
+    const int64_t p = a == 0 ? i : a == 1 ? j : k;
+    if (n < 2) return 0.0;
+    const int64_t lo = p > 0 ? p - 1 : p, hi = p + 1 < n ? p + 1 : p;
+    int64_t d[3] = {0, 0, 0};
+    d[a] = lo - p;
+    const double vlo = ld(g, i + d[0], j + d[1], k + d[2]);
+    d[a] = hi - p;
+    const double vhi = ld(g, i + d[0], j + d[1], k + d[2]);
+    return (vhi - vlo) / (double)(hi - lo);
+}
+
+__device__ double edge_t(float v0, float v1, double iso)
+{
+    const double a = v0, b = v1;
+    if (!isfinite(a) || !isfinite(b) || a == b) return 0.5;
+    double t = (iso - a) / (b - a);
+    if (!(t >= GT_MC_TMIN)) t = GT_MC_TMIN;
+    if (t > 1.0 - GT_MC_TMIN) t = 1.0 - GT_MC_TMIN;
+    return t;
+}
+
+__device__ void emit_vertex(const Geo &g, int64_t i, int64_t j, int64_t k, int a, float *xyz, float *nrm)
+{
+    int64_t d[3] = {0, 0, 0};
+    d[a] = 1;
+    const float v0 = ld(g, i, j, k), v1 = ld(g, i + d[0], j + d[1], k + d[2]);
+    const double t = edge_t(v0, v1, g.iso);
+    double gi[3] = {(double)i, (double)j, (double)k};
+    gi[a] += t;
+    for (int c = 0; c < 3; c++)
+        xyz[c] = (float)(g.origin[c] + gi[0] * g.dir[0][c] + gi[1] * g.dir[1][c] + gi[2] * g.dir[2][c]);
+    if (!nrm) return;
+    double gg[3];
+    for (int c = 0; c < 3; c++)
+        gg[c] = (1.0 - t) * grad1(g, i, j, k, c) + t * grad1(g, i + d[0], j + d[1], k + d[2], c);
+    double w[3], n2 = 0;
+    for (int c = 0; c < 3; c++) {
+        w[c] = g.dinv[c][0] * gg[0] + g.dinv[c][1] * gg[1] + g.dinv[c][2] * gg[2];
+        n2 += w[c] * w[c];
+    }
+    const double sc = (n2 > 0 && isfinite(n2)) ? g.nsign / sqrt(n2) : 0.0;
+    for (int c = 0; c < 3; c++) nrm[c] = (float)(w[c] * sc);
+}
+
+// 4. vertices of the occupied own rows, written at their final (slab-local) index
+__global__ void k_vertices(Geo g, const uint32_t *rows, uint64_t nrows, const uint64_t *rowV, float *xyz,
+                           float *nrm)
+{
+    const unsigned lane = threadIdx.x & 31u;
+    const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x >> 5);
+    for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nrows; w += warps) {
+        const uint64_t r = rows[w];
+        const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
+        uint64_t carry = rowV[r];
+        for (int64_t base = 0; base < g.X; base += 32) {
+            const int64_t i = base + lane;
+            unsigned b = col_bits(g, i, j, k, false);
+            unsigned b1 = next_bits(g, b, i, j, k, lane, false);
+            unsigned m = i < g.X ? pmask(g, b, b1, i, j, k, 0, 0) : 0u, tot;
+            unsigned ex = warp_excl(__popc(m), lane, &tot);
+            uint64_t v = carry + ex;
+            for (int a = 0; a < 3; a++)
+                if (m >> a & 1u) {
+                    emit_vertex(g, i, j, k, a, xyz + 3 * v, nrm ? nrm + 3 * v : nullptr);
+                    v++;
+                }
+            carry += tot;
+        }
+    }
+}
+
+// 5. triangles of the occupied voxel rows
+__global__ void k_triangles(Geo g, const uint32_t *rows, uint64_t nrows, const uint64_t *rowV,
+                            const uint64_t *rowT, uint64_t vbase, int32_t *tris)
+{
+    const unsigned lane = threadIdx.x & 31u;
+    const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x >> 5);
+    for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nrows; w += warps) {
+        const uint64_t r = rows[w];
+        const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
+        uint64_t vc[4]; // running vertex offsets of the point rows (dy,dz) = q&1, q>>1
+        for (int q = 0; q < 4; q++) vc[q] = rowV[r + (uint64_t)(q & 1) + (uint64_t)(q >> 1) * (uint64_t)g.Y];
+        uint64_t tc = rowT[r];
+        for (int64_t base = 0; base < g.X; base += 32) {
+            const int64_t i = base + lane;
+            unsigned b = col_bits(g, i, j, k, true);
+            unsigned b1 = next_bits(g, b, i, j, k, lane, true);
+            // per point row: mask at i, offset at i; mask/offset at i+1 via shuffle
+            unsigned m0[4], m1[4];
+            uint64_t o0[4], o1[4];
+            for (int q = 0; q < 4; q++) {
+                const int dy = q & 1, dz = q >> 1;
+                unsigned m = i < g.X ? pmask(g, b, b1, i, j, k, dy, dz) : 0u, tot;
+                unsigned ex = warp_excl(__popc(m), lane, &tot);
+                m0[q] = m;
+                o0[q] = vc[q] + ex;
+                // point i+1: lane+1's values; lane 31 computes them (needs column i+2)
+                unsigned mn = __shfl_down_sync(0xffffffffu, m, 1);
+                if (lane == 31) {
+                    unsigned c2 = col_bits(g, i + 2, j, k, true);
+                    mn = i + 1 < g.X ? pmask(g, b1, c2, i + 1, j, k, dy, dz) : 0u;
+                }
+                m1[q] = mn;
+                o1[q] = vc[q] + ex + __popc(m); // offset of point i+1 = inclusive sum at i
+                vc[q] += tot;
+            }
+            const bool vox = i + 1 < g.X;
+            const unsigned cube = vox ? cube_of(b, b1) : 0u;
+            const unsigned nt = c_ntri[cube];
+            unsigned ttot;
+            const unsigned tex = warp_excl(nt, lane, &ttot);
+            int32_t *out = tris + 3 * (tc + tex);
+            for (unsigned q = 0; q < nt; q++) {
+                int32_t idx[3];
+                for (int w3 = 0; w3 < 3; w3++) {
+                    const int e = c_tri[cube][3 * q + w3], ax = e >> 2;
+                    int o[3] = {0, 0, 0};
+                    o[ax == 0 ? 1 : 0] = e & 1;
+                    o[ax == 2 ? 1 : 2] = (e >> 1) & 1;
+                    const int pr = o[1] + 2 * o[2];
+                    const unsigned mm = o[0] ? m1[pr] : m0[pr];
+                    const uint64_t off = o[0] ? o1[pr] : o0[pr];
+                    idx[w3] = (int32_t)(vbase + off + __popc(mm & ((1u << ax) - 1u)));
+                }
+                out[3 * q] = idx[0];
+                out[3 * q + 1] = g.reverse ? idx[2] : idx[1];
+                out[3 * q + 2] = g.reverse ? idx[1] : idx[2];
+            }
+            tc += ttot;
+        }
+    }
+}
+
+} // namespace
+
+struct gt_mc_cuda {
+    gt_mc_geom g;
+    int64_t cap_planes;
+    float *d_buf;
+    const float *d_vol;
+    int64_t zb, nzb;
+    uint64_t *d_rowV, *d_rowT;
+    uint8_t *d_flags;
+    uint32_t *d_list;
+    float *d_xyz, *d_nrm;
+    int32_t *d_tris;
+    uint64_t cap_v, cap_t;
+    uint64_t nv, nt; // last slab
+    gt_arena arena;
+    void *stream;
+};
+
+static size_t row_bytes(int64_t Y, int64_t planes)
+{
+    const size_t rows = (size_t)Y * (size_t)planes + 1;
+    return rows * (2 * sizeof(uint64_t) + 1 + sizeof(uint32_t));
+}
+
+extern "C" size_t gt_mc_cuda_base_bytes(const gt_mc_geom *g, int64_t planes)
+{
+    return (size_t)planes * (size_t)g->dims[0] * (size_t)g->dims[1] * sizeof(float) + row_bytes(g->dims[1], planes);
+}
+
+extern "C" gt_status gt_mc_cuda_create(const gt_mc_geom *g, int64_t max_planes, gt_mc_cuda **out)
+{
+    *out = nullptr;
+    gt_mc_cuda *c = (gt_mc_cuda *)calloc(1, sizeof *c);
+    if (!c) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    c->g = *g;
+    c->cap_planes = max_planes;
+    gt_arena_init(&c->arena);
+    const gt_mc_table *t = gt_mc_table_get();
+    gt_status st = GT_OK;
+    const size_t rows = (size_t)g->dims[1] * (size_t)max_planes + 1;
+#define TRY_(x) do { st = (x); if (st != GT_OK) goto fail; } while (0)
+    if (rows > UINT32_MAX) {
+        st = gt_fail(GT_ERR_RUNTIME, "slab too large (%zu rows)", rows);
+        goto fail;
+    }
+    TRY_(gt_cu_status_from(cudaMemcpyToSymbol(c_ntri, t->ntri, sizeof t->ntri), "cudaMemcpyToSymbol", __FILE__, __LINE__));
+    TRY_(gt_cu_status_from(cudaMemcpyToSymbol(c_tri, t->tri, sizeof t->tri), "cudaMemcpyToSymbol", __FILE__, __LINE__));
+    TRY_(gt_cu_stream_create(&c->stream));
+    TRY_(gt_cu_malloc((void **)&c->d_rowV, rows * sizeof(uint64_t), "mc row vertex offsets"));
+    TRY_(gt_cu_malloc((void **)&c->d_rowT, rows * sizeof(uint64_t), "mc row triangle offsets"));
+    TRY_(gt_cu_malloc((void **)&c->d_flags, rows, "mc row flags"));
+    TRY_(gt_cu_malloc((void **)&c->d_list, rows * sizeof(uint32_t), "mc occupied rows"));
+#undef TRY_
+    *out = c;
+    return GT_OK;
+fail:
+    gt_mc_cuda_destroy(c);
+    return st;
+}
+
+extern "C" void gt_mc_cuda_destroy(gt_mc_cuda *c)
+{
+    if (!c) return;
+    if (c->stream) cudaStreamSynchronize((cudaStream_t)c->stream);
+    gt_cu_free(c->d_buf);
+    gt_cu_free(c->d_rowV);
+    gt_cu_free(c->d_rowT);
+    gt_cu_free(c->d_flags);
+    gt_cu_free(c->d_list);
+    gt_cu_free(c->d_xyz);
+    gt_cu_free(c->d_nrm);
+    gt_cu_free(c->d_tris);
+    gt_arena_release(&c->arena);
+    if (c->stream) gt_cu_stream_destroy(c->stream);
+    free(c);
+}
+
+extern "C" void gt_mc_cuda_use_device_volume(gt_mc_cuda *c, const float *d_vol)
+{
+    c->d_vol = d_vol;
+    c->zb = 0;
+    c->nzb = c->g.dims[2];
+}
+
+extern "C" gt_status gt_mc_cuda_upload(gt_mc_cuda *c, const float *host, int64_t zb, int64_t nzb, gt_timings *tm)
+{
+    const size_t plane = (size_t)c->g.dims[0] * (size_t)c->g.dims[1];
+    if (nzb > c->cap_planes) return gt_fail(GT_ERR_RUNTIME, "internal: slab of %lld planes > %lld", (long long)nzb, (long long)c->cap_planes);
+    if (!c->d_buf) GT_TRY(gt_cu_malloc((void **)&c->d_buf, (size_t)c->cap_planes * plane * sizeof(float), "mc volume slab"));
+    gt_timer t;
+    gt_timer_start(&t, true, c->stream);
+    GT_TRY(gt_cu_memcpy_h2d(c->d_buf, host, (size_t)nzb * plane * sizeof(float), c->stream));
+    const double ms = gt_timer_stop(&t);
+    if (tm) gt_timings_add(tm, "transfers", ms);
+    c->d_vol = c->d_buf;
+    c->zb = zb;
+    c->nzb = nzb;
+    return GT_OK;
+}
+
+static unsigned warp_grid(uint64_t n)
+{
+    const uint64_t blocks = (n + 7) / 8; // 8 warps per 256-thread block
+    return blocks == 0 ? 1u : blocks > (1u << 20) ? (1u << 20) : (unsigned)blocks;
+}
+
+extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint64_t vbase, uint64_t *nv_out,
+                                     uint64_t *nt_out, gt_timings *tm)
+{
+    const gt_mc_geom *G = &c->g;
+    const int64_t X = G->dims[0], Y = G->dims[1], Z = G->dims[2];
+    cudaStream_t s = (cudaStream_t)c->stream;
+    if (!(z0 < z1 && c->zb <= (z0 > 0 ? z0 - 1 : 0) && c->zb + c->nzb >= (z1 + 2 < Z ? z1 + 2 : Z)))
+        return gt_fail(GT_ERR_RUNTIME, "internal: bad slab [%lld,%lld)", (long long)z0, (long long)z1);
+    Geo g;
+    g.vol = c->d_vol;
+    g.X = X; g.Y = Y; g.Z = Z; g.zb = c->zb;
+    g.z0 = z0; g.z1 = z1;
+    g.kc = z1 + 1 < Z ? z1 + 1 : Z;
+    g.kt = z1 < Z - 1 ? z1 : Z - 1;
+    g.isof = G->isof;
+    g.iso = G->iso;
+    for (int a = 0; a < 3; a++) {
+        g.origin[a] = G->origin[a];
+        for (int b = 0; b < 3; b++) g.dir[a][b] = G->dir[a][b], g.dinv[a][b] = G->dinv[a][b];
+    }
+    g.nsign = G->nsign;
+    g.reverse = G->reverse ? 1 : 0;
+    g.normals = G->normals ? 1 : 0;
+    const uint64_t nrows = (uint64_t)(g.kc - z0) * (uint64_t)Y;    // counted point rows
+    const uint64_t nown = (uint64_t)(z1 - z0) * (uint64_t)Y;       // own point rows
+    const uint64_t nvox = g.kt > z0 ? (uint64_t)(g.kt - z0) * (uint64_t)Y : 0; // voxel rows
+    if (nrows + 1 > (uint64_t)Y * (uint64_t)c->cap_planes + 1)
+        return gt_fail(GT_ERR_RUNTIME, "internal: slab rows exceed the context");
+    gt_timer t;
+
+    gt_timer_start(&t, true, s);
+    k_classify<<<warp_grid(nrows), 256, 0, s>>>(g, nrows, c->d_rowV, c->d_rowT);
+    GT_CU_LAUNCH("k_classify");
+    if (tm) gt_timings_add(tm, "classify", gt_timer_stop(&t)); else gt_timer_stop(&t);
+
+    gt_timer_start(&t, true, s);
+    GT_CU(cudaMemsetAsync(c->d_rowV + nrows, 0, sizeof(uint64_t), s));
+    GT_CU(cudaMemsetAsync(c->d_rowT + nrows, 0, sizeof(uint64_t), s));
+    GT_TRY(gt_cu_scan_exclusive_u64(c->d_rowV, c->d_rowV, nrows + 1, &c->arena, c->stream));
+    GT_TRY(gt_cu_scan_exclusive_u64(c->d_rowT, c->d_rowT, nrows + 1, &c->arena, c->stream));
+    uint64_t vown = 0, vall = 0, ntri = 0;
+    GT_CU(cudaMemcpyAsync(&vown, c->d_rowV + nown, sizeof vown, cudaMemcpyDeviceToHost, s));
+    GT_CU(cudaMemcpyAsync(&vall, c->d_rowV + nrows, sizeof vall, cudaMemcpyDeviceToHost, s));
+    GT_CU(cudaMemcpyAsync(&ntri, c->d_rowT + nrows, sizeof ntri, cudaMemcpyDeviceToHost, s));
+    GT_CU(cudaStreamSynchronize(s));
+    if (tm) gt_timings_add(tm, "scan", gt_timer_stop(&t)); else gt_timer_stop(&t);
+    if (vbase + vall > (uint64_t)INT32_MAX)
+        return gt_fail(GT_ERR_RUNTIME, "mesh too large: %llu vertices exceed the PLY int index range",
+                       (unsigned long long)(vbase + vall));
+
+    // outputs
+    if (vown > c->cap_v) {
+        gt_cu_free(c->d_xyz);
+        gt_cu_free(c->d_nrm);
+        c->d_xyz = c->d_nrm = nullptr;
+        c->cap_v = 0;
+        GT_TRY(gt_cu_malloc((void **)&c->d_xyz, vown * 3 * sizeof(float), "mc vertices"));
+        if (G->normals) GT_TRY(gt_cu_malloc((void **)&c->d_nrm, vown * 3 * sizeof(float), "mc normals"));
+        c->cap_v = vown;
+    }
+    if (ntri > c->cap_t) {
+        gt_cu_free(c->d_tris);
+        c->d_tris = nullptr;
+        c->cap_t = 0;
+        GT_TRY(gt_cu_malloc((void **)&c->d_tris, ntri * 3 * sizeof(int32_t), "mc triangles"));
+        c->cap_t = ntri;
+    }
+
+    // occupied rows
+    gt_timer_start(&t, true, s);
+    size_t nvrows = 0, ntrows = 0;
+    if (vown > 0) {
+        k_flags<<<gt_grid(nown, 256, 1u << 20), 256, 0, s>>>(c->d_rowV, nown, c->d_flags);
+        GT_CU_LAUNCH("k_flags");
+        GT_TRY(gt_cu_select_flagged_index(c->d_flags, c->d_list, nown, &nvrows, &c->arena, c->stream));
+    }
+    if (tm) gt_timings_add(tm, "compaction", gt_timer_stop(&t)); else gt_timer_stop(&t);
+
+    gt_timer_start(&t, true, s);
+    if (nvrows > 0) {
+        k_vertices<<<warp_grid(nvrows), 256, 0, s>>>(g, c->d_list, nvrows, c->d_rowV, c->d_xyz,
+                                                     G->normals ? c->d_nrm : nullptr);
+        GT_CU_LAUNCH("k_vertices");
+    }
+    if (tm) gt_timings_add(tm, "edge vertices", gt_timer_stop(&t)); else gt_timer_stop(&t);
+
+    gt_timer_start(&t, true, s);
+    if (ntri > 0 && nvox > 0) {
+        k_flags<<<gt_grid(nvox, 256, 1u << 20), 256, 0, s>>>(c->d_rowT, nvox, c->d_flags);
+        GT_CU_LAUNCH("k_flags");
+        GT_TRY(gt_cu_select_flagged_index(c->d_flags, c->d_list, nvox, &ntrows, &c->arena, c->stream));
+    }
+    if (tm) gt_timings_add(tm, "compaction", gt_timer_stop(&t)); else gt_timer_stop(&t);
+
+    gt_timer_start(&t, true, s);
+    if (ntrows > 0) {
+        k_triangles<<<warp_grid(ntrows), 256, 0, s>>>(g, c->d_list, ntrows, c->d_rowV, c->d_rowT, vbase, c->d_tris);
+        GT_CU_LAUNCH("k_triangles");
+    }
+    GT_CU(cudaStreamSynchronize(s));
+    if (tm) gt_timings_add(tm, "triangles", gt_timer_stop(&t)); else gt_timer_stop(&t);
+
+    c->nv = vown;
+    c->nt = ntri;
+    if (nv_out) *nv_out = vown;
+    if (nt_out) *nt_out = ntri;
+    return GT_OK;
+}
+
+extern "C" gt_status gt_mc_cuda_download(gt_mc_cuda *c, gt_mc_mesh *m, gt_timings *tm)
+{
+    GT_TRY(gt_mc_mesh_reserve(m, (size_t)c->nv, (size_t)c->nt, c->g.normals));
+    gt_timer t;
+    gt_timer_start(&t, true, c->stream);
+    if (c->nv) {
+        GT_TRY(gt_cu_memcpy_d2h(m->xyz + 3 * m->nvert, c->d_xyz, c->nv * 3 * sizeof(float), c->stream));
+        if (c->g.normals)
+            GT_TRY(gt_cu_memcpy_d2h(m->nrm + 3 * m->nvert, c->d_nrm, c->nv * 3 * sizeof(float), c->stream));
+    }
+    if (c->nt) GT_TRY(gt_cu_memcpy_d2h(m->tris + 3 * m->ntri, c->d_tris, c->nt * 3 * sizeof(int32_t), c->stream));
+    GT_TRY(gt_cu_stream_sync(c->stream));
+    const double ms = gt_timer_stop(&t);
+    if (tm) gt_timings_add(tm, "transfers", ms);
+    m->nvert += (size_t)c->nv;
+    m->ntri += (size_t)c->nt;
+    return GT_OK;
+}
