@@ -12,7 +12,7 @@
 
 typedef struct { int64_t key; int dir; } mc_he;
 
-static int mc_he_cmp(const void *a, const void *b)
+static inline int mc_he_cmp(const void *a, const void *b)
 {
     const mc_he *x = a, *y = b;
     if (x->key != y->key) return x->key < y->key ? -1 : 1;
@@ -23,7 +23,7 @@ static int mc_he_cmp(const void *a, const void *b)
  * directions (closed, oriented, edge-manifold), triangles have 3 distinct
  * vertices and every vertex is used; else a code saying what failed.
  * *nedges gets the number of distinct edges. */
-static int mc_check_closed(const gt_mc_mesh *m, size_t *nedges)
+static inline int mc_check_closed(const gt_mc_mesh *m, size_t *nedges)
 {
     size_t n = 3 * m->ntri;
     mc_he *h = malloc((n ? n : 1) * sizeof *h);
@@ -61,8 +61,8 @@ out:
 }
 
 /* vertices at identical positions (duplicates) */
-static int mc_pos_cmp(const void *a, const void *b) { return memcmp(a, b, 3 * sizeof(float)); }
-static size_t mc_duplicate_positions(const gt_mc_mesh *m)
+static inline int mc_pos_cmp(const void *a, const void *b) { return memcmp(a, b, 3 * sizeof(float)); }
+static inline size_t mc_duplicate_positions(const gt_mc_mesh *m)
 {
     float *p = malloc((m->nvert ? m->nvert : 1) * 3 * sizeof(float));
     memcpy(p, m->xyz, m->nvert * 3 * sizeof(float));
@@ -74,7 +74,7 @@ static size_t mc_duplicate_positions(const gt_mc_mesh *m)
     return d;
 }
 
-static void mc_area_volume(const gt_mc_mesh *m, double *area, double *vol)
+static inline void mc_area_volume(const gt_mc_mesh *m, double *area, double *vol)
 {
     double A = 0, V = 0;
     for (size_t t = 0; t < m->ntri; t++) {
@@ -94,13 +94,13 @@ static void mc_area_volume(const gt_mc_mesh *m, double *area, double *vol)
 }
 
 /* canonical triangle: rotate so the smallest index is first (keeps winding) */
-static void mc_canon(const int32_t *in, int32_t *out)
+static inline void mc_canon(const int32_t *in, int32_t *out)
 {
     int r = in[0] <= in[1] && in[0] <= in[2] ? 0 : in[1] <= in[2] ? 1 : 2;
     for (int w = 0; w < 3; w++) out[w] = in[(r + w) % 3];
 }
-static int mc_tri_cmp(const void *a, const void *b) { return memcmp(a, b, 3 * sizeof(int32_t)) ; }
-static int mc_tri_cmp_lex(const void *a, const void *b)
+static inline int mc_tri_cmp(const void *a, const void *b) { return memcmp(a, b, 3 * sizeof(int32_t)) ; }
+static inline int mc_tri_cmp_lex(const void *a, const void *b)
 {
     const int32_t *x = a, *y = b;
     for (int w = 0; w < 3; w++)
@@ -109,7 +109,7 @@ static int mc_tri_cmp_lex(const void *a, const void *b)
 }
 /* 0 when both meshes have the same counts, the same triangle sets after
  * canonical ordering and positions (and normals) within rel * scale */
-static int mc_same_mesh(const gt_mc_mesh *a, const gt_mc_mesh *b, double rel, double *maxdiff)
+static inline int mc_same_mesh(const gt_mc_mesh *a, const gt_mc_mesh *b, double rel, double *maxdiff)
 {
     (void)mc_tri_cmp;
     *maxdiff = 0;
