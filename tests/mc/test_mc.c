@@ -106,7 +106,7 @@ static void test_torus(void **state)
     gt_mc_params p;
     gt_mc_params_init(&p, 0.0);
     gt_mc_mesh m = extract(v, d, &p);
-    size_t ne;
+    size_t ne = 0;
     assert_int_equal(mc_check_closed(&m, &ne), 0);
     assert_int_equal((long)m.nvert - (long)ne + (long)m.ntri, 0);
     double A, V;
@@ -137,7 +137,7 @@ static void test_gyroid(void **state)
     gt_mc_params p;
     gt_mc_params_init(&p, 0.0);
     gt_mc_mesh m = extract(v, d, &p);
-    size_t ne;
+    size_t ne = 0;
     assert_true(m.ntri > 1000);
     assert_int_equal(mc_check_closed(&m, &ne), 0);
     assert_int_equal(mc_duplicate_positions(&m), 0);
@@ -184,7 +184,7 @@ static void test_noise_watertight(void **state)
             gt_mc_params p;
             gt_mc_params_init(&p, 0.0);
             gt_mc_mesh m = extract(v, d, &p);
-            size_t ne;
+            size_t ne = 0;
             int rc = mc_check_closed(&m, &ne);
             if (rc) fail_msg("kind %d seed %llu: mesh not closed/manifold (code %d)", kind, (unsigned long long)seed, rc);
             assert_int_equal(mc_duplicate_positions(&m), 0);
@@ -355,7 +355,7 @@ static void test_iso_on_values(void **state)
         gt_mc_params p;
         gt_mc_params_init(&p, 1.0);
         gt_mc_mesh m = extract(v, d, &p);
-        size_t ne;
+        size_t ne = 0;
         assert_int_equal(mc_check_closed(&m, &ne), 0);
         assert_int_equal(mc_duplicate_positions(&m), 0);
         for (size_t t = 0; t < m.ntri; t++)

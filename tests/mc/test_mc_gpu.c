@@ -137,7 +137,7 @@ static void test_gpu_watertight(void **state)
         gt_mc_mesh m;
         memset(&m, 0, sizeof m);
         GT_ASSERT_OK(gt_mc_extract(GT_DEVICE_CUDA, v, d, &p, &m, NULL));
-        size_t ne;
+        size_t ne = 0;
         assert_int_equal(mc_check_closed(&m, &ne), 0);
         assert_int_equal(mc_duplicate_positions(&m), 0);
         gt_mc_mesh_free(&m);
