@@ -1,0 +1,6 @@
+# mcmesh demo: isosurfaces of the small volumes in testdata/mc (CPU or GPU).
+set -euo pipefail
+"$BIN/mcmesh" --iso 0 --normals --timings "$TESTDATA/mc/sphere.nrrd" -o "$OUT/mcmesh-sphere.ply"
+"$BIN/mcmesh" --normals "$TESTDATA/mc/gyroid.nrrd" -o "$OUT/mcmesh-gyroid.ply"
+"$BIN/mcmesh" --dims 24,20,16 --type uint8 --spacing 0.5,0.5,1 --iso 128 \
+  "$TESTDATA/mc/blobs_24x20x16.u8.raw" -o "$OUT/mcmesh-blobs.ply"
