@@ -22,7 +22,8 @@
 namespace {
 
 __constant__ uint8_t c_ntri[256];
-__constant__ uint8_t c_tri[256][GT_MC_MAXTRI * 3];
+constexpr int kTriWords = 256 * GT_MC_MAXTRI * 3 / 4;
+__device__ uint32_t d_tri32[kTriWords]; // the triangle table as words, copied to shared memory
 
 struct Geo {
     const float *vol; // plane zb of the buffer
@@ -111,6 +112,9 @@ __device__ __forceinline__ unsigned next_bits(const Geo &g, unsigned b, int64_t 
 // 1. per-row vertex and triangle counts
 __global__ void k_classify(Geo g, uint64_t nrows, uint64_t *rowV, uint64_t *rowT)
 {
+    __shared__ uint8_t s_ntri[256];
+    for (unsigned q = threadIdx.x; q < 256; q += blockDim.x) s_ntri[q] = c_ntri[q];
+    __syncthreads();
     const unsigned lane = threadIdx.x & 31u;
     const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x >> 5);
     for (uint64_t r = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < nrows; r += warps) {
@@ -123,7 +127,7 @@ __global__ void k_classify(Geo g, uint64_t nrows, uint64_t *rowV, uint64_t *rowT
             unsigned b1 = next_bits(g, b, i, j, k, lane, false);
             if (i < g.X) {
                 nv += __popc(pmask(g, b, b1, i, j, k, 0, 0));
-                if (vox && i + 1 < g.X) nt += c_ntri[cube_of(b, b1)];
+                if (vox && i + 1 < g.X) nt += s_ntri[cube_of(b, b1)];
             }
         }
         for (int o = 16; o > 0; o >>= 1) {
@@ -222,6 +226,12 @@ __global__ void k_vertices(Geo g, const uint32_t *rows, uint64_t nrows, const ui
 __global__ void k_triangles(Geo g, const uint32_t *rows, uint64_t nrows, const uint64_t *rowV,
                             const uint64_t *rowT, uint64_t vbase, int32_t *tris)
 {
+    __shared__ uint8_t s_ntri[256];
+    __shared__ uint32_t s_tri32[kTriWords];
+    for (unsigned q = threadIdx.x; q < 256; q += blockDim.x) s_ntri[q] = c_ntri[q];
+    for (unsigned q = threadIdx.x; q < (unsigned)kTriWords; q += blockDim.x) s_tri32[q] = d_tri32[q];
+    __syncthreads();
+    const uint8_t *s_tri = reinterpret_cast<const uint8_t *>(s_tri32);
     const unsigned lane = threadIdx.x & 31u;
     const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x >> 5);
     for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nrows; w += warps) {
@@ -255,14 +265,14 @@ __global__ void k_triangles(Geo g, const uint32_t *rows, uint64_t nrows, const u
             }
             const bool vox = i + 1 < g.X;
             const unsigned cube = vox ? cube_of(b, b1) : 0u;
-            const unsigned nt = c_ntri[cube];
+            const unsigned nt = s_ntri[cube];
             unsigned ttot;
             const unsigned tex = warp_excl(nt, lane, &ttot);
             int32_t *out = tris + 3 * (tc + tex);
             for (unsigned q = 0; q < nt; q++) {
                 int32_t idx[3];
                 for (int w3 = 0; w3 < 3; w3++) {
-                    const int e = c_tri[cube][3 * q + w3], ax = e >> 2;
+                    const int e = s_tri[cube * (GT_MC_MAXTRI * 3) + 3 * q + w3], ax = e >> 2;
                     int o[3] = {0, 0, 0};
                     o[ax == 0 ? 1 : 0] = e & 1;
                     o[ax == 2 ? 1 : 2] = (e >> 1) & 1;
@@ -310,6 +320,21 @@ extern "C" size_t gt_mc_cuda_base_bytes(const gt_mc_geom *g, int64_t planes)
     return (size_t)planes * (size_t)g->dims[0] * (size_t)g->dims[1] * sizeof(float) + row_bytes(g->dims[1], planes);
 }
 
+static gt_status create_inner(gt_mc_cuda *c, size_t rows)
+{
+    const gt_mc_table *t = gt_mc_table_get();
+    if (rows > UINT32_MAX) return gt_fail(GT_ERR_RUNTIME, "slab too large (%zu rows)", rows);
+    GT_CU(cudaMemcpyToSymbol(c_ntri, t->ntri, sizeof t->ntri));
+    static_assert(sizeof t->tri == kTriWords * 4, "table size");
+    GT_CU(cudaMemcpyToSymbol(d_tri32, t->tri, sizeof t->tri));
+    GT_TRY(gt_cu_stream_create(&c->stream));
+    GT_TRY(gt_cu_malloc((void **)&c->d_rowV, rows * sizeof(uint64_t), "mc row vertex offsets"));
+    GT_TRY(gt_cu_malloc((void **)&c->d_rowT, rows * sizeof(uint64_t), "mc row triangle offsets"));
+    GT_TRY(gt_cu_malloc((void **)&c->d_flags, rows, "mc row flags"));
+    GT_TRY(gt_cu_malloc((void **)&c->d_list, rows * sizeof(uint32_t), "mc occupied rows"));
+    return GT_OK;
+}
+
 extern "C" gt_status gt_mc_cuda_create(const gt_mc_geom *g, int64_t max_planes, gt_mc_cuda **out)
 {
     *out = nullptr;
@@ -318,27 +343,13 @@ extern "C" gt_status gt_mc_cuda_create(const gt_mc_geom *g, int64_t max_planes, 
     c->g = *g;
     c->cap_planes = max_planes;
     gt_arena_init(&c->arena);
-    const gt_mc_table *t = gt_mc_table_get();
-    gt_status st = GT_OK;
-    const size_t rows = (size_t)g->dims[1] * (size_t)max_planes + 1;
-#define TRY_(x) do { st = (x); if (st != GT_OK) goto fail; } while (0)
-    if (rows > UINT32_MAX) {
-        st = gt_fail(GT_ERR_RUNTIME, "slab too large (%zu rows)", rows);
-        goto fail;
+    const gt_status st = create_inner(c, (size_t)g->dims[1] * (size_t)max_planes + 1);
+    if (st != GT_OK) {
+        gt_mc_cuda_destroy(c);
+        return st;
     }
-    TRY_(gt_cu_status_from(cudaMemcpyToSymbol(c_ntri, t->ntri, sizeof t->ntri), "cudaMemcpyToSymbol", __FILE__, __LINE__));
-    TRY_(gt_cu_status_from(cudaMemcpyToSymbol(c_tri, t->tri, sizeof t->tri), "cudaMemcpyToSymbol", __FILE__, __LINE__));
-    TRY_(gt_cu_stream_create(&c->stream));
-    TRY_(gt_cu_malloc((void **)&c->d_rowV, rows * sizeof(uint64_t), "mc row vertex offsets"));
-    TRY_(gt_cu_malloc((void **)&c->d_rowT, rows * sizeof(uint64_t), "mc row triangle offsets"));
-    TRY_(gt_cu_malloc((void **)&c->d_flags, rows, "mc row flags"));
-    TRY_(gt_cu_malloc((void **)&c->d_list, rows * sizeof(uint32_t), "mc occupied rows"));
-#undef TRY_
     *out = c;
     return GT_OK;
-fail:
-    gt_mc_cuda_destroy(c);
-    return st;
 }
 
 extern "C" void gt_mc_cuda_destroy(gt_mc_cuda *c)
@@ -383,8 +394,10 @@ extern "C" gt_status gt_mc_cuda_upload(gt_mc_cuda *c, const float *host, int64_t
 
 static unsigned warp_grid(uint64_t n)
 {
-    const uint64_t blocks = (n + 7) / 8; // 8 warps per 256-thread block
-    return blocks == 0 ? 1u : blocks > (1u << 20) ? (1u << 20) : (unsigned)blocks;
+    // 8 warps per 256-thread block; grid-stride beyond 4096 blocks (the
+    // triangle kernel loads its 9 KiB table per block)
+    const uint64_t blocks = (n + 7) / 8;
+    return blocks == 0 ? 1u : blocks > 4096u ? 4096u : (unsigned)blocks;
 }
 
 extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint64_t vbase, uint64_t *nv_out,
