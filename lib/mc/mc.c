@@ -5,6 +5,7 @@
 
 #include "gt_config.h"
 #include "common/log.h"
+#include "common/progress.h"
 #include "mc/mc.h"
 #if GT_HAVE_CUDA
 #include "kernels/common/cu_runtime.h"
@@ -85,6 +86,8 @@ gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_
     float *buf = malloc(bufbytes ? bufbytes : 1);
     if (!buf) return gt_fail(GT_ERR_RUNTIME, "out of memory (%lld planes of %zu voxels)", (long long)cap, plane);
     gt_status st = GT_OK;
+    gt_progress prog;
+    gt_progress_start(&prog, P < Z ? "z-slabs" : "extract", (double)Z);
 #if GT_HAVE_CUDA
     if (dev == GT_DEVICE_CUDA) {
         st = gt_mc_cuda_create(&g, cap, &cu);
@@ -94,6 +97,7 @@ gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_
     if (P < Z) gt_info("processing %lld z-slabs of %lld planes", (long long)((Z + P - 1) / P), (long long)P);
     int64_t lb = 0, le = 0; /* planes held in buf */
     for (int64_t z0 = 0; z0 < Z; z0 += P) {
+        gt_progress_update(&prog, (double)z0, NULL);
         int64_t z1 = z0 + P < Z ? z0 + P : Z;
         int64_t nb = z0 > 0 ? z0 - 1 : 0, ne = z1 + 2 < Z ? z1 + 2 : Z;
         if (nb > lb && le > nb) memmove(buf, buf + (size_t)(nb - lb) * plane, (size_t)(le - nb) * plane * sizeof(float));
@@ -125,7 +129,9 @@ gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_
         }
 #endif
     }
+    gt_progress_update(&prog, (double)Z, NULL);
 done:
+    gt_progress_end(&prog);
 #if GT_HAVE_CUDA
     if (cu) gt_mc_cuda_destroy(cu);
 #endif
