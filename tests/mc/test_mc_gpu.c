@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,6 +146,35 @@ static void test_gpu_watertight(void **state)
     }
 }
 
+/* the shipped uint8 volume (testdata/mc), read as plain bytes */
+static void test_testdata_blobs(void **state)
+{
+    (void)state;
+    const char *td = getenv("GT_TESTDATA");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/mc/blobs_24x20x16.u8.raw", td ? td : "testdata");
+    FILE *f = fopen(path, "rb");
+    if (!f) f = fopen("testdata/mc/blobs_24x20x16.u8.raw", "rb"); /* from the repo root */
+    if (!f) {
+        printf("note: %s not found; skipping\n", path);
+        skip();
+    }
+    int64_t d[3] = {24, 20, 16};
+    uint8_t raw[24 * 20 * 16];
+    assert_int_equal(fread(raw, 1, sizeof raw, f), sizeof raw);
+    fclose(f);
+    float v[24 * 20 * 16];
+    for (size_t i = 0; i < sizeof raw; i++) v[i] = raw[i];
+    const double isos[] = {1, 64, 128, 200, 255};
+    for (size_t q = 0; q < sizeof isos / sizeof isos[0]; q++) {
+        gt_mc_params p;
+        gt_mc_params_init(&p, isos[q]); /* iso equal to data values: the >= rule */
+        p.normals = true;
+        p.dir[0][0] = p.dir[1][1] = 0.5;
+        compare(v, d, &p);
+    }
+}
+
 int main(void)
 {
     gt_test_require_gpu();
@@ -152,6 +182,7 @@ int main(void)
         cmocka_unit_test(test_random_and_analytic),
         cmocka_unit_test(test_slabs),
         cmocka_unit_test(test_gpu_watertight),
+        cmocka_unit_test(test_testdata_blobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
