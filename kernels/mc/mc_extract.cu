@@ -2,7 +2,10 @@
 // pass is the slab [0, Z)). Same function as gt_mc_slab_cpu (lib/mc/mc_cpu.c).
 //
 // Work unit: a "row", the X points (or voxels) of one (j, k). A warp walks a
-// row in chunks of 32 lanes, one point per lane, with coalesced loads.
+// row in chunks, one column per lane, with coalesced loads of the rows it
+// needs (4 for classify/vertices, 8 for triangles); chunks overlap by one or
+// two lanes so that neighbours come by shuffles; prefix sums within a chunk
+// are bit-plane ballots.
 //  1. classify: per row, the number of crossed grid edges (vertices) of its
 //     points and the number of triangles of its voxels (table counts).
 //  2. scan: exclusive scans (CUB, 64-bit) of both -> row offsets; the totals.
@@ -40,29 +43,30 @@ __device__ __forceinline__ float ld(const Geo &g, int64_t i, int64_t j, int64_t 
 {
     return g.vol[((k - g.zb) * g.Y + j) * g.X + i];
 }
-__device__ __forceinline__ unsigned inb(const Geo &g, int64_t i, int64_t j, int64_t k)
+// The rows (j+dy, k+dz) a warp reads, as pointers (nullptr when outside the
+// volume): slot dy + 3*dz for (dy,dz) in (0,0) (1,0) (2,0) (0,1) (1,1) (2,1)
+// (0,2) (1,2). "wide" (the triangle pass) needs all 8, the others the four
+// slots 0, 1, 3, 4. Warp-uniform, so the null checks do not diverge.
+struct Rows {
+    const float *p[8];
+};
+__device__ __forceinline__ Rows row_ptrs(const Geo &g, int64_t j, int64_t k, bool wide)
 {
-    if (i >= g.X || j >= g.Y || k >= g.Z) return 0u;
-    return ld(g, i, j, k) >= g.isof ? 1u : 0u;
+    Rows r;
+    for (int q = 0; q < 8; q++) {
+        const int dy = q % 3, dz = q / 3;
+        const bool need = wide || (dy < 2 && dz < 2);
+        r.p[q] = (need && j + dy < g.Y && k + dz < g.Z) ? g.vol + ((k + dz - g.zb) * g.Y + j + dy) * g.X : nullptr;
+    }
+    return r;
 }
-
-// Bits of column i for rows (j+dy, k+dz): bit dy + 3*dz, dy, dz in 0..2
-// (only those with dy + dz <= 3 and dz <= 2 that are needed: nr = 4 for the
-// classify pass (dy,dz in {0,1}), 8 for the emit passes).
-__device__ __forceinline__ unsigned col_bits(const Geo &g, int64_t i, int64_t j, int64_t k, bool wide)
+// in/out bits of column i for the rows (bit dy + 3*dz); 0 past the row's end
+__device__ __forceinline__ unsigned col_bits(const Geo &g, const Rows &r, int64_t i)
 {
     unsigned b = 0;
-    if (i >= g.X) return 0;
-    b |= inb(g, i, j, k) << 0;
-    b |= inb(g, i, j + 1, k) << 1;
-    b |= inb(g, i, j, k + 1) << 3;
-    b |= inb(g, i, j + 1, k + 1) << 4;
-    if (wide) {
-        b |= inb(g, i, j + 2, k) << 2;
-        b |= inb(g, i, j + 2, k + 1) << 5;
-        b |= inb(g, i, j, k + 2) << 6;
-        b |= inb(g, i, j + 1, k + 2) << 7;
-    }
+    if (i < g.X)
+        for (int q = 0; q < 8; q++)
+            if (r.p[q]) b |= (r.p[q][i] >= g.isof ? 1u : 0u) << q;
     return b;
 }
 __device__ __forceinline__ unsigned bit(unsigned b, int dy, int dz) { return (b >> (dy + 3 * dz)) & 1u; }
@@ -89,25 +93,26 @@ __device__ __forceinline__ unsigned cube_of(unsigned b, unsigned b1)
     return c;
 }
 
-__device__ __forceinline__ unsigned warp_excl(unsigned v, unsigned lane, unsigned *total)
+// Warp exclusive prefix sum of small values (< 2^nbits) by bit-plane ballots;
+// *total gets the warp's sum. All 32 lanes must call it.
+__device__ __forceinline__ unsigned warp_excl_small(unsigned v, unsigned lane, int nbits, unsigned *total)
 {
-    unsigned x = v;
-    for (int o = 1; o < 32; o <<= 1) {
-        unsigned y = __shfl_up_sync(0xffffffffu, x, o);
-        if (lane >= (unsigned)o) x += y;
+    const unsigned lt = (1u << lane) - 1u;
+    unsigned ex = 0, tot = 0;
+    for (int p = 0; p < nbits; p++) {
+        const unsigned bal = __ballot_sync(0xffffffffu, (v >> p) & 1u);
+        ex += (unsigned)__popc(bal & lt) << p;
+        tot += (unsigned)__popc(bal) << p;
     }
-    *total = __shfl_sync(0xffffffffu, x, 31);
-    return x - v;
+    *total = tot;
+    return ex;
 }
 
-// next column's bits: from lane+1, lane 31 loads its own
-__device__ __forceinline__ unsigned next_bits(const Geo &g, unsigned b, int64_t i, int64_t j, int64_t k,
-                                              unsigned lane, bool wide)
-{
-    unsigned b1 = __shfl_down_sync(0xffffffffu, b, 1);
-    if (lane == 31) b1 = col_bits(g, i + 1, j, k, wide);
-    return b1;
-}
+// Lanes overlap between chunks so that no lane loads extra columns: a chunk
+// covers columns base .. base+31, and its first S columns are its points
+// (voxels); the remaining lanes only supply the neighbours' bits/masks.
+constexpr int kStrideCount = 31;    // classify, vertices: point i needs column i+1
+constexpr int kStrideTri = 30;      // triangles: voxel i needs the mask of point i+1 (column i+2)
 
 // 1. per-row vertex and triangle counts
 __global__ void k_classify(Geo g, uint64_t nrows, uint64_t *rowV, uint64_t *rowT)
@@ -120,12 +125,13 @@ __global__ void k_classify(Geo g, uint64_t nrows, uint64_t *rowV, uint64_t *rowT
     for (uint64_t r = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < nrows; r += warps) {
         const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
         const bool vox = k < g.kt && j + 1 < g.Y;
+        const Rows rp = row_ptrs(g, j, k, false);
         unsigned nv = 0, nt = 0;
-        for (int64_t base = 0; base < g.X; base += 32) {
+        for (int64_t base = 0; base < g.X; base += kStrideCount) {
             const int64_t i = base + lane;
-            unsigned b = col_bits(g, i, j, k, false);
-            unsigned b1 = next_bits(g, b, i, j, k, lane, false);
-            if (i < g.X) {
+            const unsigned b = col_bits(g, rp, i);
+            const unsigned b1 = __shfl_down_sync(0xffffffffu, b, 1); // lane 31: unused
+            if (lane < (unsigned)kStrideCount && i < g.X) {
                 nv += __popc(pmask(g, b, b1, i, j, k, 0, 0));
                 if (vox && i + 1 < g.X) nt += s_ntri[cube_of(b, b1)];
             }
@@ -204,16 +210,18 @@ __global__ void k_vertices(Geo g, const uint32_t *rows, uint64_t nrows, const ui
     for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nrows; w += warps) {
         const uint64_t r = rows[w];
         const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
+        const Rows rp = row_ptrs(g, j, k, false);
         uint64_t carry = rowV[r];
-        for (int64_t base = 0; base < g.X; base += 32) {
+        for (int64_t base = 0; base < g.X; base += kStrideCount) {
             const int64_t i = base + lane;
-            unsigned b = col_bits(g, i, j, k, false);
-            unsigned b1 = next_bits(g, b, i, j, k, lane, false);
-            unsigned m = i < g.X ? pmask(g, b, b1, i, j, k, 0, 0) : 0u, tot;
-            unsigned ex = warp_excl(__popc(m), lane, &tot);
+            const unsigned b = col_bits(g, rp, i);
+            const unsigned b1 = __shfl_down_sync(0xffffffffu, b, 1);
+            const unsigned m = (lane < (unsigned)kStrideCount && i < g.X) ? pmask(g, b, b1, i, j, k, 0, 0) : 0u;
+            unsigned tot;
+            const unsigned ex = warp_excl_small((unsigned)__popc(m), lane, 2, &tot);
             uint64_t v = carry + ex;
             for (int a = 0; a < 3; a++)
-                if (m >> a & 1u) {
+                if ((m >> a) & 1u) {
                     emit_vertex(g, i, j, k, a, xyz + 3 * v, nrm ? nrm + 3 * v : nullptr);
                     v++;
                 }
@@ -237,37 +245,35 @@ __global__ void k_triangles(Geo g, const uint32_t *rows, uint64_t nrows, const u
     for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nrows; w += warps) {
         const uint64_t r = rows[w];
         const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
+        const Rows rp = row_ptrs(g, j, k, true);
         uint64_t vc[4]; // running vertex offsets of the point rows (dy,dz) = q&1, q>>1
         for (int q = 0; q < 4; q++) vc[q] = rowV[r + (uint64_t)(q & 1) + (uint64_t)(q >> 1) * (uint64_t)g.Y];
         uint64_t tc = rowT[r];
-        for (int64_t base = 0; base < g.X; base += 32) {
+        for (int64_t base = 0; base < g.X; base += kStrideTri) {
             const int64_t i = base + lane;
-            unsigned b = col_bits(g, i, j, k, true);
-            unsigned b1 = next_bits(g, b, i, j, k, lane, true);
-            // per point row: mask at i, offset at i; mask/offset at i+1 via shuffle
+            const unsigned b = col_bits(g, rp, i);
+            const unsigned b1 = __shfl_down_sync(0xffffffffu, b, 1); // lane 31: unused
+            const bool pt = lane < (unsigned)kStrideTri && i < g.X;  // this chunk's points
+            // per point row: mask and offset at i (lanes 0..30), at i+1 from lane+1
             unsigned m0[4], m1[4];
             uint64_t o0[4], o1[4];
             for (int q = 0; q < 4; q++) {
                 const int dy = q & 1, dz = q >> 1;
-                unsigned m = i < g.X ? pmask(g, b, b1, i, j, k, dy, dz) : 0u, tot;
-                unsigned ex = warp_excl(__popc(m), lane, &tot);
+                const unsigned m = (lane < 31u && i < g.X) ? pmask(g, b, b1, i, j, k, dy, dz) : 0u;
+                const unsigned cnt = pt ? (unsigned)__popc(m) : 0u;
+                unsigned tot;
+                const unsigned ex = warp_excl_small(cnt, lane, 2, &tot);
                 m0[q] = m;
                 o0[q] = vc[q] + ex;
-                // point i+1: lane+1's values; lane 31 computes them (needs column i+2)
-                unsigned mn = __shfl_down_sync(0xffffffffu, m, 1);
-                if (lane == 31) {
-                    unsigned c2 = col_bits(g, i + 2, j, k, true);
-                    mn = i + 1 < g.X ? pmask(g, b1, c2, i + 1, j, k, dy, dz) : 0u;
-                }
-                m1[q] = mn;
-                o1[q] = vc[q] + ex + __popc(m); // offset of point i+1 = inclusive sum at i
+                m1[q] = __shfl_down_sync(0xffffffffu, m, 1);
+                o1[q] = vc[q] + ex + cnt; // offset of point i+1 (lane 29: the next chunk's first point)
                 vc[q] += tot;
             }
-            const bool vox = i + 1 < g.X;
+            const bool vox = pt && i + 1 < g.X;
             const unsigned cube = vox ? cube_of(b, b1) : 0u;
             const unsigned nt = s_ntri[cube];
             unsigned ttot;
-            const unsigned tex = warp_excl(nt, lane, &ttot);
+            const unsigned tex = warp_excl_small(nt, lane, 4, &ttot);
             int32_t *out = tris + 3 * (tc + tex);
             for (unsigned q = 0; q < nt; q++) {
                 int32_t idx[3];
