@@ -283,8 +283,11 @@ __global__ void k_triangles(Geo g, const uint32_t *rows, uint64_t nrows, const u
                     o[ax == 0 ? 1 : 0] = e & 1;
                     o[ax == 2 ? 1 : 2] = (e >> 1) & 1;
                     const int pr = o[1] + 2 * o[2];
-                    const unsigned mm = o[0] ? m1[pr] : m0[pr];
-                    const uint64_t off = o[0] ? o1[pr] : o0[pr];
+                    // selects instead of dynamic indexing keep the arrays in registers
+#define SEL4(a) (pr == 0 ? a[0] : pr == 1 ? a[1] : pr == 2 ? a[2] : a[3])
+                    const unsigned mm = o[0] ? SEL4(m1) : SEL4(m0);
+                    const uint64_t off = o[0] ? SEL4(o1) : SEL4(o0);
+#undef SEL4
                     idx[w3] = (int32_t)(vbase + off + __popc(mm & ((1u << ax) - 1u)));
                 }
                 out[3 * q] = idx[0];
