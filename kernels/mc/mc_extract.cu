@@ -437,14 +437,14 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
     const uint64_t nvox = g.kt > z0 ? (uint64_t)(g.kt - z0) * (uint64_t)Y : 0; // voxel rows
     if (nrows + 1 > (uint64_t)Y * (uint64_t)c->cap_planes + 1)
         return gt_fail(GT_ERR_RUNTIME, "internal: slab rows exceed the context");
-    gt_timer t;
+    gt_timer t = {};
 
-    gt_timer_start(&t, true, s);
+    if (tm) gt_timer_start(&t, true, s);
     k_classify<<<warp_grid(nrows), 256, 0, s>>>(g, nrows, c->d_rowV, c->d_rowT);
     GT_CU_LAUNCH("k_classify");
-    if (tm) gt_timings_add(tm, "classify", gt_timer_stop(&t)); else gt_timer_stop(&t);
+    if (tm) gt_timings_add(tm, "classify", gt_timer_stop(&t));
 
-    gt_timer_start(&t, true, s);
+    if (tm) gt_timer_start(&t, true, s);
     GT_CU(cudaMemsetAsync(c->d_rowV + nrows, 0, sizeof(uint64_t), s));
     GT_CU(cudaMemsetAsync(c->d_rowT + nrows, 0, sizeof(uint64_t), s));
     GT_TRY(gt_cu_scan_exclusive_u64(c->d_rowV, c->d_rowV, nrows + 1, &c->arena, c->stream));
@@ -454,7 +454,7 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
     GT_CU(cudaMemcpyAsync(&vall, c->d_rowV + nrows, sizeof vall, cudaMemcpyDeviceToHost, s));
     GT_CU(cudaMemcpyAsync(&ntri, c->d_rowT + nrows, sizeof ntri, cudaMemcpyDeviceToHost, s));
     GT_CU(cudaStreamSynchronize(s));
-    if (tm) gt_timings_add(tm, "scan", gt_timer_stop(&t)); else gt_timer_stop(&t);
+    if (tm) gt_timings_add(tm, "scan", gt_timer_stop(&t));
     if (vbase + vall > (uint64_t)INT32_MAX)
         return gt_fail(GT_ERR_RUNTIME, "mesh too large: %llu vertices exceed the PLY int index range",
                        (unsigned long long)(vbase + vall));
@@ -478,38 +478,38 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
     }
 
     // occupied rows
-    gt_timer_start(&t, true, s);
+    if (tm) gt_timer_start(&t, true, s);
     size_t nvrows = 0, ntrows = 0;
     if (vown > 0) {
         k_flags<<<gt_grid(nown, 256, 1u << 20), 256, 0, s>>>(c->d_rowV, nown, c->d_flags);
         GT_CU_LAUNCH("k_flags");
         GT_TRY(gt_cu_select_flagged_index(c->d_flags, c->d_list, nown, &nvrows, &c->arena, c->stream));
     }
-    if (tm) gt_timings_add(tm, "compaction", gt_timer_stop(&t)); else gt_timer_stop(&t);
+    if (tm) gt_timings_add(tm, "compaction", gt_timer_stop(&t));
 
-    gt_timer_start(&t, true, s);
+    if (tm) gt_timer_start(&t, true, s);
     if (nvrows > 0) {
         k_vertices<<<warp_grid(nvrows), 256, 0, s>>>(g, c->d_list, nvrows, c->d_rowV, c->d_xyz,
                                                      G->normals ? c->d_nrm : nullptr);
         GT_CU_LAUNCH("k_vertices");
     }
-    if (tm) gt_timings_add(tm, "edge vertices", gt_timer_stop(&t)); else gt_timer_stop(&t);
+    if (tm) gt_timings_add(tm, "edge vertices", gt_timer_stop(&t));
 
-    gt_timer_start(&t, true, s);
+    if (tm) gt_timer_start(&t, true, s);
     if (ntri > 0 && nvox > 0) {
         k_flags<<<gt_grid(nvox, 256, 1u << 20), 256, 0, s>>>(c->d_rowT, nvox, c->d_flags);
         GT_CU_LAUNCH("k_flags");
         GT_TRY(gt_cu_select_flagged_index(c->d_flags, c->d_list, nvox, &ntrows, &c->arena, c->stream));
     }
-    if (tm) gt_timings_add(tm, "compaction", gt_timer_stop(&t)); else gt_timer_stop(&t);
+    if (tm) gt_timings_add(tm, "compaction", gt_timer_stop(&t));
 
-    gt_timer_start(&t, true, s);
+    if (tm) gt_timer_start(&t, true, s);
     if (ntrows > 0) {
         k_triangles<<<warp_grid(ntrows), 256, 0, s>>>(g, c->d_list, ntrows, c->d_rowV, c->d_rowT, vbase, c->d_tris);
         GT_CU_LAUNCH("k_triangles");
     }
     GT_CU(cudaStreamSynchronize(s));
-    if (tm) gt_timings_add(tm, "triangles", gt_timer_stop(&t)); else gt_timer_stop(&t);
+    if (tm) gt_timings_add(tm, "triangles", gt_timer_stop(&t));
 
     c->nv = vown;
     c->nt = ntri;
