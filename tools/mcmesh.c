@@ -202,7 +202,8 @@ int main(int argc, char **argv)
                                have_origin ? origin : NULL, &r.s);
     gt_timings_add(&tm, "file I/O", gt_now_ms() - t0);
     if (st != GT_OK) return gt_report(st);
-    const gt_volume_info *info = gt_volume_stream_info(r.s);
+    const gt_volume_info vinfo = *gt_volume_stream_info(r.s); /* outlives the stream */
+    const gt_volume_info *info = &vinfo;
     if (!have_iso) {
         if (!info->has_iso) {
             gt_volume_stream_close(r.s);
@@ -236,7 +237,10 @@ int main(int argc, char **argv)
     }
     if (r.nans) gt_info("%zu NaN voxels (treated as outside)", r.nans);
     if (m.ntri == 0) {
-        if (r.vmin > r.vmax)
+        if (info->dims[0] < 2 || info->dims[1] < 2 || info->dims[2] < 2)
+            gt_notice("empty mesh: the volume is thinner than 2 voxels along an axis (%lldx%lldx%lld)",
+                      (long long)info->dims[0], (long long)info->dims[1], (long long)info->dims[2]);
+        else if (r.vmin > r.vmax)
             gt_notice("empty mesh: the volume has no finite values");
         else if (iso > r.vmax || iso <= r.vmin)
             gt_notice("empty mesh: iso %.9g is outside the data range [%.9g, %.9g]", iso, r.vmin, r.vmax);

@@ -29,6 +29,7 @@ gt_status gt_mc_extract(gt_device_kind dev, const float *vol, const int64_t dims
 {
     gt_mc_geom g;
     GT_TRY(gt_mc_geom_init(&g, dims, p));
+    if (dims[0] < 2 || dims[1] < 2 || dims[2] < 2) return GT_OK; /* no voxels: empty mesh */
     if (dev != GT_DEVICE_CUDA) {
         gt_timer t;
         gt_timer_start(&t, false, NULL);
@@ -55,6 +56,8 @@ gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_
 {
     gt_mc_geom g;
     GT_TRY(gt_mc_geom_init(&g, dims, p));
+    /* no voxels: an empty mesh (edge crossings alone make no triangles) */
+    if (dims[0] < 2 || dims[1] < 2 || dims[2] < 2) return GT_OK;
     const int64_t Z = dims[2];
     const size_t plane = (size_t)dims[0] * (size_t)dims[1];
     int64_t P = slab_planes;

@@ -18,7 +18,8 @@
  * - Triangles are wound so that their normals point toward decreasing field
  *   values (from "in" to "out") in world space; flip reverses both winding and
  *   normals. Normals: minus the central-difference gradient (one-sided at the
- *   border) interpolated along the edge, in world units, normalised. */
+ *   border) interpolated along the edge, in world units, normalised.
+ * - A volume thinner than 2 points along an axis has no voxels: empty mesh. */
 #ifndef GT_MC_H
 #define GT_MC_H
 

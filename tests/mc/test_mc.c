@@ -286,7 +286,10 @@ static void test_degenerate(void **state)
         p.normals = true;
         gt_mc_mesh m = extract(v, dims[c], &p);
         bool thin = dims[c][0] < 2 || dims[c][1] < 2 || dims[c][2] < 2;
-        if (thin) assert_int_equal(m.ntri, 0);
+        if (thin) {
+            assert_int_equal(m.ntri, 0);
+            assert_int_equal(m.nvert, 0);
+        }
         /* every triangle edge used once (border) or twice, consistent directions */
         for (size_t t = 0; t < 3 * m.ntri; t++) assert_true(m.tris[t] >= 0 && (size_t)m.tris[t] < m.nvert);
         for (size_t i = 0; i < 3 * m.nvert; i++) assert_true(isfinite(m.xyz[i]) && isfinite(m.nrm[i]));
