@@ -10,8 +10,9 @@
 //     points and the number of triangles of its voxels (table counts).
 //  2. scan: exclusive scans (CUB, 64-bit) of both -> row offsets; the totals.
 //  3. compaction: the list of occupied rows (rows with vertices / triangles).
-//  4. edge vertices: per occupied row, a warp prefix sum of the per-point edge
-//     counts places each vertex at its final index (edge-id order).
+//  4. edge vertices (fused with 5): per occupied row, a warp prefix sum of
+//     the per-point edge counts places each vertex at its final index
+//     (edge-id order).
 //  5. triangles: per occupied voxel row, each triangle corner is the vertex
 //     number of its edge: row offset + prefix within the row + axis rank.
 // Counts and offsets are 64-bit; final vertex numbers are checked < 2^31.
@@ -147,11 +148,11 @@ __global__ void k_classify(Geo g, uint64_t nrows, uint64_t *rowV, uint64_t *rowT
     }
 }
 
-// flags of occupied rows from the scanned offsets (n rows, offsets n+1)
-__global__ void k_flags(const uint64_t *off, uint64_t n, uint8_t *flags)
+// flags of occupied rows (vertices or triangles) from the scanned offsets (n rows, offsets n+1)
+__global__ void k_flags2(const uint64_t *offV, const uint64_t *offT, uint64_t n, uint8_t *flags)
 {
     for (uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += (uint64_t)gridDim.x * blockDim.x)
-        flags[r] = off[r + 1] > off[r] ? 1 : 0;
+        flags[r] = (offV[r + 1] > offV[r] || offT[r + 1] > offT[r]) ? 1 : 0;
 }
 
 __device__ double grad1(const Geo &g, int64_t i, int64_t j, int64_t k, int a)
@@ -201,38 +202,10 @@ __device__ void emit_vertex(const Geo &g, int64_t i, int64_t j, int64_t k, int a
     for (int c = 0; c < 3; c++) nrm[c] = (float)(w[c] * sc);
 }
 
-// 4. vertices of the occupied own rows, written at their final (slab-local) index
-__global__ void k_vertices(Geo g, const uint32_t *rows, uint64_t nrows, const uint64_t *rowV, float *xyz,
-                           float *nrm)
-{
-    const unsigned lane = threadIdx.x & 31u;
-    const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x >> 5);
-    for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nrows; w += warps) {
-        const uint64_t r = rows[w];
-        const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
-        const Rows rp = row_ptrs(g, j, k, false);
-        uint64_t carry = rowV[r];
-        for (int64_t base = 0; base < g.X; base += kStrideCount) {
-            const int64_t i = base + lane;
-            const unsigned b = col_bits(g, rp, i);
-            const unsigned b1 = __shfl_down_sync(0xffffffffu, b, 1);
-            const unsigned m = (lane < (unsigned)kStrideCount && i < g.X) ? pmask(g, b, b1, i, j, k, 0, 0) : 0u;
-            unsigned tot;
-            const unsigned ex = warp_excl_small((unsigned)__popc(m), lane, 2, &tot);
-            uint64_t v = carry + ex;
-            for (int a = 0; a < 3; a++)
-                if ((m >> a) & 1u) {
-                    emit_vertex(g, i, j, k, a, xyz + 3 * v, nrm ? nrm + 3 * v : nullptr);
-                    v++;
-                }
-            carry += tot;
-        }
-    }
-}
-
-// 5. triangles of the occupied voxel rows
-__global__ void k_triangles(Geo g, const uint32_t *rows, uint64_t nrows, const uint64_t *rowV,
-                            const uint64_t *rowT, uint64_t vbase, int32_t *tris)
+// 4+5. per occupied own row: its points' edge vertices, written at their
+// final (slab-local) index, and, for a voxel row, its voxels' triangles
+__global__ void k_emit(Geo g, const uint32_t *rows, uint64_t nrows, const uint64_t *rowV,
+                       const uint64_t *rowT, uint64_t vbase, int32_t *tris, float *xyz, float *nrm)
 {
     __shared__ uint8_t s_ntri[256];
     __shared__ uint32_t s_tri32[kTriWords];
@@ -245,9 +218,11 @@ __global__ void k_triangles(Geo g, const uint32_t *rows, uint64_t nrows, const u
     for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nrows; w += warps) {
         const uint64_t r = rows[w];
         const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
-        const Rows rp = row_ptrs(g, j, k, true);
+        const bool voxrow = k < g.kt && j + 1 < g.Y; // warp-uniform
+        const Rows rp = row_ptrs(g, j, k, voxrow);
         uint64_t vc[4]; // running vertex offsets of the point rows (dy,dz) = q&1, q>>1
-        for (int q = 0; q < 4; q++) vc[q] = rowV[r + (uint64_t)(q & 1) + (uint64_t)(q >> 1) * (uint64_t)g.Y];
+        vc[0] = rowV[r];
+        for (int q = 1; q < 4; q++) vc[q] = voxrow ? rowV[r + (uint64_t)(q & 1) + (uint64_t)(q >> 1) * (uint64_t)g.Y] : 0;
         uint64_t tc = rowT[r];
         for (int64_t base = 0; base < g.X; base += kStrideTri) {
             const int64_t i = base + lane;
@@ -259,6 +234,11 @@ __global__ void k_triangles(Geo g, const uint32_t *rows, uint64_t nrows, const u
             uint64_t o0[4], o1[4];
             for (int q = 0; q < 4; q++) {
                 const int dy = q & 1, dz = q >> 1;
+                if (q > 0 && !voxrow) { // only the row's own points
+                    m0[q] = m1[q] = 0;
+                    o0[q] = o1[q] = 0;
+                    continue;
+                }
                 const unsigned m = (lane < 31u && i < g.X) ? pmask(g, b, b1, i, j, k, dy, dz) : 0u;
                 const unsigned cnt = pt ? (unsigned)__popc(m) : 0u;
                 unsigned tot;
@@ -269,7 +249,15 @@ __global__ void k_triangles(Geo g, const uint32_t *rows, uint64_t nrows, const u
                 o1[q] = vc[q] + ex + cnt; // offset of point i+1 (lane 29: the next chunk's first point)
                 vc[q] += tot;
             }
-            const bool vox = pt && i + 1 < g.X;
+            if (pt) { // this row's vertices
+                uint64_t v = o0[0];
+                for (int a = 0; a < 3; a++)
+                    if ((m0[0] >> a) & 1u) {
+                        emit_vertex(g, i, j, k, a, xyz + 3 * v, nrm ? nrm + 3 * v : nullptr);
+                        v++;
+                    }
+            }
+            const bool vox = voxrow && pt && i + 1 < g.X;
             const unsigned cube = vox ? cube_of(b, b1) : 0u;
             const unsigned nt = s_ntri[cube];
             unsigned ttot;
@@ -434,7 +422,6 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
     g.normals = G->normals ? 1 : 0;
     const uint64_t nrows = (uint64_t)(g.kc - z0) * (uint64_t)Y;    // counted point rows
     const uint64_t nown = (uint64_t)(z1 - z0) * (uint64_t)Y;       // own point rows
-    const uint64_t nvox = g.kt > z0 ? (uint64_t)(g.kt - z0) * (uint64_t)Y : 0; // voxel rows
     if (nrows + 1 > (uint64_t)Y * (uint64_t)c->cap_planes + 1)
         return gt_fail(GT_ERR_RUNTIME, "internal: slab rows exceed the context");
     gt_timer t = {};
@@ -477,39 +464,24 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
         c->cap_t = ntri;
     }
 
-    // occupied rows
+    // occupied rows: own rows with vertices or triangles
     if (tm) gt_timer_start(&t, true, s);
-    size_t nvrows = 0, ntrows = 0;
-    if (vown > 0) {
-        k_flags<<<gt_grid(nown, 256, 1u << 20), 256, 0, s>>>(c->d_rowV, nown, c->d_flags);
-        GT_CU_LAUNCH("k_flags");
-        GT_TRY(gt_cu_select_flagged_index(c->d_flags, c->d_list, nown, &nvrows, &c->arena, c->stream));
+    size_t nrows_occ = 0;
+    if (vown > 0 || ntri > 0) {
+        k_flags2<<<gt_grid(nown, 256, 1u << 20), 256, 0, s>>>(c->d_rowV, c->d_rowT, nown, c->d_flags);
+        GT_CU_LAUNCH("k_flags2");
+        GT_TRY(gt_cu_select_flagged_index(c->d_flags, c->d_list, nown, &nrows_occ, &c->arena, c->stream));
     }
     if (tm) gt_timings_add(tm, "compaction", gt_timer_stop(&t));
 
     if (tm) gt_timer_start(&t, true, s);
-    if (nvrows > 0) {
-        k_vertices<<<warp_grid(nvrows), 256, 0, s>>>(g, c->d_list, nvrows, c->d_rowV, c->d_xyz,
-                                                     G->normals ? c->d_nrm : nullptr);
-        GT_CU_LAUNCH("k_vertices");
-    }
-    if (tm) gt_timings_add(tm, "edge vertices", gt_timer_stop(&t));
-
-    if (tm) gt_timer_start(&t, true, s);
-    if (ntri > 0 && nvox > 0) {
-        k_flags<<<gt_grid(nvox, 256, 1u << 20), 256, 0, s>>>(c->d_rowT, nvox, c->d_flags);
-        GT_CU_LAUNCH("k_flags");
-        GT_TRY(gt_cu_select_flagged_index(c->d_flags, c->d_list, nvox, &ntrows, &c->arena, c->stream));
-    }
-    if (tm) gt_timings_add(tm, "compaction", gt_timer_stop(&t));
-
-    if (tm) gt_timer_start(&t, true, s);
-    if (ntrows > 0) {
-        k_triangles<<<warp_grid(ntrows), 256, 0, s>>>(g, c->d_list, ntrows, c->d_rowV, c->d_rowT, vbase, c->d_tris);
-        GT_CU_LAUNCH("k_triangles");
+    if (nrows_occ > 0) {
+        k_emit<<<warp_grid(nrows_occ), 256, 0, s>>>(g, c->d_list, nrows_occ, c->d_rowV, c->d_rowT, vbase, c->d_tris,
+                                                    c->d_xyz, G->normals ? c->d_nrm : nullptr);
+        GT_CU_LAUNCH("k_emit");
     }
     GT_CU(cudaStreamSynchronize(s));
-    if (tm) gt_timings_add(tm, "triangles", gt_timer_stop(&t));
+    if (tm) gt_timings_add(tm, "edge vertices + triangles", gt_timer_stop(&t));
 
     c->nv = vown;
     c->nt = ntri;
