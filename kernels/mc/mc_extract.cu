@@ -179,7 +179,7 @@ __device__ double edge_t(float v0, float v1, double iso)
     return t;
 }
 
-__device__ void emit_vertex(const Geo &g, int64_t i, int64_t j, int64_t k, int a, float *xyz, float *nrm)
+__device__ __noinline__ void emit_vertex(const Geo &g, int64_t i, int64_t j, int64_t k, int a, float *xyz, float *nrm)
 {
     int64_t d[3] = {0, 0, 0};
     d[a] = 1;
@@ -204,7 +204,7 @@ __device__ void emit_vertex(const Geo &g, int64_t i, int64_t j, int64_t k, int a
 
 // 4+5. per occupied own row: its points' edge vertices, written at their
 // final (slab-local) index, and, for a voxel row, its voxels' triangles
-__global__ void k_emit(Geo g, const uint32_t *rows, uint64_t nrows, const uint64_t *rowV,
+__global__ void __launch_bounds__(256, 2) k_emit(Geo g, const uint32_t *rows, uint64_t nrows, const uint64_t *rowV,
                        const uint64_t *rowT, uint64_t vbase, int32_t *tris, float *xyz, float *nrm)
 {
     __shared__ uint8_t s_ntri[256];
