@@ -140,4 +140,31 @@ static inline int mc_same_mesh(const gt_mc_mesh *a, const gt_mc_mesh *b, double 
     return *maxdiff <= rel ? 0 : 4;
 }
 
+/* The uint8 test volume testdata/mc/<name> (raw NRRD of known size n
+ * voxels), read without the io library: the data follow the blank line that
+ * ends the header. NULL when missing. */
+#include <stdio.h>
+static inline float *mc_load_u8_nrrd(const char *name, size_t n)
+{
+    const char *td = getenv("GT_TESTDATA");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/mc/%s", td ? td : "testdata", name);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(path, sizeof path, "testdata/mc/%s", name);
+        f = fopen(path, "rb");
+    }
+    if (!f) return NULL;
+    static unsigned char buf[1 << 20];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    size_t h = 0;
+    while (h + 1 < len && !(buf[h] == '\n' && buf[h + 1] == '\n')) h++;
+    h += 2;
+    if (h > len || len - h != n) return NULL;
+    float *v = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) v[i] = buf[h + i];
+    return v;
+}
+
 #endif

@@ -371,6 +371,26 @@ static void test_iso_on_values(void **state)
     }
 }
 
+/* a real shape: a shell around the Stanford bunny (testdata/mc/bunny_dist.nrrd) */
+static void test_bunny_shell(void **state)
+{
+    (void)state;
+    int64_t d[3] = {56, 56, 46};
+    float *v = mc_load_u8_nrrd("bunny_dist.nrrd", 56 * 56 * 46);
+    if (!v) fail_msg("testdata/mc/bunny_dist.nrrd missing or wrong size");
+    gt_mc_params p;
+    gt_mc_params_init(&p, 48.0); /* the file's iso key; integer data: many iso-valued corners */
+    p.normals = true;
+    gt_mc_mesh m = extract(v, d, &p);
+    size_t ne = 0;
+    assert_true(m.ntri > 5000);
+    assert_int_equal(mc_check_closed(&m, &ne), 0);
+    assert_int_equal(mc_duplicate_positions(&m), 0);
+    assert_int_equal(labs((long)m.nvert - (long)ne + (long)m.ntri) % 2, 0);
+    gt_mc_mesh_free(&m);
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_slabs),
         cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_orientation),
+        cmocka_unit_test(test_bunny_shell),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,6 +175,34 @@ static void test_testdata_blobs(void **state)
     }
 }
 
+/* a real shape: the shell around the Stanford bunny, GPU == CPU, also in slabs */
+static void test_bunny(void **state)
+{
+    (void)state;
+    int64_t d[3] = {56, 56, 46};
+    float *v = mc_load_u8_nrrd("bunny_dist.nrrd", 56 * 56 * 46);
+    if (!v) {
+        printf("note: testdata/mc/bunny_dist.nrrd not found; skipping\n");
+        skip();
+    }
+    gt_mc_params p;
+    gt_mc_params_init(&p, 48.0);
+    p.normals = true;
+    p.dir[0][0] = p.dir[1][1] = p.dir[2][2] = 0.0032437;
+    compare(v, d, &p);
+    gt_mc_mesh one, m;
+    memset(&one, 0, sizeof one);
+    memset(&m, 0, sizeof m);
+    GT_ASSERT_OK(gt_mc_extract(GT_DEVICE_CPU, v, d, &p, &one, NULL));
+    memsrc s = {v, (size_t)(d[0] * d[1])};
+    GT_ASSERT_OK(gt_mc_extract_stream(GT_DEVICE_CUDA, d, rd, &s, &p, 0, 7, &m, NULL));
+    double md;
+    assert_int_equal(mc_same_mesh(&one, &m, 1e-5, &md), 0);
+    gt_mc_mesh_free(&one);
+    gt_mc_mesh_free(&m);
+    free(v);
+}
+
 int main(void)
 {
     gt_test_require_gpu();
@@ -183,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_slabs),
         cmocka_unit_test(test_gpu_watertight),
         cmocka_unit_test(test_testdata_blobs),
+        cmocka_unit_test(test_bunny),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
