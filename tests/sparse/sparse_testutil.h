@@ -1,0 +1,88 @@
+/* Random sparse matrices for the sparse tests (header-only). */
+#ifndef SPARSE_TESTUTIL_H
+#define SPARSE_TESTUTIL_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "gt_test.h"
+#include "sparse/sparse.h"
+
+static inline double sp_val(gt_rng *r)
+{
+    double v = gt_rng_range(r, 0.1, 1.0); /* never 0: DIA drops zeros */
+    return gt_rng_uniform(r) < 0.5 ? -v : v;
+}
+
+/* variant 0: uniform density; 1: density with empty rows and one dense row;
+   2: banded (|i-j| <= 3 plus a few far entries); 3: power-law row lengths;
+   4: exactly 5 entries per row. Aborts on failure (tests only). */
+static inline void sp_random(gt_rng *r, int64_t n, int64_t m, double dens, int variant, gt_csr *out)
+{
+    int64_t cap = n * 8 + (int64_t)(dens * (double)n * (double)m * 1.2) + m + 16;
+    int32_t *ri = malloc((size_t)cap * 4), *ci = malloc((size_t)cap * 4);
+    double *v = malloc((size_t)cap * 8);
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (variant == 1 && i % 5 == 2) continue; /* empty rows */
+        if (variant == 1 && i == n / 2) {
+            for (int64_t j = 0; j < m && k < cap; j++) ri[k] = (int32_t)i, ci[k] = (int32_t)j, v[k++] = sp_val(r);
+            continue;
+        }
+        int64_t len;
+        if (variant == 3) len = (int64_t)(1.0 / pow(gt_rng_uniform(r) + 1e-3, 1.2)); /* heavy tail */
+        else if (variant == 4) len = 5;
+        else if (variant == 2) len = 0;
+        else len = (int64_t)(dens * (double)m + gt_rng_uniform(r) * 2);
+        if (len > m) len = m;
+        if (variant == 2)
+            for (int64_t j = i - 3; j <= i + 3; j++)
+                if (j >= 0 && j < m && k < cap) ri[k] = (int32_t)i, ci[k] = (int32_t)j, v[k++] = sp_val(r);
+        for (int64_t t = 0; t < len && k < cap; t++)
+            ri[k] = (int32_t)i, ci[k] = (int32_t)(gt_rng_u64(r) % (uint64_t)m), v[k++] = sp_val(r);
+        if (variant == 2 && gt_rng_uniform(r) < 0.05 && k < cap)
+            ri[k] = (int32_t)i, ci[k] = (int32_t)(gt_rng_u64(r) % (uint64_t)m), v[k++] = sp_val(r);
+    }
+    /* duplicates are summed: make them harmless by using |v| on repeats is not
+       needed; a sum of two values may be 0 only with probability ~0 */
+    if (gt_csr_from_triplets(n, m, k, ri, ci, v, out) != GT_OK) abort();
+    free(ri), free(ci), free(v);
+}
+
+/* Nonsymmetric, strictly diagonally dominant (diagonal = 1.5 * row sum + 1). */
+static inline void sp_diag_dominant(gt_rng *r, int64_t n, double dens, gt_csr *out)
+{
+    gt_csr a;
+    sp_random(r, n, n, dens, 0, &a);
+    int64_t cap = a.nnz + n;
+    int32_t *ri = malloc((size_t)cap * 4), *ci = malloc((size_t)cap * 4);
+    double *v = malloc((size_t)cap * 8);
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double s = 0;
+        for (int64_t p = a.ptr[i]; p < a.ptr[i + 1]; p++)
+            if (a.col[p] != i) ri[k] = (int32_t)i, ci[k] = a.col[p], v[k++] = a.val[p], s += fabs(a.val[p]);
+        ri[k] = (int32_t)i, ci[k] = (int32_t)i, v[k++] = 1.5 * s + 1.0;
+    }
+    if (gt_csr_from_triplets(n, n, k, ri, ci, v, out) != GT_OK) abort();
+    free(ri), free(ci), free(v), gt_csr_free(&a);
+}
+
+/* Same matrix (dimensions, pattern, values exactly); with keep_zeros false
+   explicit zeros of a are ignored. */
+static inline bool sp_csr_equal(const gt_csr *a, const gt_csr *b, bool keep_zeros)
+{
+    if (a->nrows != b->nrows || a->ncols != b->ncols) return false;
+    for (int64_t i = 0; i < a->nrows; i++) {
+        int64_t q = b->ptr[i];
+        for (int64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
+            if (!keep_zeros && a->val[p] == 0.0) continue;
+            if (q >= b->ptr[i + 1] || b->col[q] != a->col[p] || b->val[q] != a->val[p]) return false;
+            q++;
+        }
+        if (q != b->ptr[i + 1]) return false;
+    }
+    return true;
+}
+#endif
