@@ -85,4 +85,55 @@ static inline bool sp_csr_equal(const gt_csr *a, const gt_csr *b, bool keep_zero
     }
     return true;
 }
+/* A minimal Matrix Market coordinate reader for the tests (the program uses
+   lib/io). Returns false when the file is missing. */
+#include <stdio.h>
+#include <string.h>
+static inline bool sp_read_mtx(const char *path, gt_csr *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    char line[1024];
+    if (!fgets(line, sizeof line, f)) { fclose(f); return false; }
+    bool sym = strstr(line, "symmetric") != NULL, pattern = strstr(line, "pattern") != NULL;
+    do {
+        if (!fgets(line, sizeof line, f)) { fclose(f); return false; }
+    } while (line[0] == '%');
+    long long n, m, nz;
+    if (sscanf(line, "%lld %lld %lld", &n, &m, &nz) != 3) { fclose(f); return false; }
+    int32_t *r = malloc((size_t)(2 * nz + 1) * 4), *c = malloc((size_t)(2 * nz + 1) * 4);
+    double *v = malloc((size_t)(2 * nz + 1) * 8);
+    long long k = 0;
+    for (long long e = 0; e < nz; e++) {
+        long long i, j;
+        double x = 1;
+        if (!fgets(line, sizeof line, f)) break;
+        if (pattern ? sscanf(line, "%lld %lld", &i, &j) != 2 : sscanf(line, "%lld %lld %lf", &i, &j, &x) != 3) break;
+        r[k] = (int32_t)(i - 1), c[k] = (int32_t)(j - 1), v[k++] = x;
+        if (sym && i != j) r[k] = (int32_t)(j - 1), c[k] = (int32_t)(i - 1), v[k++] = x;
+    }
+    fclose(f);
+    bool ok = gt_csr_from_triplets(n, m, k, r, c, v, out) == GT_OK;
+    free(r), free(c), free(v);
+    return ok;
+}
+
+/* Real matrices: testdata/sparse, then the shared data folder. */
+static inline bool sp_real_matrix(const char *name, gt_csr *out)
+{
+    char p[1024];
+    const char *td = getenv("GT_TESTDATA"), *src = getenv("GT_SOURCE_DIR");
+    if (td) {
+        snprintf(p, sizeof p, "%s/sparse/%s", td, name);
+        if (sp_read_mtx(p, out)) return true;
+    }
+    if (src) {
+        snprintf(p, sizeof p, "%s/shared/data/matrices/%s", src, name);
+        if (sp_read_mtx(p, out)) return true;
+        snprintf(p, sizeof p, "%s/../shared/data/matrices/%s", src, name);
+        if (sp_read_mtx(p, out)) return true;
+    }
+    snprintf(p, sizeof p, "/work/shared/data/matrices/%s", name);
+    return sp_read_mtx(p, out);
+}
 #endif
