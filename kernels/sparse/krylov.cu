@@ -560,6 +560,11 @@ gt_status solve(gt_spd *d, gt_sp_format f, const gt_csr *host, const double *hb,
         }
     } gg{exec};
 
+    GT_CU(cudaStreamSynchronize(st));
+    cudaEvent_t ev0, ev1;
+    GT_CU(cudaEventCreate(&ev0));
+    GT_CU(cudaEventCreate(&ev1));
+    GT_CU(cudaEventRecord(ev0, st));
     long long seen = 0;
     double best = INFINITY;
     long long best_it = 0, window = o->stagnation > 0 ? o->stagnation : 1000;
@@ -580,6 +585,12 @@ gt_status solve(gt_spd *d, gt_sp_format f, const gt_csr *host, const double *hb,
         else
             for (int k = 0; k < chunk; k++) GT_TRY(S.launch_iter());
     }
+    GT_CU(cudaEventRecord(ev1, st));
+    GT_CU(cudaEventSynchronize(ev1));
+    float lms = 0;
+    GT_CU(cudaEventElapsedTime(&lms, ev0, ev1));
+    cudaEventDestroy(ev0), cudaEventDestroy(ev1);
+    res->loop_ms = lms;
     res->iters = h.kdone;
     if (h.kdone == 0) res->relres = sqrt(h.rr / h.bb);
     switch (h.flag) {

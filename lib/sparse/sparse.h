@@ -176,6 +176,7 @@ typedef struct gt_solve_result {
     double true_relres; /* ||b - A x|| / ||b|| recomputed from x */
     double tau;         /* Richardson step used */
     int ncolours;       /* multicolour Gauss-Seidel */
+    double loop_ms;     /* GPU: wall time of the iteration loop only (for ms/iteration) */
     char msg[256];      /* why it stopped, when not converged */
 } gt_solve_result;
 
