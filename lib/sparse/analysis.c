@@ -131,7 +131,7 @@ void gt_sp_print_info(const gt_sp_info *in, FILE *f)
     fprintf(f, "nnz           %lld (%.3g%% dense)\n", (long long)in->nnz,
             in->nrows && in->ncols ? 100.0 * (double)in->nnz / ((double)in->nrows * (double)in->ncols) : 0.0);
     fprintf(f, "symmetric     %s\n", in->symmetric ? "yes" : "no");
-    fprintf(f, "diag. dominant %s\n", in->diag_dominant ? "yes (strictly, by rows)" : "no");
+    fprintf(f, "diag dominant %s\n", in->diag_dominant ? "yes (strictly, by rows)" : "no");
     if (in->zero_diag_row >= 0)
         fprintf(f, "zero diagonal first at row %lld\n", (long long)in->zero_diag_row + 1);
     fprintf(f, "row length    min %lld  max %lld  mean %.2f  std %.2f  empty rows %lld\n",

@@ -343,6 +343,27 @@ static void test_gs_reference(void **st)
     gt_csr_free(&a);
 }
 
+static void test_real_matrices(void **st)
+{
+    (void)st;
+    gt_rng rng = {31};
+    gt_csr a;
+    /* testdata's principal submatrix of poisson4009: formats agree */
+    if (!sp_real_matrix("poisson4009_sub1000.mtx", &a)) fail_msg("testdata/sparse/poisson4009_sub1000.mtx missing");
+    assert_int_equal(a.nrows, 1000);
+    gt_sp_info in;
+    GT_ASSERT_OK(gt_sp_analyze(&a, &in));
+    assert_true(in.symmetric);
+    check_all_formats(&a, &rng);
+    gt_csr_free(&a);
+    /* bcsstk13 (shared data, when present): PCG reaches 1e-8 */
+    if (sp_real_matrix("bcsstk13.mtx", &a)) {
+        assert_int_equal(a.nrows, 2003);
+        solve_and_check(&a, GT_SOLVE_PCG, 1.0);
+        gt_csr_free(&a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,7 +372,7 @@ int main(void)
         cmocka_unit_test(test_auto_choice),   cmocka_unit_test(test_hyb_width),
         cmocka_unit_test(test_triplets_checks), cmocka_unit_test(test_colouring),
         cmocka_unit_test(test_solvers),       cmocka_unit_test(test_solver_failures),
-        cmocka_unit_test(test_gs_reference),
+        cmocka_unit_test(test_gs_reference),  cmocka_unit_test(test_real_matrices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
