@@ -186,8 +186,9 @@ void gt_solve_opts_init(gt_solve_opts *o);
  * that divide by it (message names the 1-based row). GT_ERR_DATA on failure. */
 gt_status gt_solve_check(const gt_csr *a, int64_t nb, gt_solve_method m);
 
-/* Richardson's tau from the Gershgorin bound: 2/(lmax + lmin) when all
- * Gershgorin discs lie right of 0, else 1/max row sum |a_ij|. */
+/* Richardson's tau from the Gershgorin bounds: 2/(lmax + lmin) when all
+ * Gershgorin discs lie right of 0; 1.9/lmax for symmetric matrices with a
+ * positive diagonal whose discs touch 0; else 1/max row sum |a_ij|. */
 double gt_richardson_tau(const gt_csr *a);
 
 /* CPU reference solver, double precision. x holds x0 on entry. Returns GT_OK
