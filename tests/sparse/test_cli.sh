@@ -41,6 +41,9 @@ check zerodiag 3 "$B" --device cpu --method jacobi "$T/zerodiag.mtx" -o "$T/r.mt
 rm -f "$T/r.mtx"; check notspd 1 "$B" --device cpu --method cg "$T/indef.mtx" -b "$T/bind.mtx" -o "$T/r.mtx"; has notspd-msg "$T/err" "bicgstab"; [ ! -e "$T/r.mtx" ] || { echo "FAIL notspd output"; fail=1; }
 rm -f "$T/r.mtx"; check maxiter 1 "$B" --device cpu --method jacobi --maxiter 3 "$T/lap.mtx" -o "$T/r.mtx"; has maxiter-msg "$T/err" "not converged after 3"; [ ! -e "$T/r.mtx" ] || { echo "FAIL maxiter output"; fail=1; }
 check empty 3 "$B" --device cpu "$T/empty.mtx" -o "$T/r.mtx"; has empty-msg "$T/err" "empty"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 x 1\n' > "$T/bad.mtx"
+check badfile 3 "$B" --device cpu "$T/bad.mtx" -o "$T/r.mtx"; has badfile-line "$T/err" "bad.mtx:4"
+check missing 1 "$B" --device cpu "$T/nonexistent.mtx" -o "$T/r.mtx"
 check info 0 "$B" --info "$T/lap.mtx"; has info-auto "$T/out" "auto format"; has info-sym "$T/out" "symmetric     yes"; has info-dia "$T/out" "^dia"
 check history 0 "$B" --device cpu --method cg --history "$T/h.txt" "$T/lap.mtx" -o "$T/x.mtx"
 it=$(grep -c -v '^#' "$T/h.txt"); grep -q "after $it iterations" "$T/err" && echo "ok history-lines" || { echo "FAIL history-lines ($it)"; cat "$T/err"; fail=1; }
