@@ -44,6 +44,7 @@ check empty 3 "$B" --device cpu "$T/empty.mtx" -o "$T/r.mtx"; has empty-msg "$T/
 printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 x 1\n' > "$T/bad.mtx"
 check badfile 3 "$B" --device cpu "$T/bad.mtx" -o "$T/r.mtx"; has badfile-line "$T/err" "bad.mtx:4"
 check missing 1 "$B" --device cpu "$T/nonexistent.mtx" -o "$T/r.mtx"
+GT_NO_GPU=1 check nogpu 4 "$B" --device cuda "$T/lap.mtx" -o "$T/r.mtx"
 check info 0 "$B" --info "$T/lap.mtx"; has info-auto "$T/out" "auto format"; has info-sym "$T/out" "symmetric     yes"; has info-dia "$T/out" "^dia"
 check history 0 "$B" --device cpu --method cg --history "$T/h.txt" "$T/lap.mtx" -o "$T/x.mtx"
 it=$(grep -c -v '^#' "$T/h.txt"); grep -q "after $it iterations" "$T/err" && echo "ok history-lines" || { echo "FAIL history-lines ($it)"; cat "$T/err"; fail=1; }
