@@ -51,4 +51,20 @@ it=$(grep -c -v '^#' "$T/h.txt"); grep -q "after $it iterations" "$T/err" && ech
 check verbose 0 "$B" --device cpu -v "$T/lap.mtx" -o "$T/x.mtx"; has verbose-format "$T/err" "format dia"; has verbose-method "$T/err" "method pcg"
 check bench 0 "$B" --device cpu --spmv-bench 2 "$T/lap.mtx"; has bench-table "$T/out" "GB/s"
 check timings 0 "$B" --device cpu --timings "$T/lap.mtx" -o "$T/x.mtx"; has timings-solve "$T/err" "solve"
+# the GPU path of the program, where a GPU is present (exit 4 otherwise)
+"$B" --device cuda -q "$T/lap.mtx" -o "$T/g.mtx" 2>/dev/null; grc=$?
+if [ $grc != 4 ]; then
+    for m in cg pcg bicgstab jacobi gauss-seidel richardson; do
+        for f in auto csr ell hyb; do
+            rm -f "$T/g.mtx"
+            check "gpu-$m-$f" 0 "$B" --device cuda --method $m --format $f --tol 1e-10 --maxiter 100000 "$T/lap.mtx" -o "$T/g.mtx"
+            if awk 'NR>3 && ($1 < 1-1e-6 || $1 > 1+1e-6) {bad=1} END {exit bad}' "$T/g.mtx"; then echo "ok gpu-$m-$f-ones"; else echo "FAIL gpu-$m-$f-ones"; fail=1; fi
+        done
+    done
+    check gpu-single 0 "$B" --device cuda --precision single --tol 1e-5 "$T/lap.mtx" -o "$T/g.mtx"
+    check gpu-bench 0 "$B" --device cuda --spmv-bench 5 "$T/lap.mtx"; has gpu-bench-merge "$T/out" "csr-merge"
+    rm -f "$T/g.mtx"; check gpu-notspd 1 "$B" --device cuda --method cg "$T/indef.mtx" -b "$T/bind.mtx" -o "$T/g.mtx"; has gpu-notspd-msg "$T/err" "bicgstab"
+else
+    echo "(no GPU: GPU runs of the program skipped)"
+fi
 exit $fail
