@@ -163,7 +163,7 @@ gt_status gt_tps_check_points(const double *src, size_t n, bool *planar)
 static void two_sided(double *K, size_t n, const double *v, double tau, double *p)
 {
     if (tau == 0.0) return;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > 256)
     for (size_t i = 0; i < n; i++) { /* p = tau K v (K symmetric: row i = column i) */
         const double *col = K + i * n;
         double s = 0.0;
@@ -174,7 +174,7 @@ static void two_sided(double *K, size_t n, const double *v, double tau, double *
     for (size_t i = 0; i < n; i++) vp += v[i] * p[i];
     double h = 0.5 * tau * vp;
     for (size_t i = 0; i < n; i++) p[i] -= h * v[i];
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > 256)
     for (size_t j = 0; j < n; j++) {
         double *col = K + j * n;
         double vj = v[j], pj = p[j];
@@ -455,7 +455,7 @@ static gt_status fit_cpu(const double *src, size_t n, int m, double *X, double *
         return GT_ERR_RUNTIME;
     }
     double t0 = gt_now_ms();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > 256)
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < n; i++) {
             double dx = src[3 * i] - src[3 * j], dy = src[3 * i + 1] - src[3 * j + 1],
@@ -611,7 +611,7 @@ fail:
 
 void gt_tps_eval_cpu(const gt_tps *t, const double *p, size_t npts, double *out)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (npts * t->n > 100000)
     for (size_t q = 0; q < npts; q++) {
         double x = p[3 * q], y = p[3 * q + 1], z = p[3 * q + 2];
         double f[3];
