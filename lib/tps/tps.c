@@ -163,7 +163,7 @@ gt_status gt_tps_check_points(const double *src, size_t n, bool *planar)
 static void two_sided(double *K, size_t n, const double *v, double tau, double *p)
 {
     if (tau == 0.0) return;
-#pragma omp parallel for schedule(static) if (n > 256)
+#pragma omp parallel for schedule(static) if (n > 512)
     for (size_t i = 0; i < n; i++) { /* p = tau K v (K symmetric: row i = column i) */
         const double *col = K + i * n;
         double s = 0.0;
@@ -174,7 +174,7 @@ static void two_sided(double *K, size_t n, const double *v, double tau, double *
     for (size_t i = 0; i < n; i++) vp += v[i] * p[i];
     double h = 0.5 * tau * vp;
     for (size_t i = 0; i < n; i++) p[i] -= h * v[i];
-#pragma omp parallel for schedule(static) if (n > 256)
+#pragma omp parallel for schedule(static) if (n > 512)
     for (size_t j = 0; j < n; j++) {
         double *col = K + j * n;
         double vj = v[j], pj = p[j];
@@ -198,19 +198,44 @@ static void apply_h(double *Y, size_t n, int nb, const double *v, double tau)
  * lower), from the symmetric input. Returns false when not positive definite. */
 static bool cholesky(double *A, size_t ld, size_t N)
 {
-    for (size_t j = 0; j < N; j++) {
-        double *rj = A + j * ld;
-        double s = rj[j];
-        for (size_t k = 0; k < j; k++) s -= rj[k] * rj[k];
-        if (!(s > 0.0)) return false;
-        double l = sqrt(s);
-        rj[j] = l;
-#pragma omp parallel for schedule(static) if (N - j > 256)
-        for (size_t i = j + 1; i < N; i++) {
+    /* blocked right-looking: every inner product runs over contiguous row
+     * pieces of length <= NB */
+    enum { NB = 64 };
+    for (size_t kb = 0; kb < N; kb += NB) {
+        size_t ke = kb + NB < N ? kb + NB : N;
+        for (size_t j = kb; j < ke; j++) { /* diagonal block */
+            double *rj = A + j * ld;
+            double s = rj[j];
+            for (size_t k = kb; k < j; k++) s -= rj[k] * rj[k];
+            if (!(s > 0.0)) return false;
+            rj[j] = sqrt(s);
+            for (size_t i = j + 1; i < ke; i++) {
+                double *ri = A + i * ld, t = ri[j];
+                for (size_t k = kb; k < j; k++) t -= ri[k] * rj[k];
+                ri[j] = t / rj[j];
+            }
+        }
+        /* panel below the diagonal block, then the trailing update */
+#pragma omp parallel for schedule(dynamic, 16) if (N - ke > 512)
+        for (size_t i = ke; i < N; i++) {
             double *ri = A + i * ld;
-            double t = ri[j];
-            for (size_t k = 0; k < j; k++) t -= ri[k] * rj[k];
-            ri[j] = t / l;
+            for (size_t j = kb; j < ke; j++) {
+                const double *rj = A + j * ld;
+                double t = ri[j];
+                for (size_t k = kb; k < j; k++) t -= ri[k] * rj[k];
+                ri[j] = t / rj[j];
+            }
+        }
+        /* (a separate loop: row i's update reads the panel of rows j <= i) */
+#pragma omp parallel for schedule(dynamic, 16) if (N - ke > 512)
+        for (size_t i = ke; i < N; i++) {
+            double *ri = A + i * ld;
+            for (size_t j = ke; j <= i; j++) {
+                const double *rj = A + j * ld;
+                double t = 0.0;
+                for (size_t k = kb; k < ke; k++) t += ri[k] * rj[k];
+                ri[j] -= t;
+            }
         }
     }
     return true;
@@ -257,7 +282,7 @@ gt_status gt_tps_syev_apply(double *S, size_t ld, size_t m, double *d, double *b
         S[k + (k + 1) * ld] = beta;
         /* trailing block T = S[k+1.., k+1..]: T <- H T H (lower+upper kept) */
         double *T = S + (k + 1) + (k + 1) * ld;
-#pragma omp parallel for schedule(static) if (len > 256)
+#pragma omp parallel for schedule(static) if (len > 512)
         for (size_t i = 0; i < len; i++) {
             const double *col = T + i * ld;
             double t = 0.0;
@@ -268,7 +293,7 @@ gt_status gt_tps_syev_apply(double *S, size_t ld, size_t m, double *d, double *b
         for (size_t i = 0; i < len; i++) vp += v[i] * p[i];
         double h = 0.5 * tau * vp;
         for (size_t i = 0; i < len; i++) p[i] -= h * v[i];
-#pragma omp parallel for schedule(static) if (len > 256)
+#pragma omp parallel for schedule(static) if (len > 512)
         for (size_t j = 0; j < len; j++) {
             double *col = T + j * ld;
             for (size_t i = 0; i < len; i++) col[i] -= v[i] * p[j] + p[i] * v[j];
@@ -455,7 +480,7 @@ static gt_status fit_cpu(const double *src, size_t n, int m, double *X, double *
         return GT_ERR_RUNTIME;
     }
     double t0 = gt_now_ms();
-#pragma omp parallel for schedule(static) if (n > 256)
+#pragma omp parallel for schedule(static) if (n > 512)
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < n; i++) {
             double dx = src[3 * i] - src[3 * j], dy = src[3 * i + 1] - src[3 * j + 1],
