@@ -7,12 +7,15 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include <cstdlib>
+
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/tps/tps_cuda.h"
 
 static cublasHandle_t g_blas;
 static cusolverDnHandle_t g_sol;
+static cusolverDnParams_t g_par; // for the 64-bit API (potrf/potrs/syevd: n^2 > 2^31 elements)
 static bool g_init;
 
 extern "C" gt_status gt_tps_cuda_init(gt_timings *tm)
@@ -22,6 +25,7 @@ extern "C" gt_status gt_tps_cuda_init(gt_timings *tm)
     GT_CU(cudaFree(0)); // make sure the context exists
     GT_CUBLAS(cublasCreate(&g_blas));
     GT_CUSOLVER(cusolverDnCreate(&g_sol));
+    GT_CUSOLVER(cusolverDnCreateParams(&g_par));
     g_init = true;
     if (tm) gt_timings_add(tm, "context", gt_now_ms() - t0);
     return GT_OK;
@@ -33,6 +37,8 @@ struct gt_tps_cuda_fit {
     double *K, *X, *tau, *Y, *W, *work;
     int lwork;
     int *info;
+    void *xdev, *xhost; // potrf workspace (64-bit API)
+    size_t xdev_bytes, xhost_bytes;
 };
 
 __device__ __forceinline__ double tps_u(int kernel, double r2)
@@ -86,6 +92,8 @@ extern "C" void gt_tps_cuda_fit_free(gt_tps_cuda_fit *f)
     gt_cu_free(f->W);
     gt_cu_free(f->work);
     gt_cu_free(f->info);
+    gt_cu_free(f->xdev);
+    free(f->xhost);
     delete f;
 }
 
@@ -103,7 +111,7 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
     const int ni = (int)n;
     double *dc = nullptr;
     gt_timer t;
-    gt_timer_start(&t, true, nullptr);
+    double t_alloc = gt_now_ms();
     GT_TRY(gt_cu_malloc((void **)&f->K, n * n * sizeof(double), "kernel matrix"));
     GT_TRY(gt_cu_malloc((void **)&f->X, n * m * sizeof(double), "design matrix"));
     GT_TRY(gt_cu_malloc((void **)&f->tau, 4 * sizeof(double), "reflector scales"));
@@ -111,6 +119,8 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
     GT_TRY(gt_cu_malloc((void **)&f->W, n * 3 * sizeof(double), "weights"));
     GT_TRY(gt_cu_malloc((void **)&f->info, sizeof(int), "solver info"));
     GT_TRY(gt_cu_malloc((void **)&dc, n * 3 * sizeof(double), "control points"));
+    if (tm) gt_timings_add(tm, "allocate", gt_now_ms() - t_alloc);
+    gt_timer_start(&t, true, nullptr);
     gt_status st = GT_OK;
 #define CHK(x) do { st = (x); if (st != GT_OK) goto done; } while (0)
     CHK(gt_cu_memcpy_h2d(dc, c, n * 3 * sizeof(double), nullptr));
@@ -139,12 +149,18 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
                                         f->tau, f->W, ni, &l),
             "ormqr_bufferSize", __FILE__, __LINE__));
         lw = l > lw ? l : lw;
-        CHK(gt_cusolver_status_from(cusolverDnDpotrf_bufferSize(g_sol, CUBLAS_FILL_MODE_LOWER,
-                                                                ni - m, B, ni, &l),
-                                    "potrf_bufferSize", __FILE__, __LINE__));
-        lw = l > lw ? l : lw;
         f->lwork = lw > 1 ? lw : 1;
         CHK(gt_cu_malloc((void **)&f->work, (size_t)f->lwork * sizeof(double), "solver workspace"));
+        CHK(gt_cusolver_status_from(
+            cusolverDnXpotrf_bufferSize(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)(n - m),
+                                        CUDA_R_64F, B, (int64_t)n, CUDA_R_64F, &f->xdev_bytes,
+                                        &f->xhost_bytes),
+            "Xpotrf_bufferSize", __FILE__, __LINE__));
+        CHK(gt_cu_malloc(&f->xdev, f->xdev_bytes ? f->xdev_bytes : 8, "Cholesky workspace"));
+        if (f->xhost_bytes) {
+            f->xhost = malloc(f->xhost_bytes);
+            if (!f->xhost) CHK(gt_fail(GT_ERR_RUNTIME, "out of host memory for the Cholesky workspace"));
+        }
     }
     gt_timer_start(&t, true, nullptr);
     {
@@ -192,7 +208,8 @@ extern "C" gt_status gt_tps_cuda_spectrum(gt_tps_cuda_fit *f, double *d, double 
 {
     const size_t n = f->n, N = n - f->m;
     const int Ni = (int)N;
-    double *S = nullptr, *dd = nullptr, *dz = nullptr, *wk = nullptr;
+    double *S = nullptr, *dd = nullptr, *dz = nullptr;
+    void *wk = nullptr, *hk = nullptr;
     gt_status st = GT_OK;
     gt_timer t;
     gt_timer_start(&t, true, nullptr);
@@ -205,16 +222,22 @@ extern "C" gt_status gt_tps_cuda_spectrum(gt_tps_cuda_fit *f, double *d, double 
                                        cudaMemcpyDeviceToDevice),
                           "copy Q2^T K Q2", __FILE__, __LINE__));
     {
-        int lw = 0;
-        CHK(gt_cusolver_status_from(cusolverDnDsyevd_bufferSize(g_sol, CUSOLVER_EIG_MODE_VECTOR,
-                                                                CUBLAS_FILL_MODE_LOWER, Ni, S,
-                                                                Ni, dd, &lw),
-                                    "syevd_bufferSize", __FILE__, __LINE__));
-        CHK(gt_cu_malloc((void **)&wk, (size_t)(lw > 1 ? lw : 1) * sizeof(double), "syevd workspace"));
-        CHK(gt_cusolver_status_from(cusolverDnDsyevd(g_sol, CUSOLVER_EIG_MODE_VECTOR,
-                                                     CUBLAS_FILL_MODE_LOWER, Ni, S, Ni, dd, wk,
-                                                     lw, f->info),
-                                    "syevd", __FILE__, __LINE__));
+        size_t dbytes = 0, hbytes = 0;
+        CHK(gt_cusolver_status_from(
+            cusolverDnXsyevd_bufferSize(g_sol, g_par, CUSOLVER_EIG_MODE_VECTOR,
+                                        CUBLAS_FILL_MODE_LOWER, (int64_t)N, CUDA_R_64F, S,
+                                        (int64_t)N, CUDA_R_64F, dd, CUDA_R_64F, &dbytes, &hbytes),
+            "Xsyevd_bufferSize", __FILE__, __LINE__));
+        CHK(gt_cu_malloc(&wk, dbytes ? dbytes : 8, "syevd workspace"));
+        if (hbytes) {
+            hk = malloc(hbytes);
+            if (!hk) CHK(gt_fail(GT_ERR_RUNTIME, "out of host memory for the syevd workspace"));
+        }
+        CHK(gt_cusolver_status_from(
+            cusolverDnXsyevd(g_sol, g_par, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER,
+                             (int64_t)N, CUDA_R_64F, S, (int64_t)N, CUDA_R_64F, dd, CUDA_R_64F, wk,
+                             dbytes, hk, hbytes, f->info),
+            "Xsyevd", __FILE__, __LINE__));
         int h = 0;
         CHK(gt_cu_status_from(cudaMemcpy(&h, f->info, sizeof h, cudaMemcpyDeviceToHost),
                               "syevd info", __FILE__, __LINE__));
@@ -236,6 +259,7 @@ done:
     gt_cu_free(dd);
     gt_cu_free(dz);
     gt_cu_free(wk);
+    free(hk);
     return st;
 }
 
@@ -252,8 +276,9 @@ extern "C" gt_status gt_tps_cuda_solve(gt_tps_cuda_fit *f, double lambda, double
         tps_add_diag<<<gt_grid(n - m, 256, 4096), 256>>>(B, n, n - m, lambda);
         GT_CU_LAUNCH("tps_add_diag");
     }
-    GT_CUSOLVER(cusolverDnDpotrf(g_sol, CUBLAS_FILL_MODE_LOWER, Ni, B, ni, f->work, f->lwork,
-                                 f->info));
+    GT_CUSOLVER(cusolverDnXpotrf(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)Ni, CUDA_R_64F, B,
+                                 (int64_t)ni, CUDA_R_64F, f->xdev, f->xdev_bytes, f->xhost,
+                                 f->xhost_bytes, f->info));
     stage_end(&t, tm, "Cholesky");
     int h = 0;
     GT_CU(cudaMemcpy(&h, f->info, sizeof h, cudaMemcpyDeviceToHost));
@@ -264,8 +289,8 @@ extern "C" gt_status gt_tps_cuda_solve(gt_tps_cuda_fit *f, double lambda, double
     }
     gt_timer_start(&t, true, nullptr);
     GT_CU(cudaMemcpyAsync(f->W, f->Y, n * 3 * sizeof(double), cudaMemcpyDeviceToDevice, 0));
-    GT_CUSOLVER(cusolverDnDpotrs(g_sol, CUBLAS_FILL_MODE_LOWER, Ni, 3, B, ni, f->W + m, ni,
-                                 f->info));
+    GT_CUSOLVER(cusolverDnXpotrs(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)Ni, 3, CUDA_R_64F,
+                                 B, (int64_t)ni, CUDA_R_64F, f->W + m, (int64_t)ni, f->info));
     // top rows: (Q^T Y)[0:m] - (Q^T K Q)[0:m, m:] z   (disjoint rows of W)
     const double mone = -1.0, one = 1.0;
     GT_CUBLAS(cublasDgemm(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, m, 3, Ni, &mone, f->K + (size_t)m * n,
