@@ -69,6 +69,10 @@ printf '0 0 0\n1 1 1\n2 2 2\n3 3 3\n4 4 4\n' > "$tmp/line.in"
 bad "collinear points" "collinear" "$tmp/line.in" "$tmp/line.in"
 printf '0 0 1\n1 0 0\n0 1 0\n0.5 0.5 0\n0.2 0.3 0.5\n0.1 0.1 0.8\n' > "$tmp/plane.in"
 bad "coplanar points" "coplanar" "$tmp/plane.in" "$tmp/plane.in"
+bad "not positive definite at lambda = 0" "not positive definite" "$td/near.txt" "$td/near.txt"
+run --lambda 0.1 "$td/near.txt" "$td/near.txt" -o "$tmp/pn.txt"
+check "near-coincident points fit with lambda > 0" '[ $rc -eq 0 ]'
+rm -f "$tmp/pn.txt"
 printf '0 0 0\n1 0 0\n0 1 0\n0 0 1\nnan 1 1\n' > "$tmp/nan.in"
 rm -f "$tmp/out.txt"; run "$tmp/nan.in" "$tmp/nan.in" -o "$tmp/out.txt"
 check "NaN: exit 3, no output" '[ $rc -eq 3 ] && [ ! -e "$tmp/out.txt" ]'
@@ -94,5 +98,16 @@ if [ $rc -eq 0 ]; then
   check "identity volume warp keeps the voxels" 'cmp -s <(tail -c 480 "$tmp/v.nrrd") <(tail -c 480 "$tmp/o.nrrd")'
 else
   echo "note: --apply-volume unavailable here ($out)"
+fi
+# on a GPU host: the CUDA fit and apply agree with the CPU ones
+out=$("$prog" --device cuda "$td/src.txt" "$td/dst.txt" -o "$tmp/pc.txt" 2>&1); rc=$?
+if [ $rc -eq 4 ]; then
+  echo "note: no GPU, CUDA comparison skipped"
+else
+  d=$(paste <(grep -E '^-?[0-9]' "$tmp/p.txt") <(grep -E '^-?[0-9]' "$tmp/pc.txt") | awk '{for(i=1;i<=6;i++){d=$i-$(i+6); if(d<0)d=-d; if(d>m)m=d; a=$i<0?-$i:$i; if(a>s)s=a}} END{printf "%.3g", m/s}')
+  check "CUDA params = CPU params (rel $d)" '[ $rc -eq 0 ] && awk -v e="$d" "BEGIN{exit !(e < 1e-9)}"'
+  out=$("$prog" --device cuda --params "$tmp/pc.txt" --apply "$td/src.txt" -o "$tmp/wc.txt" 2>&1); rc=$?
+  d=$(paste "$tmp/wc.txt" <(grep -v '^#' "$td/dst.txt") | awk '{for(i=1;i<=3;i++){d=$i-$(i+3); if(d<0)d=-d; if(d>m)m=d}} END{printf "%.3g", m+0}')
+  check "CUDA apply interpolates (max err $d)" '[ $rc -eq 0 ] && awk -v e="$d" "BEGIN{exit !(e < 1e-9)}"'
 fi
 exit $fail
