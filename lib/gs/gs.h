@@ -151,6 +151,8 @@ gt_status gt_gs_gpu_render(gt_gs_gpu *g, const gt_gs_camera *c, gt_gs_image *out
 /* Number of (Gaussian, tile) pairs of the last frame. */
 size_t gt_gs_gpu_last_pairs(const gt_gs_gpu *g);
 void gt_gs_gpu_destroy(gt_gs_gpu *g);
+/* Most device memory held at once since the process started (0 without CUDA). */
+size_t gt_gs_gpu_peak_bytes(void);
 
 /* Dispatch: CUDA (gt_gs_gpu for one frame) or the CPU reference. */
 gt_status gt_gs_render(bool use_gpu, const gt_gs_scene *s, const gt_gs_camera *c,

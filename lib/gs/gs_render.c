@@ -7,6 +7,7 @@
 #include "gt_config.h"
 
 #if GT_HAVE_CUDA
+#include "kernels/common/cu_runtime.h"
 #include "kernels/gs/gs_cuda.h"
 #endif
 
@@ -73,6 +74,15 @@ gt_status gt_gs_gpu_render(gt_gs_gpu *g, const gt_gs_camera *c, gt_gs_image *out
 size_t gt_gs_gpu_last_pairs(const gt_gs_gpu *g)
 {
     return g ? g->last_pairs : 0;
+}
+
+size_t gt_gs_gpu_peak_bytes(void)
+{
+#if GT_HAVE_CUDA
+    return gt_cu_peak_bytes();
+#else
+    return 0;
+#endif
 }
 
 void gt_gs_gpu_destroy(gt_gs_gpu *g)
