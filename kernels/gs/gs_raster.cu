@@ -18,15 +18,11 @@
 #include "kernels/common/cu_prim.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/gs/gs_cuda.h"
+#include "gs/gs_cull.h"
 
 #define TILE 16
 #define BLOCK (TILE * TILE)
 #define NEAR_Z 0.2f
-// Culling margin on ln(255 o): tiles are kept when the ellipse for alpha >=
-// (1/255) e^-MARGIN touches them, and the pixel-centre box is widened by
-// half a pixel, so float rounding can never drop a contributing Gaussian.
-#define CULL_MARGIN 0.05f
-#define CULL_PAD 0.5f
 
 __constant__ float c_sh_c2[5] = {1.0925484305920792f, -1.0925484305920792f, 0.31539156525252005f,
                                  -1.0925484305920792f, 0.5462742152960396f};
@@ -107,44 +103,6 @@ struct Cam {
     int W, H, gx, gy;
 };
 
-// Determinant of (a b; b c) rounded step by step (never contracted to an
-// FMA), so that k_preprocess and k_duplicate compute bit-identical spans.
-__device__ __forceinline__ float det2(float a, float b, float c)
-{
-    return __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, b));
-}
-
-// Columns [*lo, *hi) of tile row ty that the culling ellipse touches, within
-// the bounding-square columns [x0, x1). Ellipse: u^T Sigma^-1 u <= tau2,
-// u = pixel - centre, Sigma = (a b; b c) the 2-D covariance (with +0.3).
-__device__ __forceinline__ void row_span(float px, float py, float a, float b, float c, float det,
-                                         float tau2, int ty, int x0, int x1, int *lo, int *hi)
-{
-    *lo = x0;
-    *hi = x0;
-    float ylo = (float)(ty * TILE) - py - CULL_PAD;
-    float yhi = (float)(ty * TILE + TILE - 1) - py + CULL_PAD;
-    float Y = sqrtf(tau2 * c);
-    ylo = fmaxf(ylo, -Y);
-    yhi = fminf(yhi, Y);
-    if (ylo > yhi) return;
-    float k = b / c;
-    float s = sqrtf(det / c);
-    float ur = b * sqrtf(tau2 / a); // uy of the rightmost point
-    float uyr = fminf(fmaxf(ur, ylo), yhi);
-    float uyl = fminf(fmaxf(-ur, ylo), yhi);
-    float xmax = k * uyr + sqrtf(fmaxf(0.0f, tau2 - uyr * uyr / c)) * s + CULL_PAD;
-    float xmin = k * uyl - sqrtf(fmaxf(0.0f, tau2 - uyl * uyl / c)) * s - CULL_PAD;
-    float flo = ceilf((px + xmin - (TILE - 1)) / TILE);
-    float fhi = floorf((px + xmax) / TILE) + 1.0f;
-    flo = fminf(fmaxf(flo, (float)x0), (float)x1);
-    fhi = fminf(fmaxf(fhi, (float)x0), (float)x1);
-    if (fhi > flo) {
-        *lo = (int)flo;
-        *hi = (int)fhi;
-    }
-}
-
 __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg, int antialias, Cam cam,
                                                     const float4 *__restrict__ pos_op,
                                                     const float *__restrict__ cov3,
@@ -191,13 +149,13 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
         float det0 = ca * cc - cb * cb;
         ca += 0.3f;
         cc += 0.3f;
-        float det = det2(ca, cb, cc);
+        float det = gs_det2(ca, cb, cc);
         if (det == 0.0f) continue;
         float opac = po.w;
         if (antialias) opac *= sqrtf(fmaxf(0.0f, det0 / det));
-        // ln(255 o): alpha >= 1/255 needs power >= -ln(255 o)
-        float tau = logf(255.0f * opac) + CULL_MARGIN;
-        if (!(tau > 0.0f) || !(det > 0.0f)) continue; // cannot reach alpha 1/255 anywhere
+        // alpha >= 1/255 needs power >= -ln(255 o) (gs_cull.h)
+        float tau2 = gs_cull_tau2(opac);
+        if (!(tau2 > 0.0f) || !(det > 0.0f)) continue; // cannot reach alpha 1/255 anywhere
         float dinv = 1.0f / det;
         float mid = 0.5f * (ca + cc);
         float disc = sqrtf(fmaxf(0.1f, mid * mid - det));
@@ -209,11 +167,10 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
         int x1 = min(cam.gx, max(0, (int)((px + radius + TILE - 1) / TILE)));
         int y1 = min(cam.gy, max(0, (int)((py + radius + TILE - 1) / TILE)));
         if ((x1 - x0) * (y1 - y0) == 0) continue;
-        float tau2 = 2.0f * tau;
         uint32_t cnt = 0;
         for (int r = y0; r < y1; r++) {
             int lo, hi;
-            row_span(px, py, ca, cb, cc, det, tau2, r, x0, x1, &lo, &hi);
+            gs_row_span(px, py, ca, cb, cc, det, tau2, r, x0, x1, &lo, &hi);
             cnt += (uint32_t)(hi - lo);
         }
         if (cnt == 0) continue;
@@ -282,13 +239,13 @@ __global__ void __launch_bounds__(256) k_duplicate(size_t n, int gx, uint32_t nt
         size_t off = offsets[i];
         float2 p = xy[i];
         float4 cv = cull[i];
-        float det = det2(cv.x, cv.y, cv.z);
+        float det = gs_det2(cv.x, cv.y, cv.z);
         ushort4 r = rect[i];
         uint64_t dbits = (uint64_t)__float_as_uint(rgbd[i].w);
         uint32_t w = 0;
         for (int ty = r.y; ty < r.w && w < cnt; ty++) {
             int lo, hi;
-            row_span(p.x, p.y, cv.x, cv.y, cv.z, det, cv.w, ty, r.x, r.z, &lo, &hi);
+            gs_row_span(p.x, p.y, cv.x, cv.y, cv.z, det, cv.w, ty, r.x, r.z, &lo, &hi);
             for (int tx = lo; tx < hi && w < cnt; tx++, w++) {
                 keys[off + w] = ((uint64_t)((uint32_t)ty * (uint32_t)gx + (uint32_t)tx) << 32) | dbits;
                 vals[off + w] = (uint32_t)i;
