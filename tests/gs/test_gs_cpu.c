@@ -4,6 +4,7 @@
  * cameras.json parsing. */
 #include <math.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -389,6 +390,45 @@ static void test_orbit(void **state)
     }
 }
 
+/* .splat: 32-byte records decode to position, scale, colour, opacity and a
+ * unit quaternion; a size that is not a multiple of 32 is an error */
+static void test_splat_reader(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gs_test_XXXXXX.splat";
+    int fd = mkstemps(path, 6);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "wb");
+    float v[6] = {1.5f, -2.0f, 3.25f, 0.1f, 0.2f, 0.3f};
+    unsigned char rgba[4] = {255, 128, 0, 204}, rot[4] = {128 + 64, 128, 128, 128 + 64};
+    for (int k = 0; k < 2; k++) {
+        fwrite(v, sizeof v, 1, f);
+        fwrite(rgba, 4, 1, f);
+        fwrite(rot, 4, 1, f);
+    }
+    fclose(f);
+    gt_gs_scene s;
+    GT_ASSERT_OK(gt_gs_scene_read_splat(path, &s));
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.sh_degree, 0);
+    for (int k = 0; k < 3; k++) {
+        assert_float_equal(s.pos[3 + k], v[k], 0);
+        assert_float_equal(s.scale[3 + k], v[3 + k], 0);
+    }
+    assert_float_equal(s.opacity[1], 0.8f, 1e-6);
+    /* colour through the degree-0 SH: C0 * dc + 0.5 = byte / 255 */
+    for (int c = 0; c < 3; c++) assert_float_equal(GT_GS_SH_C0 * s.sh[3 + c] + 0.5f, rgba[c] / 255.0f, 1e-6);
+    assert_float_equal(s.rot[4], sqrtf(0.5f), 1e-6);
+    assert_float_equal(s.rot[7], sqrtf(0.5f), 1e-6);
+    gt_gs_scene_free(&s);
+    f = fopen(path, "ab");
+    fputc(0, f);
+    fclose(f);
+    assert_int_equal(gt_gs_scene_read_splat(path, &s), GT_ERR_DATA);
+    assert_non_null(strstr(gt_errmsg(), "multiple of 32"));
+    remove(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_order_independent),    cmocka_unit_test(test_sh_against_direct),
         cmocka_unit_test(test_camera_conventions),   cmocka_unit_test(test_antialias_compensation),
         cmocka_unit_test(test_cameras_json_errors),  cmocka_unit_test(test_orbit),
+        cmocka_unit_test(test_splat_reader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
