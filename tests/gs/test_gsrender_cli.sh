@@ -51,6 +51,17 @@ hdr=$(head -n1 "$T/s.y4m" | wc -c)
 want=$((hdr + 2 * (6 + 32 * 24 * 3 / 2)))
 [ $rc -eq 0 ] && [ "$(head -c 9 "$T/s.y4m")" = YUV4MPEG2 ] && [ "$sz" -eq "$want" ] && ok "orbit y4m ($sz bytes)" || bad "orbit y4m rc $rc size $sz want $want"
 
+if command -v ffmpeg >/dev/null; then
+  ffmpeg -v error -i "$T/s.y4m" -f null - 2>"$T/ff" && ok "ffmpeg reads the Y4M" || bad "ffmpeg: $(head -c 300 "$T/ff")"
+fi
+
+# the CUDA path through the CLI, where a GPU is present (exit 4 otherwise)
+$BIN --device cuda -q "$TD/scene.ply" --cameras "$TD/cameras.json" --view 0 --timings -o "$T/g.png" 2>"$T/err"
+rc=$?
+if [ $rc -eq 4 ]; then echo "skip cuda path: no GPU"
+elif [ $rc -eq 0 ] && [ "$(png_wh "$T/g.png")" = 160x90 ] && grep -q "peak GPU memory" "$T/err"; then ok "cuda render + timings"
+else bad "cuda path rc $rc: $(head -c 300 "$T/err")"; fi
+
 # bad input: clear errors, exit codes, no output file
 expect 3 "not a 3D Gaussian Splatting scene" not-3dgs -- $G "$TD/notgs.ply" -o "$T/x1.png"
 [ ! -e "$T/x1.png" ] && ok "no output on bad scene" || bad "output left on bad scene"
