@@ -1,6 +1,7 @@
 /* gsrender: render a 3D Gaussian Splatting scene (the reference
  * rasterizer's forward pass) to PNG, a PNG sequence or a Y4M stream. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,70 @@ static gt_status write_depth(const char *path, const gt_gs_image *im)
     return st;
 }
 
+/* Orbit frames are written by a second thread while the next frame
+ * renders (two image buffers), so that RGB->YUV conversion, PNG encoding and
+ * the pipe overlap the GPU work. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int posted, written;
+    bool stop;
+    gt_status st;
+    char msg[1024];
+    gt_gs_image *im; /* [2] */
+    bool y4m, alpha;
+    const char *pattern;
+    gt_yuv_writer *yw;
+    uint8_t *rgb, *yuv;
+    gt_pixfmt pf;
+    double write_ms;
+    gt_progress *pg;
+} frame_writer;
+
+static gt_status write_one(frame_writer *w, int f)
+{
+    const gt_gs_image *im = &w->im[f % 2];
+    if (w->y4m) {
+        size_t np = (size_t)im->w * im->h;
+        for (size_t i = 0; i < np; i++) memcpy(w->rgb + 3 * i, im->rgba8 + 4 * i, 3);
+        GT_TRY(gt_rgb_to_yuv(w->rgb, im->w, im->h, GT_BT601, GT_RANGE_LIMITED, w->yuv, w->pf));
+        return gt_yuv_write_frame(w->yw, w->yuv);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, w->pattern, f);
+    return write_png(path, im, w->alpha);
+}
+
+static void *writer_main(void *arg)
+{
+    frame_writer *w = arg;
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        while (w->posted == w->written && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
+        if (w->posted == w->written) {
+            pthread_mutex_unlock(&w->mu);
+            break;
+        }
+        int f = w->written;
+        pthread_mutex_unlock(&w->mu);
+        double t0 = gt_now_ms();
+        gt_status st = write_one(w, f);
+        w->write_ms += gt_now_ms() - t0;
+        pthread_mutex_lock(&w->mu);
+        if (st != GT_OK) {
+            w->st = st;
+            snprintf(w->msg, sizeof w->msg, "%s", gt_errmsg());
+        } else {
+            w->written = f + 1;
+        }
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        if (st != GT_OK) break;
+        gt_progress_update(w->pg, f + 1, NULL);
+    }
+    return NULL;
+}
+
 static gt_status run(opts *o)
 {
     gt_timings tm;
@@ -146,6 +211,8 @@ static gt_status run(opts *o)
     gt_gs_gpu *g = NULL;
     gt_gs_image im;
     memset(&im, 0, sizeof im);
+    gt_gs_image im2[2];
+    memset(im2, 0, sizeof im2);
     gt_yuv_writer *yw = NULL;
     uint8_t *rgb = NULL, *yuv = NULL;
 
@@ -210,7 +277,12 @@ static gt_status run(opts *o)
             GT_OK)
             goto out;
     int W = one ? single.width : o->w, H = one ? single.height : o->h;
-    if ((st = gt_gs_image_alloc(&im, W, H)) != GT_OK) goto out;
+    if (one) {
+        if ((st = gt_gs_image_alloc(&im, W, H)) != GT_OK) goto out;
+    } else {
+        for (int k = 0; k < 2; k++)
+            if ((st = gt_gs_image_alloc(&im2[k], W, H)) != GT_OK) goto out;
+    }
 
     if (gpu) {
         gt_timer_start(&t, false, NULL);
@@ -247,35 +319,64 @@ static gt_status run(opts *o)
     gt_progress pg;
     gt_progress_start(&pg, "frames", nframes);
     double t_all = gt_now_ms();
-    for (int f = 0; f < nframes; f++) {
-        gt_gs_camera cam = single;
-        if (!one &&
-            (st = gt_gs_camera_orbit(&cam, centre, up, radius, o->oelev, f, nframes, o->fovy, W, H)) != GT_OK)
-            break;
-        if (gpu) {
-            int what = GT_GS_OUT_RGBA8 | (o->depth ? GT_GS_OUT_AUX : 0);
-            st = gt_gs_gpu_render(g, &cam, &im, what, o->common.timings ? &tm : NULL);
-        } else {
-            st = gt_gs_render(false, &scene, &cam, &o->prm, &im, o->common.timings ? &tm : NULL);
-        }
-        if (st != GT_OK) break;
-        gt_timer_start(&t, false, NULL);
-        if (y4m) {
-            size_t np = (size_t)W * H;
-            for (size_t i = 0; i < np; i++) memcpy(rgb + 3 * i, im.rgba8 + 4 * i, 3);
-            st = gt_rgb_to_yuv(rgb, W, H, GT_BT601, GT_RANGE_LIMITED, yuv, pf);
-            if (st == GT_OK) st = gt_yuv_write_frame(yw, yuv);
-        } else if (pattern) {
-            char path[4096];
-            snprintf(path, sizeof path, o->out, f);
-            st = write_png(path, &im, o->alpha);
-        } else {
+    int what = GT_GS_OUT_RGBA8 | (o->depth ? GT_GS_OUT_AUX : 0);
+    gt_timings *tmp = o->common.timings ? &tm : NULL;
+    if (one) {
+        if (gpu) st = gt_gs_gpu_render(g, &single, &im, what, tmp);
+        else st = gt_gs_render(false, &scene, &single, &o->prm, &im, tmp);
+        if (st == GT_OK) {
+            gt_timer_start(&t, false, NULL);
             st = write_png(o->out, &im, o->alpha);
             if (st == GT_OK && o->depth) st = write_depth(o->depth, &im);
+            gt_timings_add(&tm, "write", gt_timer_stop(&t));
         }
-        gt_timings_add(&tm, "write", gt_timer_stop(&t));
-        if (st != GT_OK) break;
-        gt_progress_update(&pg, f + 1, NULL);
+    } else {
+        frame_writer w;
+        memset(&w, 0, sizeof w);
+        pthread_mutex_init(&w.mu, NULL);
+        pthread_cond_init(&w.cv, NULL);
+        w.im = im2;
+        w.y4m = y4m;
+        w.alpha = o->alpha;
+        w.pattern = o->out;
+        w.yw = yw;
+        w.rgb = rgb;
+        w.yuv = yuv;
+        w.pf = pf;
+        w.pg = &pg;
+        pthread_t th;
+        if (pthread_create(&th, NULL, writer_main, &w) != 0) {
+            st = gt_fail(GT_ERR_RUNTIME, "cannot start the frame writer thread");
+        } else {
+            for (int f = 0; f < nframes && st == GT_OK; f++) {
+                /* buffer f%2 is free once frame f-2 is written */
+                pthread_mutex_lock(&w.mu);
+                while (w.written < f - 1 && w.st == GT_OK) pthread_cond_wait(&w.cv, &w.mu);
+                bool werr = w.st != GT_OK;
+                pthread_mutex_unlock(&w.mu);
+                if (werr) break;
+                gt_gs_camera cam;
+                st = gt_gs_camera_orbit(&cam, centre, up, radius, o->oelev, f, nframes, o->fovy, W, H);
+                if (st != GT_OK) break;
+                gt_gs_image *dst = &im2[f % 2];
+                if (gpu) st = gt_gs_gpu_render(g, &cam, dst, what, tmp);
+                else st = gt_gs_render(false, &scene, &cam, &o->prm, dst, tmp);
+                if (st != GT_OK) break;
+                pthread_mutex_lock(&w.mu);
+                w.posted = f + 1;
+                pthread_cond_broadcast(&w.cv);
+                pthread_mutex_unlock(&w.mu);
+            }
+            pthread_mutex_lock(&w.mu);
+            w.stop = true;
+            pthread_cond_broadcast(&w.cv);
+            pthread_mutex_unlock(&w.mu);
+            pthread_join(th, NULL);
+            if (st == GT_OK && w.st != GT_OK) st = gt_fail(w.st, "%s", w.msg);
+            gt_timings_add(&tm, "write (overlapped)", w.write_ms);
+        }
+        pthread_cond_destroy(&w.cv);
+        pthread_mutex_destroy(&w.mu);
     }
     gt_progress_end(&pg);
     double t_total = gt_now_ms() - t_all;
@@ -299,6 +400,8 @@ out:
     free(yuv);
     gt_gs_gpu_destroy(g);
     gt_gs_image_free(&im);
+    gt_gs_image_free(&im2[0]);
+    gt_gs_image_free(&im2[1]);
     gt_gs_scene_free(&scene);
     free(cams);
     return st;

@@ -74,6 +74,7 @@ expect 2 "parallel" up-parallel -- $G "$TD/scene.ply" --eye 0,0,0 --target 0,5,0
 expect 2 "size" size-zero -- $G "$TD/scene.ply" --size 0x10 -o "$T/x7.png"
 expect 2 "size" size-huge -- $G "$TD/scene.ply" --size 20000x10 -o "$T/x8.png"
 expect 2 "sh-degree" sh-degree -- $G "$TD/scene.ply" --sh-degree 4 -o "$T/x9.png"
+expect 1 "" orbit-unwritable -- $G "$TD/scene.ply" --orbit 3 --size 16x16 -o "$T/nodir/f_%02d.png"
 expect 2 "pattern" orbit-pattern -- $G "$TD/scene.ply" --orbit 2 -o "$T/frame.png"
 expect 2 "background" background -- $G "$TD/scene.ply" --background 2,0,0 -o "$T/x10.png"
 expect 2 "pfm" depth-ext -- $G "$TD/scene.ply" --depth "$T/d.tif" -o "$T/x11.png"
