@@ -56,7 +56,8 @@ gt_status gt_gs_scene_read_ply(const char *path, gt_gs_scene *s);
 gt_status gt_gs_scene_read_splat(const char *path, gt_gs_scene *s);
 /* By extension: ".splat" -> splat, else PLY. */
 gt_status gt_gs_scene_read(const char *path, gt_gs_scene *s);
-/* Centre (mean of positions) and extent (RMS distance to the centre). */
+/* Centre (per-axis median of the positions) and extent (75th percentile of
+ * the distances to it): robust to far floaters and background Gaussians. */
 void gt_gs_scene_bounds(const gt_gs_scene *s, float centre[3], float *extent);
 
 typedef struct gt_gs_camera {

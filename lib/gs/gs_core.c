@@ -43,20 +43,37 @@ void gt_gs_scene_free(gt_gs_scene *s)
     memset(s, 0, sizeof *s);
 }
 
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* Robust to the far floaters and background Gaussians of trained scenes:
+ * the per-axis median of (a sample of) the positions, and the 75th
+ * percentile of the distances to it. */
 void gt_gs_scene_bounds(const gt_gs_scene *s, float centre[3], float *extent)
 {
-    double c[3] = {0, 0, 0}, r2 = 0;
-    for (size_t i = 0; i < s->n; i++)
-        for (int k = 0; k < 3; k++) c[k] += s->pos[3 * i + k];
-    for (int k = 0; k < 3; k++) c[k] = s->n ? c[k] / (double)s->n : 0;
-    for (size_t i = 0; i < s->n; i++)
-        for (int k = 0; k < 3; k++) {
-            double d = s->pos[3 * i + k] - c[k];
-            r2 += d * d;
-        }
-    for (int k = 0; k < 3; k++) centre[k] = (float)c[k];
-    *extent = s->n ? (float)sqrt(r2 / (double)s->n) : 1.0f;
-    if (!(*extent > 0)) *extent = 1.0f;
+    centre[0] = centre[1] = centre[2] = 0.0f;
+    *extent = 1.0f;
+    if (s->n == 0) return;
+    size_t step = s->n > 200000 ? s->n / 200000 : 1, m = (s->n + step - 1) / step;
+    float *v = malloc(m * sizeof *v);
+    if (!v) return;
+    for (int k = 0; k < 3; k++) {
+        for (size_t j = 0; j < m; j++) v[j] = s->pos[3 * (j * step) + k];
+        qsort(v, m, sizeof *v, cmp_float);
+        centre[k] = v[m / 2];
+    }
+    for (size_t j = 0; j < m; j++) {
+        const float *p = s->pos + 3 * (j * step);
+        float dx = p[0] - centre[0], dy = p[1] - centre[1], dz = p[2] - centre[2];
+        v[j] = sqrtf(dx * dx + dy * dy + dz * dz);
+    }
+    qsort(v, m, sizeof *v, cmp_float);
+    float e = v[(m * 3) / 4];
+    *extent = e > 0.0f && isfinite(e) ? e : 1.0f;
+    free(v);
 }
 
 void gt_gs_params_init(gt_gs_params *p)
