@@ -44,12 +44,15 @@ static const char *USAGE =
     "      --sh-degree N       use SH up to degree N (0..3; default: the scene's)\n"
     "      --scale-modifier F  multiply every Gaussian's scale by F (default 1)\n"
     "      --antialias         Mip-Splatting/gsplat opacity-compensated 2-D filter\n"
+    "      --tile-binning exact|square  GPU binning of Gaussians to 16x16 tiles: the\n"
+    "                          tiles where alpha can reach 1/255 (default), or the\n"
+    "                          reference's bounding square (same image, slower)\n"
     "\n" GT_COMMON_HELP
     "\nExit status: 0 ok, 1 runtime error, 2 usage, 3 bad input data, 4 GPU error.\n";
 
 enum {
     O_CAMERAS = GT_OPT_TOOL_BASE, O_VIEW, O_EYE, O_TARGET, O_UP, O_FOVY, O_SIZE, O_ORBIT, O_ORADIUS,
-    O_OELEV, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS
+    O_OELEV, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS, O_BINNING
 };
 
 typedef struct {
@@ -440,6 +443,7 @@ int main(int argc, char **argv)
         {"depth", required_argument, 0, O_DEPTH},
         {"antialias", no_argument, 0, O_AA},
         {"fps", required_argument, 0, O_FPS},
+        {"tile-binning", required_argument, 0, O_BINNING},
         GT_COMMON_LONGOPTS,
         {0, 0, 0, 0}};
     int c;
@@ -484,6 +488,13 @@ int main(int argc, char **argv)
         case O_DEPTH: o.depth = optarg; break;
         case O_AA: o.prm.antialias = true; break;
         case O_FPS: st = gt_parse_int("--fps", optarg, 1, 1000, &o.fps); break;
+        case O_BINNING: {
+            static const char *const names[] = {"exact", "square"};
+            int k = 0;
+            st = gt_parse_enum("--tile-binning", optarg, names, 2, &k);
+            o.prm.square_binning = k == 1;
+            break;
+        }
         default: return gt_report(gt_usage_error("try 'gsrender --help'"));
         }
     }

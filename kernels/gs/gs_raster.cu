@@ -34,6 +34,7 @@ struct gt_gs_cu {
     size_t n;
     int sh_k;
     int antialias;
+    int exact;        // ellipse/tile binning (else the reference's bounding square)
     void *stream;
     gt_arena arena;
     // scene
@@ -103,7 +104,8 @@ struct Cam {
     int W, H, gx, gy;
 };
 
-__global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg, int antialias, Cam cam,
+__global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg, int antialias, int exact,
+                                                    Cam cam,
                                                     const float4 *__restrict__ pos_op,
                                                     const float *__restrict__ cov3,
                                                     const float *__restrict__ shs,
@@ -155,7 +157,7 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
         if (antialias) opac *= sqrtf(fmaxf(0.0f, det0 / det));
         // alpha >= 1/255 needs power >= -ln(255 o) (gs_cull.h)
         float tau2 = gs_cull_tau2(opac);
-        if (!(tau2 > 0.0f) || !(det > 0.0f)) continue; // cannot reach alpha 1/255 anywhere
+        if (exact && (!(tau2 > 0.0f) || !(det > 0.0f))) continue; // cannot reach alpha 1/255 anywhere
         float dinv = 1.0f / det;
         float mid = 0.5f * (ca + cc);
         float disc = sqrtf(fmaxf(0.1f, mid * mid - det));
@@ -168,10 +170,14 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
         int y1 = min(cam.gy, max(0, (int)((py + radius + TILE - 1) / TILE)));
         if ((x1 - x0) * (y1 - y0) == 0) continue;
         uint32_t cnt = 0;
-        for (int r = y0; r < y1; r++) {
-            int lo, hi;
-            gs_row_span(px, py, ca, cb, cc, det, tau2, r, x0, x1, &lo, &hi);
-            cnt += (uint32_t)(hi - lo);
+        if (exact) {
+            for (int r = y0; r < y1; r++) {
+                int lo, hi;
+                gs_row_span(px, py, ca, cb, cc, det, tau2, r, x0, x1, &lo, &hi);
+                cnt += (uint32_t)(hi - lo);
+            }
+        } else {
+            cnt = (uint32_t)((x1 - x0) * (y1 - y0)); // the reference's bounding square
         }
         if (cnt == 0) continue;
 
@@ -222,7 +228,7 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
 // never more than touched[i] pairs are written, and missing ones (which
 // would mean the two passes disagreed) are filled with the sentinel tile
 // `ntiles`, which sorts last and belongs to no tile.
-__global__ void __launch_bounds__(256) k_duplicate(size_t n, int gx, uint32_t ntiles,
+__global__ void __launch_bounds__(256) k_duplicate(size_t n, int gx, uint32_t ntiles, int exact,
                                                    const float2 *__restrict__ xy,
                                                    const float4 *__restrict__ cull,
                                                    const float4 *__restrict__ rgbd,
@@ -244,8 +250,8 @@ __global__ void __launch_bounds__(256) k_duplicate(size_t n, int gx, uint32_t nt
         uint64_t dbits = (uint64_t)__float_as_uint(rgbd[i].w);
         uint32_t w = 0;
         for (int ty = r.y; ty < r.w && w < cnt; ty++) {
-            int lo, hi;
-            gs_row_span(p.x, p.y, cv.x, cv.y, cv.z, det, cv.w, ty, r.x, r.z, &lo, &hi);
+            int lo = r.x, hi = r.z;
+            if (exact) gs_row_span(p.x, p.y, cv.x, cv.y, cv.z, det, cv.w, ty, r.x, r.z, &lo, &hi);
             for (int tx = lo; tx < hi && w < cnt; tx++, w++) {
                 keys[off + w] = ((uint64_t)((uint32_t)ty * (uint32_t)gx + (uint32_t)tx) << 32) | dbits;
                 vals[off + w] = (uint32_t)i;
@@ -404,7 +410,8 @@ static gt_status create_impl(gt_gs_cu *g, size_t n, int sh_k, const float *pos, 
 
 extern "C" gt_status gt_gs_cu_create(size_t n, int sh_k, const float *pos, const float *scale,
                                      const float *rot, const float *opacity, const float *sh,
-                                     float scale_modifier, int antialias, gt_gs_cu **out)
+                                     float scale_modifier, int antialias, int exact_binning,
+                                     gt_gs_cu **out)
 {
     *out = NULL;
     if (n > 0xFFFFFFFFull) return gt_fail(GT_ERR_DATA, "too many Gaussians for the GPU path (%zu)", n);
@@ -413,6 +420,7 @@ extern "C" gt_status gt_gs_cu_create(size_t n, int sh_k, const float *pos, const
     g->n = n;
     g->sh_k = sh_k;
     g->antialias = antialias;
+    g->exact = exact_binning;
     gt_arena_init(&g->arena);
     gt_status s = create_impl(g, n, sh_k, pos, scale, rot, opacity, sh, scale_modifier);
     if (s != GT_OK) {
@@ -481,7 +489,7 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
     if (timed) gt_timer_start(&t, true, g->stream);
     size_t n = g->n;
     if (n) {
-        k_preprocess<<<gt_grid(n, 256), 256, 0, st>>>(n, g->sh_k, sh_deg, g->antialias, cam, g->pos_op,
+        k_preprocess<<<gt_grid(n, 256), 256, 0, st>>>(n, g->sh_k, sh_deg, g->antialias, g->exact, cam, g->pos_op,
                                                         g->cov3, g->sh, g->xy, g->conic_o, g->rgbd,
                                                         g->rect, g->cull, g->touched);
         GT_CU_LAUNCH("k_preprocess");
@@ -518,7 +526,7 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
         g->pair_cap = cap;
     }
     if (total) {
-        k_duplicate<<<gt_grid(n, 256), 256, 0, st>>>(n, cam.gx, ntiles, g->xy, g->cull, g->rgbd, g->rect,
+        k_duplicate<<<gt_grid(n, 256), 256, 0, st>>>(n, cam.gx, ntiles, g->exact, g->xy, g->cull, g->rgbd, g->rect,
                                                        g->touched, g->offsets, g->keys_in, g->vals_in);
         GT_CU_LAUNCH("k_duplicate");
     }

@@ -95,6 +95,9 @@ typedef struct gt_gs_params {
     int sh_degree;        /* cap; -1 or >= scene degree: use the scene's */
     float scale_modifier; /* 1 */
     bool antialias;       /* Mip-Splatting/gsplat opacity compensation */
+    bool square_binning;  /* GPU: bin into the reference's bounding square
+                             instead of the exact ellipse/tile overlap (same
+                             image, more pairs; for comparisons) */
 } gt_gs_params;
 void gt_gs_params_init(gt_gs_params *p);
 

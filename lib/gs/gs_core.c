@@ -82,6 +82,7 @@ void gt_gs_params_init(gt_gs_params *p)
     p->sh_degree = -1;
     p->scale_modifier = 1.0f;
     p->antialias = false;
+    p->square_binning = false;
 }
 
 gt_status gt_gs_image_alloc(gt_gs_image *im, int w, int h)

@@ -73,6 +73,8 @@ static void check_view(gt_gs_gpu *g, const gt_gs_scene *s, const gt_gs_camera *c
     gt_gs_image_free(&ci);
 }
 
+static bool g_square = false; /* --tile-binning square for the next cases */
+
 static void run_case(size_t n, int deg, double smin, double smax, bool aa, int cap, uint64_t seed)
 {
     gt_gs_scene s;
@@ -81,6 +83,7 @@ static void run_case(size_t n, int deg, double smin, double smax, bool aa, int c
     gt_gs_params_init(&p);
     p.antialias = aa;
     p.sh_degree = cap;
+    p.square_binning = g_square;
     p.bg[0] = 0.2f, p.bg[1] = 0.4f, p.bg[2] = 0.9f;
     gt_gs_gpu *g;
     GT_ASSERT_OK(gt_gs_gpu_create(&s, &p, &g));
@@ -89,7 +92,7 @@ static void run_case(size_t n, int deg, double smin, double smax, bool aa, int c
         gt_gs_camera cam;
         GT_ASSERT_OK(gs_random_camera(&cam, v == 3 ? 1.2 : 3.0, sizes[v][0], sizes[v][1], seed * 31 + v));
         char what[64];
-        snprintf(what, sizeof what, "n=%zu deg=%d aa=%d view %d", n, deg, aa, v);
+        snprintf(what, sizeof what, "n=%zu deg=%d aa=%d%s view %d", n, deg, aa, g_square ? " sq" : "", v);
         check_view(g, &s, &cam, &p, what);
     }
     gt_gs_gpu_destroy(g);
@@ -115,6 +118,16 @@ static void test_random_antialias_cap(void **state)
     (void)state;
     run_case(5000, 3, 0.001, 0.05, true, 1, 9);
     run_case(20000, 2, 0.001, 0.03, false, 0, 10);
+}
+
+/* the reference's bounding-square binning gives the same images */
+static void test_square_binning(void **state)
+{
+    (void)state;
+    g_square = true;
+    run_case(2000, 3, 0.005, 0.08, false, -1, 31);
+    run_case(600, 3, 0.002, 0.6, true, -1, 32);
+    g_square = false;
 }
 
 /* the camera inside the cloud: Gaussians behind and across the near plane */
@@ -166,7 +179,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_small),          cmocka_unit_test(test_random_large_gaussians),
         cmocka_unit_test(test_random_antialias_cap),  cmocka_unit_test(test_camera_inside),
-        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_empty),                 cmocka_unit_test(test_square_binning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,7 +37,8 @@ expect 0 "" view-index -- $G "$TD/scene.ply" --cameras "$TD/cameras.json" --view
 [ "$(head -c 2 "$T/d.pfm")" = Pf ] && ok "depth pfm" || bad "depth pfm header"
 expect 0 "" view-name -- $G "$TD/scene.ply" --cameras "$TD/cameras.json" --view view001 -o "$T/n.png" --depth "$T/d.pgm"
 [ "$(head -c 2 "$T/d.pgm")" = P5 ] && ok "depth pgm" || bad "depth pgm header"
-expect 0 "" options -- $G "$TD/scene.ply" --background 1,1,1 --sh-degree 1 --scale-modifier 0.5 --antialias --size 40x30 -o "$T/o.png"
+expect 0 "" options -- $G "$TD/scene.ply" --background 1,1,1 --sh-degree 1 --scale-modifier 0.5 --antialias --tile-binning square --size 40x30 -o "$T/o.png"
+expect 2 "tile-binning" binning-bad -- $G "$TD/scene.ply" --tile-binning round -o "$T/x0.png"
 
 # --background shows where nothing is drawn: a view away from the scene
 expect 0 "" empty-view -- $G "$TD/scene.ply" --eye 0,0,50 --target 0,0,100 --background 0,1,0 --size 8x8 -o "$T/e.png"
