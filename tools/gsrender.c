@@ -30,7 +30,7 @@ static const char *USAGE =
     "      --fps N             frame rate written to the Y4M header (default 30)\n"
     "Camera (one of):\n"
     "      --cameras FILE      cameras.json of the reference training\n"
-    "      --view N|NAME       camera index (from 0) or img_name in it (default 0)\n"
+    "      --view NAME|N       camera by img_name, else by index from 0 (default 0)\n"
     "      --eye X,Y,Z --target X,Y,Z [--up X,Y,Z] [--fovy DEG] [--size WxH]\n"
     "                          look-at camera (defaults: up 0,1,0, fovy 50, 1280x720)\n"
     "      --orbit N           N views on a circle around --target (default: the\n"
@@ -221,25 +221,25 @@ static gt_status run(opts *o)
     uint8_t *rgb = NULL, *yuv = NULL;
 
     if (o->cameras && one) {
+        /* an img_name first (names like "00001" are common), else an index */
         int idx = -1;
         const char *v = o->view ? o->view : "0";
-        char *end;
-        long k = strtol(v, &end, 10);
-        if (*v && *end == 0) {
+        for (int i = 0; i < ncams && idx < 0; i++)
+            if (!strcmp(cams[i].name, v)) idx = i;
+        if (idx < 0) {
+            char *end;
+            long k = strtol(v, &end, 10);
+            if (!*v || *end != 0) {
+                st = gt_fail(GT_ERR_USAGE, "--view '%s': no camera with that img_name in %s", v,
+                             o->cameras);
+                goto out;
+            }
             if (k < 0 || k >= ncams) {
                 st = gt_fail(GT_ERR_USAGE, "--view %ld out of range: %s has %d cameras (0..%d)", k,
                              o->cameras, ncams, ncams - 1);
                 goto out;
             }
             idx = (int)k;
-        } else {
-            for (int i = 0; i < ncams; i++)
-                if (!strcmp(cams[i].name, v)) idx = i;
-            if (idx < 0) {
-                st = gt_fail(GT_ERR_USAGE, "--view '%s': no camera with that img_name in %s", v,
-                             o->cameras);
-                goto out;
-            }
         }
         single = cams[idx];
     } else if (one && o->have_eye) {
