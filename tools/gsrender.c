@@ -296,18 +296,8 @@ static gt_status run(opts *o)
 
     bool pattern = false, y4m = false;
     if (!one) {
-        if (!frame_pattern(o->out, &pattern)) {
-            st = gt_fail(GT_ERR_USAGE, "-o '%s': a frame pattern takes one %%d (e.g. frame_%%04d.png)",
-                         o->out);
-            goto out;
-        }
+        frame_pattern(o->out, &pattern); /* checked in main */
         y4m = !pattern;
-        if (y4m && strcmp(o->out, "-") != 0 && !ends_with(o->out, ".y4m")) {
-            st = gt_fail(GT_ERR_USAGE,
-                         "-o '%s': with --orbit give a pattern like frame_%%04d.png, a .y4m file or -",
-                         o->out);
-            goto out;
-        }
     }
     gt_pixfmt pf = (W % 2 == 0 && H % 2 == 0) ? GT_PIX_YUV420P : GT_PIX_YUV444P;
     if (y4m) {
@@ -514,6 +504,14 @@ int main(int argc, char **argv)
     if (o.depth && o.orbit) return gt_report(gt_usage_error("--depth is for a single view, not --orbit"));
     if (o.depth && !ends_with(o.depth, ".pfm") && !ends_with(o.depth, ".pgm"))
         return gt_report(gt_usage_error("--depth '%s': give a .pfm or .pgm file", o.depth));
+    if (o.orbit) {
+        bool pat = false;
+        if (!frame_pattern(o.out, &pat))
+            return gt_report(gt_usage_error("-o '%s': a frame pattern takes one %%d (e.g. frame_%%04d.png)", o.out));
+        if (!pat && strcmp(o.out, "-") != 0 && !ends_with(o.out, ".y4m"))
+            return gt_report(gt_usage_error(
+                "-o '%s': with --orbit give a pattern like frame_%%04d.png, a .y4m file or -", o.out));
+    }
     if (!o.orbit && !strcmp(o.out, "-"))
         return gt_report(gt_usage_error("-o -: standard output is for --orbit Y4M streams; give a .png"));
     st = run(&o);
