@@ -40,6 +40,11 @@ expect 0 "" view-name -- $G "$TD/scene.ply" --cameras "$TD/cameras.json" --view 
 expect 0 "" options -- $G "$TD/scene.ply" --background 1,1,1 --sh-degree 1 --scale-modifier 0.5 --antialias --tile-binning square --size 40x30 -o "$T/o.png"
 expect 2 "tile-binning" binning-bad -- $G "$TD/scene.ply" --tile-binning round -o "$T/x0.png"
 
+expect 0 "" splat -- $G "$TD/scene.splat" --cameras "$TD/cameras.json" --view 0 -o "$T/sp.png"
+[ "$(png_wh "$T/sp.png")" = 160x90 ] && ok "splat size" || bad "splat size $(png_wh "$T/sp.png")"
+head -c 100 "$TD/scene.splat" >"$T/bad.splat"
+expect 3 "multiple of 32" splat-broken -- $G "$T/bad.splat" -o "$T/xs.png"
+
 # --background shows where nothing is drawn: a view away from the scene
 expect 0 "" empty-view -- $G "$TD/scene.ply" --eye 0,0,50 --target 0,0,100 --background 0,1,0 --size 8x8 -o "$T/e.png"
 
