@@ -14,7 +14,7 @@
 #include "stitch/stitch.h"
 
 namespace {
-enum { EV_UP0, EV_UP1, EV_WARP1, EV_BLEND1, EV_DN0, EV_DN1, EV_COUNT };
+enum { EV_UP0, EV_UP1, EV_C0, EV_WARP1, EV_BLEND1, EV_DN0, EV_DN1, EV_COUNT };
 }
 
 struct gt_stitch_gpu {
@@ -24,7 +24,7 @@ struct gt_stitch_gpu {
     float *d_weight[3];
     float *d_mbw[3];                // all levels of one plane, level k at mb_off[p][k] * ncam
     size_t mb_off[3][GT_STITCH_MAX_BANDS], mb_total[3];
-    float *d_G, *d_B;               // multiband scratch (ncam pyramids, one blended pyramid)
+    float *d_G[3], *d_B[3];         // multiband scratch per plane (ncam pyramids, one blended pyramid)
     uint8_t *h_in[2], *h_out[2];    // pinned
     uint8_t *d_in[2], *d_out[2];
     cudaStream_t s_up, s_comp, s_dn;
@@ -82,13 +82,11 @@ static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
                                  (size_t)pl->lw[l] * pl->lh[l] * N * sizeof(float), cudaMemcpyHostToDevice));
         }
     }
-    if (plan->blend == GT_BLEND_MULTIBAND) {
-        size_t mx = 0;
-        for (int p = 0; p < 3; p++)
-            if (g->mb_total[p] > mx) mx = g->mb_total[p];
-        GT_TRY(gt_cu_malloc((void **)&g->d_G, mx * N * sizeof(float), "multiband pyramids"));
-        GT_TRY(gt_cu_malloc((void **)&g->d_B, mx * sizeof(float), "multiband pyramid"));
-    }
+    if (plan->blend == GT_BLEND_MULTIBAND)
+        for (int p = 0; p < 3; p++) {
+            GT_TRY(gt_cu_malloc((void **)&g->d_G[p], g->mb_total[p] * N * sizeof(float), "multiband pyramids"));
+            GT_TRY(gt_cu_malloc((void **)&g->d_B[p], g->mb_total[p] * sizeof(float), "multiband pyramid"));
+        }
     for (int s = 0; s < 2; s++) {
         GT_TRY(gt_cu_pinned_alloc((void **)&g->h_in[s], plan->in_bytes * N, "input frames"));
         GT_TRY(gt_cu_pinned_alloc((void **)&g->h_out[s], plan->out_bytes, "output frame"));
@@ -114,9 +112,9 @@ extern "C" void gt_stitch_gpu_destroy(gt_stitch_gpu *g)
         gt_cu_free(g->d_owner[p]);
         gt_cu_free(g->d_weight[p]);
         gt_cu_free(g->d_mbw[p]);
+        gt_cu_free(g->d_G[p]);
+        gt_cu_free(g->d_B[p]);
     }
-    gt_cu_free(g->d_G);
-    gt_cu_free(g->d_B);
     for (int s = 0; s < 2; s++) {
         gt_cu_pinned_free(g->h_in[s]);
         gt_cu_pinned_free(g->h_out[s]);
@@ -175,23 +173,25 @@ static gt_status compute(gt_stitch_gpu *g, const uint8_t *din, uint8_t *dout, cu
         return GT_OK;
     }
     int N = plan->ncam;
+    // warp all planes of all cameras first (the warp stage), then blend
+    for (int p = 0; p < 3; p++) GT_TRY(gt_sk_warp_float(&g->kp[p], din, g->d_G[p], s));
+    GT_CU(cudaEventRecord(ev_warp_done, s));
     for (int p = 0; p < 3; p++) {
         const gt_stitch_plane *pl = &plan->plane[p];
-        GT_TRY(gt_sk_warp_float(&g->kp[p], din, g->d_G, s));
-        if (p == 2) GT_CU(cudaEventRecord(ev_warp_done, s));
+        float *G = g->d_G[p], *B = g->d_B[p];
         int L = pl->levels;
         const size_t *off = g->mb_off[p];
         for (int l = 1; l < L; l++)
-            GT_TRY(gt_sk_reduce(g->d_G + off[l - 1] * N, pl->lw[l - 1], pl->lh[l - 1], g->d_G + off[l] * N, N, s));
+            GT_TRY(gt_sk_reduce(G + off[l - 1] * N, pl->lw[l - 1], pl->lh[l - 1], G + off[l] * N, N, s));
         for (int l = 0; l < L; l++) {
-            const float *coarse = l + 1 < L ? g->d_G + off[l + 1] * N : NULL;
-            GT_TRY(gt_sk_level(g->d_G + off[l] * N, coarse, g->d_mbw[p] + off[l] * N, N, g->d_B + off[l], pl->lw[l],
-                               pl->lh[l], l + 1 < L ? pl->lw[l + 1] : 0, l + 1 < L ? pl->lh[l + 1] : 0, s));
+            const float *coarse = l + 1 < L ? G + off[l + 1] * N : NULL;
+            GT_TRY(gt_sk_level(G + off[l] * N, coarse, g->d_mbw[p] + off[l] * N, N, B + off[l], pl->lw[l], pl->lh[l],
+                               l + 1 < L ? pl->lw[l + 1] : 0, l + 1 < L ? pl->lh[l + 1] : 0, s));
         }
         for (int l = L - 2; l >= 0; l--)
-            GT_TRY(gt_sk_level(NULL, g->d_B + off[l + 1], NULL, N, g->d_B + off[l], pl->lw[l], pl->lh[l],
-                               pl->lw[l + 1], pl->lh[l + 1], s));
-        GT_TRY(gt_sk_store(&g->kp[p], g->d_B, g->d_owner[p], dout, s));
+            GT_TRY(gt_sk_level(NULL, B + off[l + 1], NULL, N, B + off[l], pl->lw[l], pl->lh[l], pl->lw[l + 1],
+                               pl->lh[l + 1], s));
+        GT_TRY(gt_sk_store(&g->kp[p], B, g->d_owner[p], dout, s));
     }
     return GT_OK;
 }
@@ -210,6 +210,7 @@ extern "C" gt_status gt_stitch_gpu_submit(gt_stitch_gpu *g, int slot)
     // compute: after the upload, and after the previous download of d_out[slot]
     GT_CU(cudaStreamWaitEvent(g->s_comp, ev[EV_UP1], 0));
     GT_CU(cudaStreamWaitEvent(g->s_comp, g->ev_dn_done[slot], 0));
+    GT_CU(cudaEventRecord(ev[EV_C0], g->s_comp));
     GT_TRY(compute(g, g->d_in[slot], g->d_out[slot], ev[EV_WARP1]));
     GT_CU(cudaEventRecord(ev[EV_BLEND1], g->s_comp));
     GT_CU(cudaEventRecord(g->ev_comp_done[slot], g->s_comp));
@@ -230,9 +231,8 @@ extern "C" gt_status gt_stitch_gpu_wait(gt_stitch_gpu *g, int slot)
     GT_CU(cudaEventSynchronize(ev[EV_DN1]));
     g->busy[slot] = false;
     float t[4];
-    // compute starts when its wait on the upload is satisfied: time warp from the upload's end
     GT_CU(cudaEventElapsedTime(&t[0], ev[EV_UP0], ev[EV_UP1]));
-    GT_CU(cudaEventElapsedTime(&t[1], ev[EV_UP1], ev[EV_WARP1]));
+    GT_CU(cudaEventElapsedTime(&t[1], ev[EV_C0], ev[EV_WARP1]));
     GT_CU(cudaEventElapsedTime(&t[2], ev[EV_WARP1], ev[EV_BLEND1]));
     GT_CU(cudaEventElapsedTime(&t[3], ev[EV_DN0], ev[EV_DN1]));
     for (int k = 0; k < 4; k++) g->stage[k] += t[k];
