@@ -131,6 +131,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     int32_t *leaf = leaf_of_points(o);
     double *ptval = gt_calloc(N, sizeof *ptval, "point values");
     double *uval = gt_malloc_array(N, sizeof *uval, "point values");
+    int32_t *lnode = gt_malloc_array(N, sizeof *lnode, "point nodes");
     s->coef = gt_calloc(NN, sizeof *s->coef, "coefficients");
     s->rhs = gt_calloc(NN, sizeof *s->rhs, "rhs");
     s->wdens = gt_calloc(NN, sizeof *s->wdens, "density");
@@ -141,7 +142,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         if (o->level_start[l + 1] - o->level_start[l] > nmax) nmax = o->level_start[l + 1] - o->level_start[l];
     double *r = gt_malloc_array(nmax, sizeof *r, "cg"), *pp = gt_malloc_array(nmax, sizeof *pp, "cg");
     double *ap = gt_malloc_array(nmax, sizeof *ap, "cg"), *b = gt_malloc_array(nmax, sizeof *b, "cg");
-    if (!leaf || !ptval || !uval || !s->coef || !s->rhs || !s->wdens || !s->area || !vf || !r || !pp || !ap || !b) {
+    if (!leaf || !ptval || !uval || !lnode || !s->coef || !s->rhs || !s->wdens || !s->area || !vf || !r || !pp || !ap || !b) {
         st = GT_ERR_RUNTIME;
         goto done;
     }
@@ -259,7 +260,16 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             if (alpha > 0) acc -= alpha * gather_points(o, d, v, s->u, ptval, s->area);
             b[q] = acc;
         }
-        /* CG on (L_d + S_d) x = b, x0 = 0 */
+        /* CG on (L_d + S_d) x = b, x0 = 0; the level's 125-neighbour table and
+         * the points' level-d nodes are gathered once */
+        int32_t *n125 = gt_malloc_array(n, 125 * sizeof(int32_t), "level neighbours");
+        if (!n125) { st = GT_ERR_RUNTIME; goto done; }
+        for (size_t q = 0; q < n; q++)
+            for (int i = 0; i < 125; i++) {
+                int32_t t = gt_pr_nbr125(o, (int32_t)(s0 + q), i);
+                n125[125 * q + i] = t >= 0 ? t - (int32_t)s0 : -1;
+            }
+        for (size_t k = 0; k < N; k++) lnode[k] = up(o, leaf[k], D - d);
         double *x = s->coef + s0;
         memcpy(r, b, n * sizeof *r);
         memcpy(pp, b, n * sizeof *pp);
@@ -271,16 +281,14 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             for (size_t k = 0; k < N; k++) uval[k] = 0;
             if (alpha > 0)
                 for (size_t k = 0; k < N; k++) {
-                    int32_t nd = up(o, leaf[k], D - d);
-                    uval[k] = eval_point_level(o, d, nd, s->u + 3 * k, pp - s0);
+                    uval[k] = eval_point_level(o, d, lnode[k], s->u + 3 * k, pp - s0);
                 }
             for (size_t q = 0; q < n; q++) {
                 size_t v = s0 + q;
                 double acc = 0;
-                for (int i = 0; i < 125; i++) {
-                    int32_t t = gt_pr_nbr125(o, (int32_t)v, i);
-                    if (t >= 0) acc += stencil[i] * pp[t - (int32_t)s0];
-                }
+                const int32_t *nq = n125 + 125 * q;
+                for (int i = 0; i < 125; i++)
+                    if (nq[i] >= 0) acc += stencil[i] * pp[nq[i]];
                 if (alpha > 0) acc += alpha * gather_points(o, d, v, s->u, uval, s->area);
                 ap[q] = acc;
             }
@@ -297,11 +305,9 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             rr = rr2;
             for (size_t q = 0; q < n; q++) pp[q] = r[q] + be * pp[q];
         }
+        free(n125);
         /* the level's contribution at the samples */
-        for (size_t k = 0; k < N; k++) {
-            int32_t nd = up(o, leaf[k], D - d);
-            ptval[k] += eval_point_level(o, d, nd, s->u + 3 * k, s->coef);
-        }
+        for (size_t k = 0; k < N; k++) ptval[k] += eval_point_level(o, d, lnode[k], s->u + 3 * k, s->coef);
         if (p->progress) gt_progress_update(&prog, d + 1, NULL);
     }
     if (p->progress) gt_progress_end(&prog);
@@ -312,7 +318,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     }
     if (tm) gt_timings_add(tm, "solve", gt_now_ms() - t0);
 done:
-    free(leaf); free(ptval); free(uval); free(vf); free(r); free(pp); free(ap); free(b);
+    free(leaf); free(ptval); free(uval); free(lnode); free(vf); free(r); free(pp); free(ap); free(b);
     return st;
 }
 
