@@ -53,7 +53,14 @@ extern "C" int gt_cu_device_count(char *why, size_t why_len)
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
-        if (why) snprintf(why, why_len, "%s", cudaGetErrorString(e));
+        if (why) {
+            if (e == cudaErrorInsufficientDriver)
+                snprintf(why, why_len, "no NVIDIA driver, or one older than this CUDA runtime");
+            else if (e == cudaErrorNoDevice)
+                snprintf(why, why_len, "no CUDA device found");
+            else
+                snprintf(why, why_len, "%s", cudaGetErrorString(e));
+        }
         cudaGetLastError();
         return 0;
     }

@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "gt_config.h"
 #if GT_HAVE_CUDA
+#include "kernels/common/cu_prim.h"
 #include "kernels/common/cu_runtime.h"
 #endif
 
@@ -76,5 +77,13 @@ void gt_gpu_describe(char *buf, size_t len)
     buf[0] = 0;
 #if GT_HAVE_CUDA
     gt_cu_device_name(buf, len);
+#endif
+}
+
+void gt_device_shutdown(void)
+{
+#if GT_HAVE_CUDA
+    gt_arena *a = gt_default_arena();
+    if (a->ptr) gt_arena_release(a);
 #endif
 }

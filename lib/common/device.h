@@ -30,6 +30,10 @@ int gt_gpu_count(char *why, size_t why_len);
 /* Free and total memory of the current GPU, in bytes. */
 gt_status gt_gpu_mem_info(size_t *free_bytes, size_t *total_bytes);
 
+/* Release libcore's process-wide GPU resources (the default scratch arena);
+ * programs call it before exit so that leak checkers see a clean exit. */
+void gt_device_shutdown(void);
+
 /* Name of the current GPU, or "" */
 void gt_gpu_describe(char *buf, size_t len);
 
