@@ -175,14 +175,15 @@ gt_status gt_pr_octree_build_cpu(const float *u, size_t n, int depth, gt_pr_octr
         }
         /* next level's occupied keys: the unique parents with merged ranges */
         size_t m = 0;
-        for (size_t k = 0; k < nocc; k++) {
+        for (size_t k = 0; k < nocc; k++) { /* in place: m <= k */
+            uint32_t cnt = ocn[k];
             if (k == 0 || pid[k] != pid[k - 1]) {
                 occ[m] = occ[k] >> 3;
                 ost[m] = ost[k];
                 ocn[m] = 0;
                 m++;
             }
-            ocn[m - 1] += ocn[k];
+            ocn[m - 1] += cnt;
         }
         nocc = m;
         free(pid);
