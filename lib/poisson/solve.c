@@ -51,6 +51,15 @@ double gt_pr_integral1d(int df, int64_t i, int a, int dg, int64_t j, int b)
     return sum * 0.5 * h;
 }
 
+/* A sample's area is w^2 / W(p) times the mean over positions of
+ * sum_k B(t-k)^2 = int B^2 = 11/20, the factor by which the B-spline density
+ * estimate W of a flat, uniformly sampled surface exceeds samples per w^2;
+ * with it the indicator's jump across the surface is 1. */
+#define KAPPA 0.55
+/* Screening target: with the basis decaying away from the data chi tends to
+ * 0 far outside and to -1 inside, so the samples are pulled to -1/2. */
+#define TARGET (-0.5)
+
 static inline void node_xyz(const gt_pr_octree *o, size_t v, int64_t c[3])
 {
     uint32_t x, y, z;
@@ -129,7 +138,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     gt_status st = GT_OK;
     double t0 = gt_now_ms();
     int32_t *leaf = leaf_of_points(o);
-    double *ptval = gt_calloc(N, sizeof *ptval, "point values");
+    double *ptval = gt_malloc_array(N, sizeof *ptval, "point values"); /* chi - TARGET */
     double *uval = gt_malloc_array(N, sizeof *uval, "point values");
     int32_t *lnode = gt_malloc_array(N, sizeof *lnode, "point nodes");
     s->coef = gt_calloc(NN, sizeof *s->coef, "coefficients");
@@ -147,6 +156,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         goto done;
     }
 
+    for (size_t k = 0; k < N; k++) ptval[k] = -TARGET;
     /* 1. sampling density at depth Dw and per-sample areas */
     const int Dw = D >= 2 ? D - 2 : 0;
     s->density_depth = Dw;
@@ -158,7 +168,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         for (size_t k = 0; k < N; k++) {
             int32_t nd = up(o, leaf[k], D - Dw);
             double W = eval_point_level(o, Dw, nd, s->u + 3 * k, s->wdens);
-            s->area[k] = (float)(w2 / (W > spn ? W : spn));
+            s->area[k] = (float)(KAPPA * w2 / (W > spn ? W : spn));
         }
     }
     /* 2. splat the normals into the depth-D functions */
@@ -214,13 +224,16 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     /* 4. cascadic solve */
     t0 = gt_now_ms();
     s->alpha = p->point_weight * ldexp(1.0, D);
-    const double alpha = s->alpha;
     int iters = p->iters > 0 ? p->iters : (p->solver == GT_PR_SOLVER_CG ? 200 : 24);
     double tol = p->cg_tol > 0 ? p->cg_tol : (p->solver == GT_PR_SOLVER_CG ? 1e-7 : 0.0);
     gt_progress prog;
     if (p->progress) gt_progress_start(&prog, "solve", D + 1);
     for (int d = 0; d <= D; d++) {
         size_t s0 = o->level_start[d], n = o->level_start[d + 1] - s0;
+        /* one energy for all levels: screening weight alpha 2^D (tried alpha 2^d
+         * per level as in Kazhdan & Hoppe's solver: it let unevenly sampled
+         * surfaces leak to the cube's boundary here) */
+        const double alpha = s->alpha;
         double stencil[125];
         for (int i = 0; i < 125; i++) {
             int k[3] = {i % 5 - 2, (i / 5) % 5 - 2, i / 25 - 2};
@@ -314,7 +327,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     {
         double sum = 0;
         for (size_t k = 0; k < N; k++) sum += ptval[k];
-        s->iso = sum / (double)N;
+        s->iso = sum / (double)N + TARGET;
     }
     if (tm) gt_timings_add(tm, "solve", gt_now_ms() - t0);
 done:

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Sample oriented points (area-uniform, face normals) from a binary PLY
-triangle mesh: make_bunny_points.py MESH.ply N SEED OUT.ply
+triangle mesh: make_bunny_points.py MESH.ply N SEED OUT.ply [flip]
+bunny.ply's faces wind clockwise seen from outside, so its face normals point
+inward: pass "flip" to negate them (done for bunny_8k.ply).
 Used once to make testdata/poisson/bunny_8k.ply from ../shared/data/meshes/bunny.ply."""
 import sys
 import numpy as np
@@ -35,10 +37,12 @@ r1, r2 = rng.random(n), rng.random(n)
 s = np.sqrt(r1)
 p = (1 - s)[:, None] * a[f] + (s * (1 - r2))[:, None] * b[f] + (s * r2)[:, None] * c[f]
 nr = cr[f] / area[f][:, None]
+if len(sys.argv) > 5 and sys.argv[5] == 'flip':
+    nr = -nr
 out = np.hstack([p, nr]).astype('<f4')
 with open(sys.argv[4], 'wb') as o:
-    o.write(("ply\nformat binary_little_endian 1.0\ncomment sampled from %s (%d points, seed %d)\n"
+    o.write(("ply\nformat binary_little_endian 1.0\ncomment sampled from %s (%d points, seed %d%s)\n"
              "element vertex %d\nproperty float x\nproperty float y\nproperty float z\n"
              "property float nx\nproperty float ny\nproperty float nz\nend_header\n"
-             % (sys.argv[1].split('/')[-1], n, seed, n)).encode())
+             % (sys.argv[1].split('/')[-1], n, seed, ', normals flipped outward' if len(sys.argv) > 5 else '', n)).encode())
     o.write(out.tobytes())

@@ -80,3 +80,39 @@ static inline long pr_check_closed_manifold(const gt_pr_mesh *m, long *euler)
     return bad;
 }
 #endif
+
+#ifndef PR_TESTUTIL_READER
+#define PR_TESTUTIL_READER
+#include <stdio.h>
+/* Reader for the fixed layout of testdata/poisson PLY files (binary LE, 6 floats
+ * x y z nx ny nz per vertex), so the algorithm tests do not depend on lib/io. */
+static inline size_t pr_read_points(const char *path, float **xyz, float **nrm)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    char line[256];
+    size_t n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "element vertex", 14)) n = (size_t)atol(line + 15);
+        if (!strncmp(line, "end_header", 10)) break;
+    }
+    float *buf = malloc(n * 24 + 1);
+    if (fread(buf, 24, n, f) != n) n = 0;
+    fclose(f);
+    *xyz = malloc(n * 12 + 1);
+    *nrm = malloc(n * 12 + 1);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(*xyz + 3 * i, buf + 6 * i, 12);
+        memcpy(*nrm + 3 * i, buf + 6 * i + 3, 12);
+    }
+    free(buf);
+    return n;
+}
+static inline char *pr_testdata(const char *name)
+{
+    const char *d = getenv("GT_TESTDATA");
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s/poisson/%s", d ? d : "testdata", name);
+    return buf;
+}
+#endif
