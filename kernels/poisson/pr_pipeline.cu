@@ -16,22 +16,34 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
                                         size_t *skipped_nonfinite, size_t *skipped_zero)
 {
     memset(s, 0, sizeof *s);
-    float *u = NULL, *nn = NULL;
+    float *u = NULL, *nn = NULL, *rgb = NULL;
     size_t m = 0;
     double t0 = gt_now_ms();
-    GT_TRY(gt_pr_normalize(in, p->scale, &u, &nn, NULL, &m, s->center, &s->side, skipped_nonfinite, skipped_zero));
+    GT_TRY(gt_pr_normalize(in, p->scale, &u, &nn, p->want_colors ? &rgb : NULL, &m, s->center, &s->side, skipped_nonfinite, skipped_zero));
     if (tm) gt_timings_add(tm, "normalise", gt_now_ms() - t0);
-    /* memory check: keys, order, ranges and about 8 nodes (each ~132 bytes with
-     * its 27 neighbours) per point at most at the finest level */
+    /* memory check: per point keys, order, ranges and coordinates; per node
+     * key, links, ranges and 27 neighbours (~140 bytes), with at most
+     * min(8 m, 8^l) nodes at level l */
     size_t freeb = 0, totb = 0;
     gt_status st = gt_cu_mem_info(&freeb, &totb);
     if (st == GT_OK) {
-        size_t need = m * (12 + 16 + 8 + 8 + 16) + m * 8 * 2 * 140;
-        if (need > freeb) {
+        double need[GT_PR_MAX_DEPTH + 1];
+        double acc = (double)m * 64.0;
+        for (int l = 0; l <= GT_PR_MAX_DEPTH; l++) {
+            double nl = ldexp(1.0, 3 * l);
+            acc += 140.0 * (nl < 8.0 * m ? nl : 8.0 * m);
+            need[l] = acc;
+        }
+        if (need[p->depth] > 0.9 * (double)freeb) {
+            int fits = 0;
+            for (int l = 1; l <= GT_PR_MAX_DEPTH; l++)
+                if (need[l] <= 0.9 * (double)freeb) fits = l;
             free(u);
             free(nn);
-            return gt_fail(GT_ERR_GPU, "depth %d on %zu points needs up to %.1f GiB of GPU memory, %.1f GiB free; "
-                           "use fewer points or --device cpu", p->depth, m, need / 1073741824.0, freeb / 1073741824.0);
+            free(rgb);
+            return gt_fail(GT_ERR_GPU, "depth %d on %zu points may need %.1f GiB of GPU memory, %.1f GiB free: "
+                           "depth %d fits (or use --device cpu)", p->depth, m, need[p->depth] / 1073741824.0,
+                           freeb / 1073741824.0, fits);
         }
     }
     float *d_u = NULL;
@@ -43,21 +55,13 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
     if (st == GT_OK) st = gt_pr_dev_octree_download(&d, &s->oct);
     gt_pr_dev_octree_free(&d);
     gt_cu_free(d_u);
+    if (st == GT_OK) st = gt_pr_sort_points(s, u, nn, rgb);
     if (st == GT_OK) {
-        s->u = (float *)gt_malloc_array(m, 3 * sizeof(float), "sorted points");
-        s->n = (float *)gt_malloc_array(m, 3 * sizeof(float), "sorted normals");
-        if (!s->u || !s->n) st = GT_ERR_RUNTIME;
-    }
-    if (st == GT_OK) {
-        for (size_t k = 0; k < m; k++) {
-            uint32_t i = s->oct.order[k];
-            memcpy(s->u + 3 * k, u + 3 * (size_t)i, 3 * sizeof(float));
-            memcpy(s->n + 3 * k, nn + 3 * (size_t)i, 3 * sizeof(float));
-        }
         st = gt_pr_solve_cpu(s, p, tm);
     }
     free(u);
     free(nn);
+    free(rgb);
     if (st != GT_OK) gt_pr_state_free(s);
     return st;
 }

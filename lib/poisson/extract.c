@@ -325,6 +325,20 @@ gt_status gt_pr_extract_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_m
             out->density[v] = (float)eval_levels(o, q, s->wdens, s->density_depth, s->density_depth);
         }
     }
+    if (p->want_colors && s->cdens) {
+        out->rgb = gt_malloc_array(out->nvert ? out->nvert : 1, 3 * sizeof(float), "colours");
+        if (!out->rgb) { st = GT_ERR_RUNTIME; goto done; }
+        size_t NN = o->nnodes;
+        for (size_t v = 0; v < out->nvert; v++) {
+            double q[3];
+            for (int a = 0; a < 3; a++) q[a] = (out->xyz[3 * v + a] - s->center[a]) / s->side + 0.5;
+            double w = eval_levels(o, q, s->wdens, s->density_depth, s->density_depth);
+            for (int a = 0; a < 3; a++) {
+                double c = w > 0 ? eval_levels(o, q, s->cdens + a * NN, s->density_depth, s->density_depth) / w : 0;
+                out->rgb[3 * v + a] = (float)(c < 0 ? 0 : c > 255 ? 255 : c);
+            }
+        }
+    }
     if (p->trim > 0 && out->nvert > 0) {
         float *tmp = gt_malloc_array(out->nvert, sizeof(float), "trim");
         int32_t *remap = gt_malloc_array(out->nvert, sizeof(int32_t), "trim");
@@ -361,6 +375,7 @@ gt_status gt_pr_extract_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_m
             if (remap[v] >= 0) {
                 memcpy(nx + 3 * (size_t)remap[v], out->xyz + 3 * v, 3 * sizeof(float));
                 nd[remap[v]] = out->density[v];
+                if (out->rgb) memmove(out->rgb + 3 * (size_t)remap[v], out->rgb + 3 * v, 3 * sizeof(float));
             }
         for (size_t t = 0; t < 3 * nt; t++) out->tri[t] = remap[out->tri[t]];
         free(out->xyz);

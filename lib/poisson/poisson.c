@@ -124,23 +124,35 @@ gt_status gt_pr_prepare_cpu(const gt_pr_input *in, const gt_pr_params *p, gt_tim
 {
     memset(s, 0, sizeof *s);
     double t0 = gt_now_ms();
-    float *u = NULL, *nn = NULL;
+    float *u = NULL, *nn = NULL, *rgb = NULL;
     size_t m = 0;
-    GT_TRY(gt_pr_normalize(in, p->scale, &u, &nn, NULL, &m, s->center, &s->side, skipped_nonfinite, skipped_zero));
+    GT_TRY(gt_pr_normalize(in, p->scale, &u, &nn, p->want_colors ? &rgb : NULL, &m, s->center, &s->side,
+                           skipped_nonfinite, skipped_zero));
     gt_status st = gt_pr_octree_build_cpu(u, m, p->depth, &s->oct);
-    if (st != GT_OK) { free(u); free(nn); return st; }
+    if (st != GT_OK) { free(u); free(nn); free(rgb); return st; }
+    st = gt_pr_sort_points(s, u, nn, rgb);
+    free(u);
+    free(nn);
+    free(rgb);
+    if (st != GT_OK) { gt_pr_state_free(s); return st; }
+    if (tm) gt_timings_add(tm, "octree", gt_now_ms() - t0);
+    return GT_OK;
+}
+
+gt_status gt_pr_sort_points(gt_pr_state *s, const float *u, const float *nn, const float *rgb)
+{
+    size_t m = s->oct.npts;
     /* points in key order */
     s->u = gt_malloc_array(m, 3 * sizeof(float), "sorted points");
     s->n = gt_malloc_array(m, 3 * sizeof(float), "sorted normals");
-    if (!s->u || !s->n) { free(u); free(nn); gt_pr_state_free(s); return GT_ERR_RUNTIME; }
+    s->rgb = rgb ? gt_malloc_array(m, 3 * sizeof(float), "sorted colours") : NULL;
+    if (!s->u || !s->n || (rgb && !s->rgb)) return GT_ERR_RUNTIME;
     for (size_t k = 0; k < m; k++) {
         uint32_t i = s->oct.order[k];
         memcpy(s->u + 3 * k, u + 3 * (size_t)i, 3 * sizeof(float));
         memcpy(s->n + 3 * k, nn + 3 * (size_t)i, 3 * sizeof(float));
+        if (rgb) memcpy(s->rgb + 3 * k, rgb + 3 * (size_t)i, 3 * sizeof(float));
     }
-    free(u);
-    free(nn);
-    if (tm) gt_timings_add(tm, "octree", gt_now_ms() - t0);
     return GT_OK;
 }
 

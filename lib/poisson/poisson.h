@@ -148,6 +148,8 @@ typedef struct gt_pr_state {
     float *area;             /* per sorted point: sample area weight */
     int density_depth;
     double *wdens;           /* per node at density_depth (indexed by node), else 0 */
+    float *rgb;              /* sorted point colours (NULL without --colors) */
+    double *cdens;           /* 3 * nnodes, channel-major: colour sums like wdens */
     double *coef;            /* solution per node */
     double *rhs;             /* divergence per node */
     double alpha;            /* screening weight in the energy */
@@ -163,6 +165,8 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
 double gt_pr_eval(const gt_pr_state *s, const double q[3]);
 gt_status gt_pr_extract_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out);
 void gt_pr_state_free(gt_pr_state *s);
+/* s->u, s->n (and s->rgb when rgb != NULL) in the octree's key order */
+gt_status gt_pr_sort_points(gt_pr_state *s, const float *u, const float *nn, const float *rgb);
 
 /* Shared pieces of the pipeline (used by both paths). */
 gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u, float **nrm, float **rgb,

@@ -78,6 +78,7 @@ void gt_pr_state_free(gt_pr_state *s)
 {
     gt_pr_octree_free(&s->oct);
     free(s->u); free(s->n); free(s->area); free(s->wdens); free(s->coef); free(s->rhs);
+    free(s->rgb); free(s->cdens);
     memset(s, 0, sizeof *s);
 }
 
@@ -162,6 +163,22 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     s->density_depth = Dw;
     for (size_t v = o->level_start[Dw]; v < o->level_start[Dw + 1]; v++)
         s->wdens[v] = gather_points(o, Dw, v, s->u, NULL, NULL);
+    if (s->rgb) {
+        s->cdens = gt_calloc(3 * NN, sizeof *s->cdens, "colours");
+        if (!s->cdens) { st = GT_ERR_RUNTIME; goto done; }
+        for (size_t v = o->level_start[Dw]; v < o->level_start[Dw + 1]; v++) {
+            int64_t c[3];
+            node_xyz(o, v, c);
+            for (int i = 0; i < 27; i++) {
+                int32_t nb = o->nbr[27 * v + i];
+                if (nb < 0) continue;
+                for (uint32_t k = o->pt_start[nb]; k < o->pt_start[nb] + o->pt_count[nb]; k++) {
+                    double f = basis_at(Dw, c, s->u + 3 * (size_t)k);
+                    for (int a = 0; a < 3; a++) s->cdens[a * NN + v] += f * s->rgb[3 * (size_t)k + a];
+                }
+            }
+        }
+    }
     {
         double w2 = ldexp(1.0, -2 * Dw);
         double spn = p->samples_per_node > 0 ? p->samples_per_node : 1e-9;
