@@ -20,5 +20,10 @@ gt_status gt_pr_dev_octree_build(const float *d_u, size_t n, int depth, gt_pr_de
                                  gt_timings *tm);
 gt_status gt_pr_dev_octree_download(const gt_pr_dev_octree *d, gt_pr_octree *h);
 void gt_pr_dev_octree_free(gt_pr_dev_octree *d);
+/* Density, splat, divergence and cascadic solve on the device (pr_solve.cu);
+ * s->oct (host copy) and s->n (sorted normals) must be set; fills s->coef,
+ * s->wdens, s->area, s->iso, s->alpha, s->density_depth. */
+gt_status gt_pr_dev_solve(const gt_pr_dev_octree *d, const float *d_u_unsorted, gt_pr_state *s, const gt_pr_params *p,
+                          gt_timings *tm);
 
 #endif

@@ -1,6 +1,6 @@
-/* GPU front end of the reconstruction: normalise on the host, octree and
- * neighbours on the GPU; the solve follows the CPU reference (see
- * gt_pr_prepare_cuda in pr_gpu.h). */
+/* GPU front end of the reconstruction: normalise on the host, then octree,
+ * neighbours, density, splat, divergence and the cascadic solve on the GPU
+ * (see gt_pr_prepare_cuda in pr_gpu.h); the extraction runs on the host. */
 #include <cuda_runtime.h>
 
 #include <stdlib.h>
@@ -21,18 +21,21 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
     double t0 = gt_now_ms();
     GT_TRY(gt_pr_normalize(in, p->scale, &u, &nn, p->want_colors ? &rgb : NULL, &m, s->center, &s->side, skipped_nonfinite, skipped_zero));
     if (tm) gt_timings_add(tm, "normalise", gt_now_ms() - t0);
-    /* memory check: per point keys, order, ranges and coordinates; per node
-     * key, links, ranges and 27 neighbours (~140 bytes), with at most
+    /* memory check: per point keys, order, coordinates, normals, areas and
+     * values (~100 bytes); per node key, links, ranges, 27 neighbours and the
+     * solver's vectors (~210 bytes) plus, for the finest level, the 125
+     * neighbour table of the level being solved (500 bytes); at most
      * min(8 m, 8^l) nodes at level l */
     size_t freeb = 0, totb = 0;
     gt_status st = gt_cu_mem_info(&freeb, &totb);
     if (st == GT_OK) {
         double need[GT_PR_MAX_DEPTH + 1];
-        double acc = (double)m * 64.0;
+        double acc = (double)m * 100.0;
         for (int l = 0; l <= GT_PR_MAX_DEPTH; l++) {
             double nl = ldexp(1.0, 3 * l);
-            acc += 140.0 * (nl < 8.0 * m ? nl : 8.0 * m);
-            need[l] = acc;
+            if (nl > 8.0 * m) nl = 8.0 * m;
+            acc += 210.0 * nl;
+            need[l] = acc + 500.0 * nl;
         }
         if (need[p->depth] > 0.9 * (double)freeb) {
             int fits = 0;
@@ -53,12 +56,11 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
     memset(&d, 0, sizeof d);
     if (st == GT_OK) st = gt_pr_dev_octree_build(d_u, m, p->depth, &d, &s->oct, tm);
     if (st == GT_OK) st = gt_pr_dev_octree_download(&d, &s->oct);
+    if (st == GT_OK) st = gt_pr_sort_points(s, u, nn, rgb);
+    if (st == GT_OK) st = gt_pr_dev_solve(&d, d_u, s, p, tm);
     gt_pr_dev_octree_free(&d);
     gt_cu_free(d_u);
-    if (st == GT_OK) st = gt_pr_sort_points(s, u, nn, rgb);
-    if (st == GT_OK) {
-        st = gt_pr_solve_cpu(s, p, tm);
-    }
+    if (st == GT_OK && s->rgb) st = gt_pr_colors_cpu(s);
     free(u);
     free(nn);
     free(rgb);

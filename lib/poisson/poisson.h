@@ -36,6 +36,9 @@ extern "C" {
 
 #define GT_PR_MAX_DEPTH 12
 #define GT_PR_MIN_POINTS 16
+/* sample area factor (int B^2 of the quadratic B-spline) and screening target */
+#define GT_PR_KAPPA 0.55
+#define GT_PR_TARGET (-0.5)
 
 /* ------------------------------------------------------------------ octree */
 typedef struct gt_pr_octree {
@@ -161,6 +164,8 @@ typedef struct gt_pr_state {
 gt_status gt_pr_prepare_cpu(const gt_pr_input *in, const gt_pr_params *p, gt_timings *tm,
                             gt_pr_state *s, size_t *skipped_nonfinite, size_t *skipped_zero);
 gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm);
+/* colour sums per density-depth node (s->cdens) from s->rgb; needs wdens' depth */
+gt_status gt_pr_colors_cpu(gt_pr_state *s);
 /* chi at unit-cube point q (sum over all levels). */
 double gt_pr_eval(const gt_pr_state *s, const double q[3]);
 gt_status gt_pr_extract_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out);

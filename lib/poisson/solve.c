@@ -55,10 +55,10 @@ double gt_pr_integral1d(int df, int64_t i, int a, int dg, int64_t j, int b)
  * sum_k B(t-k)^2 = int B^2 = 11/20, the factor by which the B-spline density
  * estimate W of a flat, uniformly sampled surface exceeds samples per w^2;
  * with it the indicator's jump across the surface is 1. */
-#define KAPPA 0.55
+#define KAPPA GT_PR_KAPPA
 /* Screening target: with the basis decaying away from the data chi tends to
  * 0 far outside and to -1 inside, so the samples are pulled to -1/2. */
-#define TARGET (-0.5)
+#define TARGET GT_PR_TARGET
 
 static inline void node_xyz(const gt_pr_octree *o, size_t v, int64_t c[3])
 {
@@ -131,6 +131,29 @@ static double eval_point_level(const gt_pr_octree *o, int level, int32_t node, c
     return s;
 }
 
+gt_status gt_pr_colors_cpu(gt_pr_state *s)
+{
+    const gt_pr_octree *o = &s->oct;
+    const size_t NN = o->nnodes;
+    const int Dw = s->density_depth;
+    free(s->cdens);
+    s->cdens = gt_calloc(3 * NN, sizeof *s->cdens, "colours");
+    if (!s->cdens) return GT_ERR_RUNTIME;
+    for (size_t v = o->level_start[Dw]; v < o->level_start[Dw + 1]; v++) {
+        int64_t c[3];
+        node_xyz(o, v, c);
+        for (int i = 0; i < 27; i++) {
+            int32_t nb = o->nbr[27 * v + i];
+            if (nb < 0) continue;
+            for (uint32_t k = o->pt_start[nb]; k < o->pt_start[nb] + o->pt_count[nb]; k++) {
+                double f = basis_at(Dw, c, s->u + 3 * (size_t)k);
+                for (int a = 0; a < 3; a++) s->cdens[a * NN + v] += f * s->rgb[3 * (size_t)k + a];
+            }
+        }
+    }
+    return GT_OK;
+}
+
 gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
 {
     gt_pr_octree *o = &s->oct;
@@ -163,22 +186,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     s->density_depth = Dw;
     for (size_t v = o->level_start[Dw]; v < o->level_start[Dw + 1]; v++)
         s->wdens[v] = gather_points(o, Dw, v, s->u, NULL, NULL);
-    if (s->rgb) {
-        s->cdens = gt_calloc(3 * NN, sizeof *s->cdens, "colours");
-        if (!s->cdens) { st = GT_ERR_RUNTIME; goto done; }
-        for (size_t v = o->level_start[Dw]; v < o->level_start[Dw + 1]; v++) {
-            int64_t c[3];
-            node_xyz(o, v, c);
-            for (int i = 0; i < 27; i++) {
-                int32_t nb = o->nbr[27 * v + i];
-                if (nb < 0) continue;
-                for (uint32_t k = o->pt_start[nb]; k < o->pt_start[nb] + o->pt_count[nb]; k++) {
-                    double f = basis_at(Dw, c, s->u + 3 * (size_t)k);
-                    for (int a = 0; a < 3; a++) s->cdens[a * NN + v] += f * s->rgb[3 * (size_t)k + a];
-                }
-            }
-        }
-    }
+    if (s->rgb && (st = gt_pr_colors_cpu(s)) != GT_OK) goto done;
     {
         double w2 = ldexp(1.0, -2 * Dw);
         double spn = p->samples_per_node > 0 ? p->samples_per_node : 1e-9;
