@@ -61,6 +61,7 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
     gt_pr_dev_octree_free(&d);
     gt_cu_free(d_u);
     if (st == GT_OK && s->rgb) st = gt_pr_colors_cpu(s);
+    s->eval_on_gpu = true;
     free(u);
     free(nn);
     free(rgb);

@@ -15,7 +15,11 @@
 
 #include "common/alloc.h"
 #include "common/log.h"
+#include "gt_config.h"
 #include "poisson/poisson.h"
+#if GT_HAVE_CUDA
+#include "kernels/poisson/pr_gpu.h"
+#endif
 
 /* ---------------------------------------------------- uint64 -> int32 map */
 typedef struct {
@@ -98,7 +102,10 @@ static int32_t hm_get(hmap *h, uint64_t key, int32_t insert_val, int *inserted, 
 static double eval_levels(const gt_pr_octree *o, const double q[3], const double *arr, int lmin, int lmax)
 {
     double sum = 0.0;
-    int32_t node = 0;
+    /* cells outside the unit cube have no node: search (and find nothing) */
+    int inside = 1;
+    for (int a = 0; a < 3; a++) inside &= q[a] >= 0 && q[a] < 1;
+    int32_t node = inside ? 0 : -1;
     for (int d = 0; d <= lmax; d++) {
         double sc = ldexp(1.0, d);
         int64_t c[3];
@@ -121,10 +128,7 @@ static double eval_levels(const gt_pr_octree *o, const double q[3], const double
                     if (cc < 0) cc = 0;
                     cb |= (int)(cc & 1) << a;
                 }
-                /* cells outside the unit cube have no node */
-                int inside = 1;
-                for (int a = 0; a < 3; a++) inside &= q[a] >= 0 && q[a] < 1;
-                node = inside ? o->child[node] + cb : -1;
+                node = o->child[node] + cb;
             } else {
                 node = -1;
             }
@@ -200,6 +204,46 @@ gt_status gt_pr_extract_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_m
         if (st != GT_OK) goto done;
         VEC_PUSH(cellv, ncell, cellcap, o->key[v], st);
         if (st != GT_OK) goto done;
+    }
+    /* corners of the depth-D cells first, evaluated in one batch (on the GPU
+     * when the state came from it, else in parallel on the CPU); corners of
+     * cells added by growth are evaluated as they come */
+    for (size_t v = o->level_start[D]; v < o->level_start[D + 1]; v++) {
+        uint32_t x, y, z;
+        gt_pr_demorton(o->key[v], &x, &y, &z);
+        for (int c = 0; c < 8; c++) {
+            uint32_t cx = x + (c & 1), cy = y + ((c >> 1) & 1), cz = z + ((c >> 2) & 1);
+            int ins;
+            hm_get(&C.cmap, gt_pr_morton(cx, cy, cz), (int32_t)C.nc, &ins, &st);
+            if (st != GT_OK) goto done;
+            if (ins) {
+                size_t n0 = C.nc, m3 = 3 * n0;
+                VEC_PUSH(C.cval, C.nc, C.ccap, 0.0, st);
+                VEC_PUSH(C.cxyz, m3, C.cxcap, cx, st);
+                VEC_PUSH(C.cxyz, m3, C.cxcap, cy, st);
+                VEC_PUSH(C.cxyz, m3, C.cxcap, cz, st);
+                if (st != GT_OK) goto done;
+            }
+        }
+    }
+    {
+        size_t nc = C.nc;
+        int done_gpu = 0;
+#if GT_HAVE_CUDA
+        if (s->eval_on_gpu) {
+            st = gt_pr_eval_corners_cuda(s, C.cxyz, nc, C.cval);
+            if (st != GT_OK) goto done;
+            done_gpu = 1;
+        }
+#endif
+        if (!done_gpu) {
+#pragma omp parallel for schedule(dynamic, 256)
+            for (long i = 0; i < (long)nc; i++) {
+                double q[3];
+                for (int a = 0; a < 3; a++) q[a] = ldexp((double)C.cxyz[3 * (size_t)i + a], -D);
+                C.cval[i] = eval_levels(o, q, s->coef, 0, D);
+            }
+        }
     }
     size_t cell_cap_limit = 16 * nfine + (1u << 20);
     int capped = 0;

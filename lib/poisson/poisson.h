@@ -156,6 +156,7 @@ typedef struct gt_pr_state {
     double *coef;            /* solution per node */
     double *rhs;             /* divergence per node */
     double alpha;            /* screening weight in the energy */
+    bool eval_on_gpu;        /* extraction evaluates chi at the corners on the GPU */
     double iso;
 } gt_pr_state;
 
