@@ -184,12 +184,14 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     /* 1. sampling density at depth Dw and per-sample areas */
     const int Dw = D >= 2 ? D - 2 : 0;
     s->density_depth = Dw;
+#pragma omp parallel for schedule(dynamic, 64)
     for (size_t v = o->level_start[Dw]; v < o->level_start[Dw + 1]; v++)
         s->wdens[v] = gather_points(o, Dw, v, s->u, NULL, NULL);
     if (s->rgb && (st = gt_pr_colors_cpu(s)) != GT_OK) goto done;
     {
         double w2 = ldexp(1.0, -2 * Dw);
         double spn = p->samples_per_node > 0 ? p->samples_per_node : 1e-9;
+#pragma omp parallel for schedule(static)
         for (size_t k = 0; k < N; k++) {
             int32_t nd = up(o, leaf[k], D - Dw);
             double W = eval_point_level(o, Dw, nd, s->u + 3 * k, s->wdens);
@@ -200,6 +202,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     {
         double inv_w3 = ldexp(1.0, 3 * D);
         size_t s0 = o->level_start[D];
+#pragma omp parallel for schedule(dynamic, 64)
         for (size_t v = s0; v < o->level_start[D + 1]; v++) {
             int64_t c[3];
             node_xyz(o, v, c);
@@ -270,6 +273,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             stencil[i] = G[0] * M[1] * M[2] + M[0] * G[1] * M[2] + M[0] * M[1] * G[2];
         }
         /* right-hand side: divergence - coarser Laplacian - coarser screening */
+#pragma omp parallel for schedule(dynamic, 64)
         for (size_t q = 0; q < n; q++) {
             size_t v = s0 + q;
             double acc = s->rhs[v];
@@ -302,6 +306,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
          * the points' level-d nodes are gathered once */
         int32_t *n125 = gt_malloc_array(n, 125 * sizeof(int32_t), "level neighbours");
         if (!n125) { st = GT_ERR_RUNTIME; goto done; }
+#pragma omp parallel for schedule(static)
         for (size_t q = 0; q < n; q++)
             for (int i = 0; i < 125; i++) {
                 int32_t t = gt_pr_nbr125(o, (int32_t)(s0 + q), i);
@@ -318,9 +323,11 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             /* ap = L pp + S pp */
             for (size_t k = 0; k < N; k++) uval[k] = 0;
             if (alpha > 0)
+#pragma omp parallel for schedule(static)
                 for (size_t k = 0; k < N; k++) {
                     uval[k] = eval_point_level(o, d, lnode[k], s->u + 3 * k, pp - s0);
                 }
+#pragma omp parallel for schedule(dynamic, 64)
             for (size_t q = 0; q < n; q++) {
                 size_t v = s0 + q;
                 double acc = 0;
@@ -345,6 +352,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         }
         free(n125);
         /* the level's contribution at the samples */
+#pragma omp parallel for schedule(static)
         for (size_t k = 0; k < N; k++) ptval[k] += eval_point_level(o, d, lnode[k], s->u + 3 * k, s->coef);
         if (p->progress) gt_progress_update(&prog, d + 1, NULL);
     }
