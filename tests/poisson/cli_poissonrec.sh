@@ -73,6 +73,15 @@ if [ "$(nf "$tmp/bt.ply")" -lt "$(nf "$tmp/b.ply")" ]; then echo "ok   trim-fewe
 has volume-sizes "$tmp/chi.nrrd" "16 16 16"
 has volume-iso "$tmp/chi.nrrd" "iso:="
 
+# colours: points red on x > 0, blue elsewhere -> vertices carry them
+awk 'BEGIN{srand(5); print "ply\nformat ascii 1.0\nelement vertex 3000\nproperty float x\nproperty float y\nproperty float z\nproperty float nx\nproperty float ny\nproperty float nz\nproperty uchar red\nproperty uchar green\nproperty uchar blue\nend_header";
+  for(i=0;i<3000;i++){z=2*rand()-1; p=6.2831853*rand(); s=sqrt(1-z*z); x=s*cos(p); y=s*sin(p);
+    if (x > 0) c="255 0 0"; else c="0 0 255"; print x, y, z, x, y, z, c}}' > "$tmp/col.ply"
+"$prog" --device cpu -d 4 --colors "$tmp/col.ply" -o "$tmp/col_out.ply" 2> "$tmp/err"; check colors 0 $?
+has colors-red "$tmp/col_out.ply" "property float red"
+"$prog" --device cpu -d 4 --colors "$tmp/s.ply" -o "$tmp/col2.ply" 2> "$tmp/err"; check colors-missing 3 $?
+has colors-missing-msg "$tmp/err" "red"
+
 # --device cuda without a GPU: exit 4
 if [ -n "${GT_NO_GPU:-}" ] || ! nvidia-smi > /dev/null 2>&1; then
   GT_NO_GPU=1 "$prog" --device cuda -d 4 "$tmp/s.ply" -o "$tmp/g.ply" 2> "$tmp/err"; check no-gpu 4 $?
