@@ -60,6 +60,21 @@ double gt_pr_integral1d(int df, int64_t i, int a, int dg, int64_t j, int b)
  * 0 far outside and to -1 inside, so the samples are pulled to -1/2. */
 #define TARGET GT_PR_TARGET
 
+/* 1D integrals between a level-df function and the level-dg (dg <= df)
+ * functions around its ancestor: they depend only on r = i - 2^(df-dg) j0
+ * (the position inside the ancestor cell j0) and the offset k - 2 of the
+ * coarse function, so one table of 2^(df-dg) x 5 values serves every node.
+ * t[(r * 5 + k)] = integral1d(df, r, a, dg, k - 2, b). */
+static double *cross_table(int df, int dg, int a, int b)
+{
+    size_t rows = (size_t)1 << (df - dg);
+    double *t = gt_malloc_array(rows, 5 * sizeof(double), "integral table");
+    if (!t) return NULL;
+    for (size_t r = 0; r < rows; r++)
+        for (int k = 0; k < 5; k++) t[r * 5 + k] = gt_pr_integral1d(df, (int64_t)r, a, dg, k - 2, b);
+    return t;
+}
+
 static inline void node_xyz(const gt_pr_octree *o, size_t v, int64_t c[3])
 {
     uint32_t x, y, z;
@@ -184,14 +199,12 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     /* 1. sampling density at depth Dw and per-sample areas */
     const int Dw = D >= 2 ? D - 2 : 0;
     s->density_depth = Dw;
-#pragma omp parallel for schedule(dynamic, 64)
     for (size_t v = o->level_start[Dw]; v < o->level_start[Dw + 1]; v++)
         s->wdens[v] = gather_points(o, Dw, v, s->u, NULL, NULL);
     if (s->rgb && (st = gt_pr_colors_cpu(s)) != GT_OK) goto done;
     {
         double w2 = ldexp(1.0, -2 * Dw);
         double spn = p->samples_per_node > 0 ? p->samples_per_node : 1e-9;
-#pragma omp parallel for schedule(static)
         for (size_t k = 0; k < N; k++) {
             int32_t nd = up(o, leaf[k], D - Dw);
             double W = eval_point_level(o, Dw, nd, s->u + 3 * k, s->wdens);
@@ -202,7 +215,6 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     {
         double inv_w3 = ldexp(1.0, 3 * D);
         size_t s0 = o->level_start[D];
-#pragma omp parallel for schedule(dynamic, 64)
         for (size_t v = s0; v < o->level_start[D + 1]; v++) {
             int64_t c[3];
             node_xyz(o, v, c);
@@ -222,7 +234,13 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     t0 = gt_now_ms();
     /* 3. divergence: b_o = sum_f v_f . int grad F_o F_f, scattered from every
      * depth-D node f into the 125-neighbourhoods of its ancestors */
-    for (size_t v = o->level_start[D]; v < o->level_start[D + 1]; v++) {
+    double *tabM[GT_PR_MAX_DEPTH + 1] = {0}, *tabG[GT_PR_MAX_DEPTH + 1] = {0};
+    for (int d = 0; d <= D; d++) {
+        tabM[d] = cross_table(D, d, 0, 0);
+        tabG[d] = cross_table(D, d, 0, 1);
+        if (!tabM[d] || !tabG[d]) st = GT_ERR_RUNTIME;
+    }
+    for (size_t v = o->level_start[D]; st == GT_OK && v < o->level_start[D + 1]; v++) {
         const double *vv = vf + 3 * (v - o->level_start[D]);
         if (vv[0] == 0 && vv[1] == 0 && vv[2] == 0) continue;
         int64_t cf[3];
@@ -232,11 +250,13 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             int64_t ca[3];
             node_xyz(o, (size_t)anc, ca);
             double M[3][5], G[3][5];
-            for (int a = 0; a < 3; a++)
+            for (int a = 0; a < 3; a++) {
+                size_t r = (size_t)(cf[a] - (ca[a] << (D - d)));
                 for (int k = 0; k < 5; k++) {
-                    M[a][k] = gt_pr_integral1d(D, cf[a], 0, d, ca[a] + k - 2, 0);
-                    G[a][k] = gt_pr_integral1d(D, cf[a], 0, d, ca[a] + k - 2, 1);
+                    M[a][k] = tabM[d][r * 5 + k];
+                    G[a][k] = tabG[d][r * 5 + k];
                 }
+            }
             for (int i = 0; i < 125; i++) {
                 int32_t t = gt_pr_nbr125(o, anc, i);
                 if (t < 0) continue;
@@ -247,6 +267,8 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             if (d == 0) break;
         }
     }
+    for (int d = 0; d <= D; d++) { free(tabM[d]); free(tabG[d]); }
+    if (st != GT_OK) goto done;
     if (tm) gt_timings_add(tm, "divergence", gt_now_ms() - t0);
 
     /* 4. cascadic solve */
@@ -272,8 +294,17 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             }
             stencil[i] = G[0] * M[1] * M[2] + M[0] * G[1] * M[2] + M[0] * M[1] * G[2];
         }
+        double *cM[GT_PR_MAX_DEPTH + 1] = {0}, *cG[GT_PR_MAX_DEPTH + 1] = {0};
+        for (int dc = 0; dc < d; dc++) {
+            cM[dc] = cross_table(d, dc, 0, 0);
+            cG[dc] = cross_table(d, dc, 1, 1);
+            if (!cM[dc] || !cG[dc]) st = GT_ERR_RUNTIME;
+        }
+        if (st != GT_OK) {
+            for (int dc = 0; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
+            goto done;
+        }
         /* right-hand side: divergence - coarser Laplacian - coarser screening */
-#pragma omp parallel for schedule(dynamic, 64)
         for (size_t q = 0; q < n; q++) {
             size_t v = s0 + q;
             double acc = s->rhs[v];
@@ -284,11 +315,13 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 int64_t ca[3];
                 node_xyz(o, (size_t)anc, ca);
                 double M[3][5], G[3][5];
-                for (int a = 0; a < 3; a++)
+                for (int a = 0; a < 3; a++) {
+                    size_t r = (size_t)(cv[a] - (ca[a] << (d - dc)));
                     for (int k = 0; k < 5; k++) {
-                        M[a][k] = gt_pr_integral1d(d, cv[a], 0, dc, ca[a] + k - 2, 0);
-                        G[a][k] = gt_pr_integral1d(d, cv[a], 1, dc, ca[a] + k - 2, 1);
+                        M[a][k] = cM[dc][r * 5 + k];
+                        G[a][k] = cG[dc][r * 5 + k];
                     }
+                }
                 for (int i = 0; i < 125; i++) {
                     int32_t t = gt_pr_nbr125(o, anc, i);
                     if (t < 0) continue;
@@ -302,11 +335,11 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             if (alpha > 0) acc -= alpha * gather_points(o, d, v, s->u, ptval, s->area);
             b[q] = acc;
         }
+        for (int dc = 0; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
         /* CG on (L_d + S_d) x = b, x0 = 0; the level's 125-neighbour table and
          * the points' level-d nodes are gathered once */
         int32_t *n125 = gt_malloc_array(n, 125 * sizeof(int32_t), "level neighbours");
         if (!n125) { st = GT_ERR_RUNTIME; goto done; }
-#pragma omp parallel for schedule(static)
         for (size_t q = 0; q < n; q++)
             for (int i = 0; i < 125; i++) {
                 int32_t t = gt_pr_nbr125(o, (int32_t)(s0 + q), i);
@@ -323,11 +356,9 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             /* ap = L pp + S pp */
             for (size_t k = 0; k < N; k++) uval[k] = 0;
             if (alpha > 0)
-#pragma omp parallel for schedule(static)
                 for (size_t k = 0; k < N; k++) {
                     uval[k] = eval_point_level(o, d, lnode[k], s->u + 3 * k, pp - s0);
                 }
-#pragma omp parallel for schedule(dynamic, 64)
             for (size_t q = 0; q < n; q++) {
                 size_t v = s0 + q;
                 double acc = 0;
@@ -352,7 +383,6 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         }
         free(n125);
         /* the level's contribution at the samples */
-#pragma omp parallel for schedule(static)
         for (size_t k = 0; k < N; k++) ptval[k] += eval_point_level(o, d, lnode[k], s->u + 3 * k, s->coef);
         if (p->progress) gt_progress_update(&prog, d + 1, NULL);
     }
