@@ -13,7 +13,6 @@
 #include "common/progress.h"
 #include "common/timer.h"
 #include "io/ply.h"
-#include "io/volume.h"
 #include "poisson/poisson.h"
 
 static const char *usage_text =
@@ -176,23 +175,7 @@ int main(int argc, char **argv)
                                   mesh.tri, GT_PLY_BINARY_LE);
         free(extra);
     }
-    if (st == GT_OK && vol_path) {
-        gt_volume v;
-        memset(&v, 0, sizeof v);
-        for (int a = 0; a < 3; a++) {
-            v.info.dims[a] = mesh.vol_n;
-            v.info.dir[a][a] = mesh.vol_spacing;
-            v.info.origin[a] = mesh.vol_origin[a];
-        }
-        v.info.type = GT_VOL_FLOAT32;
-        v.info.has_iso = true;
-        v.info.iso = mesh.iso;
-        v.data = mesh.vol;
-        char kv[64];
-        snprintf(kv, sizeof kv, "iso:=%.9g", mesh.iso);
-        const char *kvs[1] = {kv};
-        st = gt_nrrd_write(vol_path, &v, kvs, 1);
-    }
+    if (st == GT_OK && vol_path) st = gt_pr_write_volume(vol_path, &mesh);
     gt_timings_add(&tm, "write", gt_now_ms() - t0);
     gt_pr_mesh_free(&mesh);
     if (st != GT_OK) goto fail;

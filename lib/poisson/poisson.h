@@ -141,6 +141,8 @@ typedef struct gt_pr_mesh {
 gt_status gt_poisson_reconstruct(const gt_pr_input *in, const gt_pr_params *p, gt_device_kind dev,
                                  gt_timings *tm, gt_pr_mesh *out);
 void gt_pr_mesh_free(gt_pr_mesh *m);
+/* m->vol as NRRD (float32 raw, space directions/origin, key iso), atomically */
+gt_status gt_pr_write_volume(const char *path, const gt_pr_mesh *m);
 
 /* ------------------------------------------- the stages, exposed for tests */
 typedef struct gt_pr_state {
