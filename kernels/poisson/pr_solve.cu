@@ -23,6 +23,15 @@ __constant__ uint8_t c_lutp125[8][125];
 __constant__ uint8_t c_lutc125[8][125];
 __constant__ double c_stencil[125];
 
+/* 1D integral tables between a level-df function and the functions of a
+ * coarser level dg around its ancestor, as in lib/poisson/solve.c: for each
+ * dg, 2^(df-dg) rows of 5 values, M = (value, value) and G = (a, b)
+ * derivatives; computed on the host by the same code as the CPU's. */
+struct xtab {
+    const double *M, *G;
+    unsigned long long off[GT_PR_MAX_DEPTH + 1];
+};
+
 #define GRID_LOOP(i, n) for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
 
 __device__ __forceinline__ double d_bspline(double t)
@@ -38,24 +47,6 @@ __device__ __forceinline__ double d_dbspline(double t)
     if (a < 0.5) return -2.0 * t;
     if (a < 1.5) return t > 0 ? -(1.5 - a) : (1.5 - a);
     return 0.0;
-}
-__device__ double d_integral1d(int df, int64_t i, int a, int dg, int64_t j, int b)
-{
-    const double gx[3] = {-0.7745966692414834, 0.0, 0.7745966692414834};
-    const double gw[3] = {5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0};
-    double sf = ldexp(1.0, df), sg = ldexp(1.0, dg);
-    double h = 1.0 / sf, sum = 0.0;
-    for (int k = 0; k < 3; k++) {
-        double x0 = (double)(i - 1 + k) * h;
-        for (int g = 0; g < 3; g++) {
-            double x = x0 + 0.5 * h * (1.0 + gx[g]);
-            double tf = x * sf - (double)i - 0.5, tg = x * sg - (double)j - 0.5;
-            double fv = a ? sf * d_dbspline(tf) : d_bspline(tf);
-            double gv = b ? sg * d_dbspline(tg) : d_bspline(tg);
-            sum += gw[g] * fv * gv;
-        }
-    }
-    return sum * 0.5 * h;
 }
 __device__ __forceinline__ uint32_t d_compact3(uint64_t x)
 {
@@ -181,7 +172,8 @@ __global__ void k_splat(const gt_pr_dev_octree o, int D, size_t s0, size_t n, co
         for (int a = 0; a < 3; a++) vf[3 * q + a] = acc[a] * inv_w3;
     }
 }
-__global__ void k_divergence(const gt_pr_dev_octree o, int D, size_t s0, size_t n, const double *vf, double *rhs)
+__global__ void k_divergence(const gt_pr_dev_octree o, int D, size_t s0, size_t n, const double *vf, const xtab T,
+                             double *rhs)
 {
     GRID_LOOP(q, n)
     {
@@ -195,11 +187,13 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, size_t s0, size_t 
             int64_t ca[3];
             d_xyz(o.key, (size_t)anc, ca);
             double M[3][5], G[3][5];
-            for (int a = 0; a < 3; a++)
+            for (int a = 0; a < 3; a++) {
+                size_t r = (size_t)(cf[a] - (ca[a] << (D - d)));
                 for (int k = 0; k < 5; k++) {
-                    M[a][k] = d_integral1d(D, cf[a], 0, d, ca[a] + k - 2, 0);
-                    G[a][k] = d_integral1d(D, cf[a], 0, d, ca[a] + k - 2, 1);
+                    M[a][k] = T.M[T.off[d] + r * 5 + k];
+                    G[a][k] = T.G[T.off[d] + r * 5 + k];
                 }
+            }
             for (int i = 0; i < 125; i++) {
                 int32_t t = d_nbr125(o, anc, i);
                 if (t < 0) continue;
@@ -214,7 +208,7 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, size_t s0, size_t 
     }
 }
 __global__ void k_rhs(const gt_pr_dev_octree o, int d, size_t s0, size_t n, const double *rhs, const double *coef,
-                      double alpha, const float *u, const double *ptval, const float *area, double *b)
+                      const xtab T, double alpha, const float *u, const double *ptval, const float *area, double *b)
 {
     GRID_LOOP(q, n)
     {
@@ -227,11 +221,13 @@ __global__ void k_rhs(const gt_pr_dev_octree o, int d, size_t s0, size_t n, cons
             int64_t ca[3];
             d_xyz(o.key, (size_t)anc, ca);
             double M[3][5], G[3][5];
-            for (int a = 0; a < 3; a++)
+            for (int a = 0; a < 3; a++) {
+                size_t r = (size_t)(cv[a] - (ca[a] << (d - dc)));
                 for (int k = 0; k < 5; k++) {
-                    M[a][k] = d_integral1d(d, cv[a], 0, dc, ca[a] + k - 2, 0);
-                    G[a][k] = d_integral1d(d, cv[a], 1, dc, ca[a] + k - 2, 1);
+                    M[a][k] = T.M[T.off[dc] + r * 5 + k];
+                    G[a][k] = T.G[T.off[dc] + r * 5 + k];
                 }
+            }
             for (int i = 0; i < 125; i++) {
                 int32_t t = d_nbr125(o, anc, i);
                 if (t < 0) continue;
@@ -311,6 +307,7 @@ __global__ void k_fill(double *a, double v, size_t n)
     } while (0)
 
 typedef struct {
+    double *tM, *tG; /* integral tables (first: freed with the rest) */
     float *u, *nrm, *area;
     int32_t *leaf, *lnode, *n125;
     double *wdens, *rhs, *coef, *vf, *ptval, *uval, *b, *r, *pp, *ap, *prod;
@@ -321,6 +318,46 @@ static void free_bufs(bufs_t *m)
     void **p = (void **)m;
     for (size_t i = 0; i < sizeof *m / sizeof(void *); i++) gt_cu_free(p[i]);
     memset(m, 0, sizeof *m);
+}
+
+/* tables for a level-df function against levels 0..dmax (dmax <= df):
+ * uploaded into m->tM/m->tG (grown as needed), offsets in T */
+static gt_status make_tables(int df, int dmax, int a, int b, bufs_t *m, size_t *cap, xtab *T)
+{
+    size_t total = 0;
+    for (int dg = 0; dg <= dmax; dg++) {
+        T->off[dg] = total;
+        total += ((size_t)1 << (df - dg)) * 5;
+    }
+    if (total > *cap) {
+        gt_cu_free(m->tM);
+        gt_cu_free(m->tG);
+        m->tM = m->tG = NULL;
+        GT_TRY(gt_cu_malloc((void **)&m->tM, total * sizeof(double), "integral tables"));
+        GT_TRY(gt_cu_malloc((void **)&m->tG, total * sizeof(double), "integral tables"));
+        *cap = total;
+    }
+    double *hM = (double *)gt_malloc_array(total, sizeof(double), "integral tables");
+    double *hG = (double *)gt_malloc_array(total, sizeof(double), "integral tables");
+    if (!hM || !hG) { free(hM); free(hG); return GT_ERR_RUNTIME; }
+    for (int dg = 0; dg <= dmax; dg++) {
+        size_t rows = (size_t)1 << (df - dg);
+        for (size_t r = 0; r < rows; r++)
+            for (int k = 0; k < 5; k++) {
+                hM[T->off[dg] + r * 5 + k] = gt_pr_integral1d(df, (int64_t)r, 0, dg, k - 2, 0);
+                hG[T->off[dg] + r * 5 + k] = gt_pr_integral1d(df, (int64_t)r, a, dg, k - 2, b);
+            }
+    }
+    gt_status st = gt_cu_memcpy_h2d(m->tM, hM, total * sizeof(double), NULL);
+    if (st == GT_OK) st = gt_cu_memcpy_h2d(m->tG, hG, total * sizeof(double), NULL);
+    /* the copies are synchronous for pageable memory with the NULL stream only
+     * up to staging: sync before the host buffers go */
+    if (st == GT_OK) st = gt_cu_sync();
+    free(hM);
+    free(hG);
+    T->M = m->tM;
+    T->G = m->tG;
+    return st;
 }
 
 static gt_status dsum(const double *a, size_t n, double *out)
@@ -385,7 +422,11 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     if (tm) gt_timings_add(tm, "splat (gpu)", gt_timer_stop(&tmr));
     gt_timer_start(&tmr, true, NULL);
     /* 3. divergence */
-    LAUNCH(k_divergence, nD, o, D, h->level_start[D], nD, m->vf, m->rhs);
+    size_t tcap = 0;
+    xtab T;
+    memset(&T, 0, sizeof T);
+    GT_TRY(make_tables(D, D, 0, 1, m, &tcap, &T));
+    LAUNCH(k_divergence, nD, o, D, h->level_start[D], nD, m->vf, T, m->rhs);
     if (tm) gt_timings_add(tm, "divergence (gpu)", gt_timer_stop(&tmr));
     gt_timer_start(&tmr, true, NULL);
 
@@ -411,7 +452,8 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         }
         GT_CU(cudaMemcpyToSymbol(c_stencil, stencil, sizeof stencil));
         LAUNCH(k_up, N, o.parent, m->leaf, D - d, m->lnode, N);
-        LAUNCH(k_rhs, n, o, d, s0, n, m->rhs, m->coef, alpha, m->u, m->ptval, m->area, m->b);
+        if (d > 0) GT_TRY(make_tables(d, d - 1, 1, 1, m, &tcap, &T));
+        LAUNCH(k_rhs, n, o, d, s0, n, m->rhs, m->coef, T, alpha, m->u, m->ptval, m->area, m->b);
         LAUNCH(k_n125, 125 * n, o, s0, n, m->n125);
         double *x = m->coef + s0;
         GT_TRY(gt_cu_memcpy_d2d(m->r, m->b, n * sizeof(double), NULL));
