@@ -15,6 +15,7 @@
 
 #include "common/alloc.h"
 #include "common/log.h"
+#include "common/progress.h"
 #include "common/timer.h"
 #include "gt_config.h"
 #include "poisson/poisson.h"
@@ -252,7 +253,10 @@ gt_status gt_pr_extract_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_m
     size_t cell_cap_limit = 16 * nfine + (1u << 20);
     int capped = 0;
     static const int tets[6][4] = {{0, 1, 3, 7}, {0, 1, 5, 7}, {0, 2, 3, 7}, {0, 2, 6, 7}, {0, 4, 5, 7}, {0, 4, 6, 7}};
+    gt_progress prog;
+    if (p->progress) gt_progress_start(&prog, "extract", (double)ncell);
     for (size_t ci = 0; ci < ncell; ci++) {
+        if (p->progress && (ci & 4095) == 0) gt_progress_update(&prog, (double)ci, NULL);
         uint32_t x, y, z;
         gt_pr_demorton(cellv[ci], &x, &y, &z);
         int32_t cid[8];
@@ -355,6 +359,7 @@ gt_status gt_pr_extract_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_m
             if (st != GT_OK) goto done;
         }
     }
+    if (p->progress) gt_progress_end(&prog);
     gt_info("extract: %zu corners collected in %.1f ms, evaluated in %.1f ms; %zu cells (%zu grown) meshed in %.1f ms",
             C.nc, t_eval0 - t_start, t_eval1 - t_eval0, ncell, ncell - nfine, gt_now_ms() - t_eval1);
     if (capped) gt_warn("surface extraction stopped growing at %zu cells: the mesh may be open", ncell);
