@@ -180,7 +180,7 @@ gt_status gt_tps_check_points(const double *src, size_t n, bool *planar)
     int dim = pl ? 2 : 3, rank = 0;
     double emax = fmax(ev[0], fmax(ev[1], pl ? 0.0 : ev[2]));
     for (int d = 0; d < dim; d++)
-        if (ev[d] > 1e-18 * emax) rank++; /* spread above 1e-9 of the largest */
+        if (ev[d] > 1e-13 * emax) rank++; /* spread above ~3e-7 of the largest (rounding: 1e-16) */
     (void)ext;
     if (rank < 2)
         return gt_fail(GT_ERR_DATA,
