@@ -164,7 +164,12 @@ __global__ void tps_sample(const float *__restrict__ f, long long d0, long long 
         double y = M[3] * r0 + M[4] * r1 + M[5] * r2;
         double z = M[6] * r0 + M[7] * r1 + M[8] * r2;
         double val = 0.0;
-        if (x >= 0 && y >= 0 && z >= 0 && x <= d0 - 1 && y <= d1 - 1 && z <= d2 - 1) {
+        const double e = 1e-6; // within 1e-6 voxel of the grid counts as on it (as the CPU)
+        if (x >= -e && y >= -e && z >= -e && x <= d0 - 1 + e && y <= d1 - 1 + e &&
+            z <= d2 - 1 + e) {
+            x = fmin(fmax(x, 0.0), (double)(d0 - 1));
+            y = fmin(fmax(y, 0.0), (double)(d1 - 1));
+            z = fmin(fmax(z, 0.0), (double)(d2 - 1));
             long long i = (long long)x, j = (long long)y, k = (long long)z;
             if (i > d0 - 2) i = d0 - 2 < 0 ? 0 : d0 - 2;
             if (j > d1 - 2) j = d1 - 2 < 0 ? 0 : d1 - 2;

@@ -77,8 +77,15 @@ static bool inv3(const double m[9], double r[9])
 /* trilinear sample of float volume f (dims d) at index position (x,y,z); 0 outside */
 static double trilinear(const float *f, const long long d[3], double x, double y, double z)
 {
-    if (!(x >= 0 && y >= 0 && z >= 0 && x <= d[0] - 1 && y <= d[1] - 1 && z <= d[2] - 1))
+    /* a sample within 1e-6 voxel of the grid counts as on it (the warp's
+     * rounding must not drop the border of an identity warp) */
+    const double e = 1e-6;
+    if (!(x >= -e && y >= -e && z >= -e && x <= d[0] - 1 + e && y <= d[1] - 1 + e &&
+          z <= d[2] - 1 + e))
         return 0.0;
+    x = fmin(fmax(x, 0.0), (double)(d[0] - 1));
+    y = fmin(fmax(y, 0.0), (double)(d[1] - 1));
+    z = fmin(fmax(z, 0.0), (double)(d[2] - 1));
     long long i = (long long)x, j = (long long)y, k = (long long)z;
     if (i > d[0] - 2) i = d[0] - 2 < 0 ? 0 : d[0] - 2;
     if (j > d[1] - 2) j = d[1] - 2 < 0 ? 0 : d[1] - 2;

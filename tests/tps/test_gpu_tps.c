@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "io/ply.h"
 #include "tps/warp.h"
 #include "tps_testutil.h"
 
@@ -149,6 +150,56 @@ static void test_warp_volume_gpu_cpu(void **state)
     free(dst);
 }
 
+/* Real data: the Stanford bunny (34834 vertices). 600 vertices as
+ * landmarks, moved by a twist about y; fit on both devices (lambda 1e-4),
+ * then warp every vertex on both: parameters 1e-9, positions 1e-12. */
+static void test_bunny_gpu_cpu(void **state)
+{
+    (void)state;
+    const char *cands[] = {getenv("GT_BUNNY"), "/work/shared/data/meshes/bunny.ply",
+                           "../shared/data/meshes/bunny.ply", "../../shared/data/meshes/bunny.ply"};
+    const char *path = NULL;
+    for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
+        FILE *f = cands[i] ? fopen(cands[i], "rb") : NULL;
+        if (f) { fclose(f); path = cands[i]; break; }
+    }
+    if (!path) { printf("bunny.ply not found: skipped\n"); return; }
+    gt_ply_mesh m;
+    GT_ASSERT_OK(gt_ply_read(path, &m));
+    const char *xyz[3] = {"x", "y", "z"};
+    float *v = malloc(m.nvert * 3 * sizeof(float));
+    GT_ASSERT_OK(gt_ply_gather(&m, path, xyz, 3, v));
+    size_t nv = m.nvert, n = 600;
+    double *all = malloc(nv * 3 * sizeof(double));
+    for (size_t i = 0; i < 3 * nv; i++) all[i] = v[i];
+    double *src = malloc(n * 3 * sizeof(double)), *dst = malloc(n * 3 * sizeof(double));
+    double ymin = 1e300, ymax = -1e300;
+    for (size_t i = 0; i < nv; i++) { ymin = fmin(ymin, all[3 * i + 1]); ymax = fmax(ymax, all[3 * i + 1]); }
+    for (size_t k = 0; k < n; k++) { /* evenly spaced vertices: distinct positions in this mesh */
+        const double *p = all + 3 * (k * (nv / n));
+        double a = 0.6 * (p[1] - ymin) / (ymax - ymin);
+        memcpy(src + 3 * k, p, 3 * sizeof(double));
+        dst[3 * k] = cos(a) * p[0] - sin(a) * p[2];
+        dst[3 * k + 1] = p[1];
+        dst[3 * k + 2] = sin(a) * p[0] + cos(a) * p[2];
+    }
+    gt_tps tc, tg;
+    gt_tps_init(&tc);
+    gt_tps_init(&tg);
+    fit_both(src, dst, n, GT_TPS_R2LOGR, 1e-4, false, &tc, &tg);
+    double ew = rel_diff(tc.w, tg.w, 3 * n), ea = rel_diff(&tc.a[0][0], &tg.a[0][0], 12);
+    printf("bunny: w %.3g a %.3g\n", ew, ea);
+    assert_true(ew < 1e-9 && ea < 1e-9);
+    double *fc = malloc(nv * 3 * sizeof(double)), *fg = malloc(nv * 3 * sizeof(double));
+    gt_tps_eval_cpu(&tc, all, nv, fc);
+    GT_ASSERT_OK(gt_tps_eval(&tc, all, nv, fg, GT_DEVICE_CUDA, NULL));
+    assert_true(rel_diff(fc, fg, 3 * nv) < 1e-12);
+    free(fc); free(fg); free(src); free(dst); free(all); free(v);
+    gt_tps_free(&tc);
+    gt_tps_free(&tg);
+    gt_ply_free(&m);
+}
+
 int main(void)
 {
     gt_test_require_gpu();
@@ -157,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_gcv_gpu_cpu),
         cmocka_unit_test(test_not_pd_gpu),
         cmocka_unit_test(test_warp_volume_gpu_cpu),
+        cmocka_unit_test(test_bunny_gpu_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -231,6 +231,19 @@ static void test_bad_inputs(void **state)
         tilted[3 * i + 2] = 1 - tilted[3 * i] - tilted[3 * i + 1];
     }
     expect_data_error(tilted, 8, "coplanar");
+    double xplane[3 * 8]; /* plane x = 2: coplanar, not collinear */
+    for (int i = 0; i < 8; i++) {
+        xplane[3 * i] = 2;
+        xplane[3 * i + 1] = gt_rng_uniform(&r);
+        xplane[3 * i + 2] = gt_rng_uniform(&r);
+    }
+    expect_data_error(xplane, 8, "coplanar");
+    double ring[3 * 6]; /* 3-D but all x,y on a line and z varying: the plane x = y */
+    for (int i = 0; i < 6; i++) {
+        ring[3 * i] = ring[3 * i + 1] = i * 0.5;
+        ring[3 * i + 2] = gt_rng_uniform(&r);
+    }
+    expect_data_error(ring, 6, "coplanar");
     double nan[15] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, NAN, 1, 1};
     expect_data_error(nan, 5, "NaN");
     double flatline[15] = {0, 0, 0, 1, 1, 0, 2, 2, 0, 3, 3, 0, 4, 4, 0}; /* z = 0 and collinear */
