@@ -122,15 +122,8 @@ gt_status gt_stitch_edt(const uint8_t *inside, int w, int h, float far, float *d
     const double BIG = 1e12; /* > any squared distance (2 * 65536^2), exact in double */
     int n = w > h ? w : h;
     size_t N = (size_t)w * h;
-    double *f = gt_malloc_array((size_t)n, sizeof(double), "distance transform");
-    double *d = gt_malloc_array((size_t)n, sizeof(double), "distance transform");
-    double *z = gt_malloc_array((size_t)n + 1, sizeof(double), "distance transform");
-    int *v = gt_malloc_array((size_t)n, sizeof(int), "distance transform");
     double *sq = gt_malloc_array(N, sizeof(double), "distance transform");
-    if (!f || !d || !v || !z || !sq) {
-        free(f), free(d), free(v), free(z), free(sq);
-        return GT_ERR_RUNTIME;
-    }
+    if (!sq) return GT_ERR_RUNTIME;
     int any_out = 0;
     for (size_t i = 0; i < N; i++) {
         sq[i] = inside[i] ? BIG : 0.0;
@@ -138,21 +131,35 @@ gt_status gt_stitch_edt(const uint8_t *inside, int w, int h, float far, float *d
     }
     if (!any_out) {
         for (size_t i = 0; i < N; i++) dist[i] = far;
-        free(f), free(d), free(v), free(z), free(sq);
+        free(sq);
         return GT_OK;
     }
-    /* columns (a column with no outside pixel stays BIG; the row pass fixes it) */
-    for (int x = 0; x < w; x++) {
-        for (int y = 0; y < h; y++) f[y] = sq[(size_t)y * w + x];
-        edt1d(f, h, d, v, z);
-        for (int y = 0; y < h; y++) sq[(size_t)y * w + x] = d[y] > BIG ? BIG : d[y];
+    int oom = 0;
+#pragma omp parallel reduction(| : oom)
+    {
+        double *f = malloc((size_t)n * sizeof(double)), *d = malloc((size_t)n * sizeof(double));
+        double *z = malloc(((size_t)n + 1) * sizeof(double));
+        int *v = malloc((size_t)n * sizeof(int));
+        if (!f || !d || !z || !v) oom = 1;
+        /* columns (a column with no outside pixel stays BIG; the row pass fixes it) */
+#pragma omp for schedule(static)
+        for (int x = 0; x < w; x++) {
+            if (!f || !d || !z || !v) continue;
+            for (int y = 0; y < h; y++) f[y] = sq[(size_t)y * w + x];
+            edt1d(f, h, d, v, z);
+            for (int y = 0; y < h; y++) sq[(size_t)y * w + x] = d[y] > BIG ? BIG : d[y];
+        }
+#pragma omp for schedule(static)
+        for (int y = 0; y < h; y++) {
+            if (!f || !d || !z || !v) continue;
+            memcpy(f, sq + (size_t)y * w, (size_t)w * sizeof(double));
+            edt1d(f, w, d, v, z);
+            for (int x = 0; x < w; x++) dist[(size_t)y * w + x] = (float)sqrt(d[x]);
+        }
+        free(f), free(d), free(z), free(v);
     }
-    for (int y = 0; y < h; y++) {
-        memcpy(f, sq + (size_t)y * w, (size_t)w * sizeof(double));
-        edt1d(f, w, d, v, z);
-        for (int x = 0; x < w; x++) dist[(size_t)y * w + x] = (float)sqrt(d[x]);
-    }
-    free(f), free(d), free(v), free(z), free(sq);
+    free(sq);
+    if (oom) return gt_fail(GT_ERR_RUNTIME, "out of memory in the distance transform");
     return GT_OK;
 }
 
@@ -293,6 +300,7 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
     const float *PL;
     for (int i = 0; i < N; i++) {
         PL = plan->plane[0].P[i];
+#pragma omp parallel for schedule(static)
         for (int y = 0; y < H; y++)
             for (int x = 0; x < W; x++) {
                 float u, v;
