@@ -287,14 +287,16 @@ static gt_status run(run_t *r, long *nframes)
         GT_TRY(gt_stitch_gpu_create(&r->plan, &r->gpu));
         /* frame k in slot k&1: read k+1 and write k-1 while k is on the GPU */
         long submitted = 0;
+        bool eof = false;
         for (;;) {
             bool got = false;
             int slot = (int)(submitted & 1);
-            if (o->frames < 0 || submitted < o->frames) {
+            if (!eof && (o->frames < 0 || submitted < o->frames)) {
                 GT_TRY(gt_stitch_gpu_wait(r->gpu, slot)); /* slot free (its frame was written below) */
                 uint8_t *bufs[GT_STITCH_MAX_CAMS];
                 for (int i = 0; i < r->plan.ncam; i++) bufs[i] = gt_stitch_gpu_in_buf(r->gpu, slot, i);
                 GT_TRY(read_set(r, bufs, submitted, &got));
+                eof = !got;
                 if (got) {
                     GT_TRY(gt_stitch_gpu_submit(r->gpu, slot));
                     submitted++;
