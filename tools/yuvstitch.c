@@ -183,16 +183,23 @@ typedef struct {
  * stream); with --strict, unequal ends are an error. */
 static gt_status read_set(run_t *r, uint8_t **bufs, long frame, bool *got)
 {
-    int ended = 0, first_ended = -1;
+    int ended = 0, first_ended = -1, n = r->plan.ncam;
     double t0 = gt_now_ms();
-    for (int i = 0; i < r->plan.ncam; i++) {
-        bool g;
-        gt_status st = gt_yuv_read_frame(r->rd[i], bufs[i], &g);
-        if (st) {
-            gt_errmsg_prefix("input %d ('%s')", i + 1, r->o.inputs[i]);
-            return st;
-        }
-        if (!g) {
+    /* the cameras are read in parallel (separate streams); messages are
+     * thread-local, so a failing reader's message is carried back */
+    gt_status sts[GT_STITCH_MAX_CAMS];
+    bool gots[GT_STITCH_MAX_CAMS];
+    char msgs[GT_STITCH_MAX_CAMS][512];
+#pragma omp parallel for schedule(static, 1) num_threads(n)
+    for (int i = 0; i < n; i++) {
+        gots[i] = false;
+        sts[i] = gt_yuv_read_frame(r->rd[i], bufs[i], &gots[i]);
+        if (sts[i]) snprintf(msgs[i], sizeof msgs[i], "%s", gt_errmsg());
+    }
+    for (int i = 0; i < n; i++) {
+        if (sts[i])
+            return gt_fail(sts[i], "input %d ('%s'): %s", i + 1, r->o.inputs[i], msgs[i]);
+        if (!gots[i]) {
             ended++;
             if (first_ended < 0) first_ended = i;
         }
