@@ -2,6 +2,7 @@
  * direct / feather / multi-band blending in YUV), on the GPU or the CPU. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,8 +176,21 @@ typedef struct {
     gt_stitch_plan plan;
     gt_stitch_gpu *gpu;
     gt_yuv_writer *wr;
-    uint8_t *cpu_in[GT_STITCH_MAX_CAMS], *cpu_out;
+    uint8_t *cpu_in[GT_STITCH_MAX_CAMS], *cpu_out[2];
     gt_timings tm;
+    /* the writer thread: frames are posted in order, at most 2 in flight
+     * (they live in the two output slots) */
+    struct {
+        pthread_t th;
+        pthread_mutex_t mu;
+        pthread_cond_t cv;
+        bool started, stop;
+        const uint8_t *q[2];
+        long posted, written;
+        gt_status st;
+        char msg[1024];
+        double ms;
+    } w;
 } run_t;
 
 /* Read one frame of every input into bufs. *got false at the end (shortest
@@ -218,9 +232,7 @@ static gt_status read_set(run_t *r, uint8_t **bufs, long frame, bool *got)
 
 static gt_status emit(run_t *r, const uint8_t *frame, long k)
 {
-    double t0 = gt_now_ms();
     GT_TRY(gt_yuv_write_frame(r->wr, frame));
-    gt_timings_add(&r->tm, "I/O wait (write)", gt_now_ms() - t0);
     if (k == 0 && r->o.preview) {
         size_t n = (size_t)r->plan.pano_w * r->plan.pano_h * 3;
         uint8_t *rgb = malloc(n);
@@ -232,6 +244,90 @@ static gt_status emit(run_t *r, const uint8_t *frame, long k)
         GT_TRY(st);
     }
     return GT_OK;
+}
+
+static void *writer_main(void *arg)
+{
+    run_t *r = arg;
+    pthread_mutex_lock(&r->w.mu);
+    for (;;) {
+        while (r->w.written == r->w.posted && !r->w.stop) pthread_cond_wait(&r->w.cv, &r->w.mu);
+        if (r->w.written == r->w.posted || r->w.st) break; /* stopped and drained, or failed */
+        long k = r->w.written;
+        const uint8_t *buf = r->w.q[k & 1];
+        pthread_mutex_unlock(&r->w.mu);
+        double t0 = gt_now_ms();
+        gt_status st = emit(r, buf, k);
+        double dt = gt_now_ms() - t0;
+        pthread_mutex_lock(&r->w.mu);
+        r->w.ms += dt;
+        if (st) {
+            r->w.st = st;
+            snprintf(r->w.msg, sizeof r->w.msg, "%s", gt_errmsg());
+        } else {
+            r->w.written++;
+        }
+        pthread_cond_broadcast(&r->w.cv);
+        if (st) break;
+    }
+    pthread_mutex_unlock(&r->w.mu);
+    return NULL;
+}
+
+static gt_status writer_start(run_t *r)
+{
+    pthread_mutex_init(&r->w.mu, NULL);
+    pthread_cond_init(&r->w.cv, NULL);
+    if (pthread_create(&r->w.th, NULL, writer_main, r)) return gt_fail(GT_ERR_RUNTIME, "cannot start the writer thread");
+    r->w.started = true;
+    return GT_OK;
+}
+
+static gt_status writer_error(run_t *r)
+{
+    return gt_fail(r->w.st, "%s", r->w.msg);
+}
+
+/* hand frame k (posted in order) to the writer */
+static gt_status writer_post(run_t *r, const uint8_t *buf, long k)
+{
+    pthread_mutex_lock(&r->w.mu);
+    gt_status st = r->w.st;
+    if (!st) {
+        r->w.q[k & 1] = buf;
+        r->w.posted = k + 1;
+        pthread_cond_broadcast(&r->w.cv);
+    }
+    pthread_mutex_unlock(&r->w.mu);
+    return st ? writer_error(r) : GT_OK;
+}
+
+/* wait until frame k has been written (its slot can be reused) */
+static gt_status writer_wait(run_t *r, long k)
+{
+    if (k < 0) return GT_OK;
+    double t0 = gt_now_ms();
+    pthread_mutex_lock(&r->w.mu);
+    while (r->w.written <= k && !r->w.st) pthread_cond_wait(&r->w.cv, &r->w.mu);
+    gt_status st = r->w.st;
+    pthread_mutex_unlock(&r->w.mu);
+    gt_timings_add(&r->tm, "wait for writer", gt_now_ms() - t0);
+    return st ? writer_error(r) : GT_OK;
+}
+
+/* stop (after draining what was posted) and join; the writer's status */
+static gt_status writer_stop(run_t *r)
+{
+    if (!r->w.started) return GT_OK;
+    pthread_mutex_lock(&r->w.mu);
+    r->w.stop = true;
+    pthread_cond_broadcast(&r->w.cv);
+    pthread_mutex_unlock(&r->w.mu);
+    pthread_join(r->w.th, NULL);
+    r->w.started = false;
+    pthread_mutex_destroy(&r->w.mu);
+    pthread_cond_destroy(&r->w.cv);
+    return r->w.st ? writer_error(r) : GT_OK;
 }
 
 static gt_status run(run_t *r, long *nframes)
@@ -290,6 +386,7 @@ static gt_status run(run_t *r, long *nframes)
     double t_start = gt_now_ms();
     long k = 0;
     char extra[64];
+    GT_TRY(writer_start(r));
     if (dev == GT_DEVICE_CUDA) {
         GT_TRY(gt_stitch_gpu_create(&r->plan, &r->gpu));
         /* frame k in slot k&1: read k+1 and write k-1 while k is on the GPU */
@@ -305,6 +402,8 @@ static gt_status run(run_t *r, long *nframes)
                 GT_TRY(read_set(r, bufs, submitted, &got));
                 eof = !got;
                 if (got) {
+                    /* the download overwrites this slot's output: frame submitted-2 must be written */
+                    GT_TRY(writer_wait(r, submitted - 2));
                     GT_TRY(gt_stitch_gpu_submit(r->gpu, slot));
                     submitted++;
                 }
@@ -312,7 +411,7 @@ static gt_status run(run_t *r, long *nframes)
             if (k < submitted - (got ? 1 : 0)) {
                 int ps = (int)(k & 1);
                 GT_TRY(gt_stitch_gpu_wait(r->gpu, ps));
-                GT_TRY(emit(r, gt_stitch_gpu_out_buf(r->gpu, ps), k));
+                GT_TRY(writer_post(r, gt_stitch_gpu_out_buf(r->gpu, ps), k));
                 k++;
                 snprintf(extra, sizeof extra, "%.1f fps", k / ((gt_now_ms() - t_start) / 1000.0));
                 gt_progress_update(&pr, (double)k, extra);
@@ -328,20 +427,24 @@ static gt_status run(run_t *r, long *nframes)
     } else {
         for (int i = 0; i < r->plan.ncam; i++)
             if (!(r->cpu_in[i] = malloc(r->plan.in_bytes))) return gt_fail(GT_ERR_RUNTIME, "out of memory");
-        if (!(r->cpu_out = malloc(r->plan.out_bytes))) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+        for (int s = 0; s < 2; s++)
+            if (!(r->cpu_out[s] = malloc(r->plan.out_bytes))) return gt_fail(GT_ERR_RUNTIME, "out of memory");
         while (o->frames < 0 || k < o->frames) {
             bool got;
             GT_TRY(read_set(r, r->cpu_in, k, &got));
             if (!got) break;
+            GT_TRY(writer_wait(r, k - 2));
             double t0 = gt_now_ms();
-            GT_TRY(gt_stitch_frame_cpu(&r->plan, (const uint8_t *const *)r->cpu_in, r->cpu_out));
+            GT_TRY(gt_stitch_frame_cpu(&r->plan, (const uint8_t *const *)r->cpu_in, r->cpu_out[k & 1]));
             gt_timings_add(&r->tm, "warp+blend (CPU)", gt_now_ms() - t0);
-            GT_TRY(emit(r, r->cpu_out, k));
+            GT_TRY(writer_post(r, r->cpu_out[k & 1], k));
             k++;
             snprintf(extra, sizeof extra, "%.1f fps", k / ((gt_now_ms() - t_start) / 1000.0));
             gt_progress_update(&pr, (double)k, extra);
         }
     }
+    GT_TRY(writer_stop(r));
+    for (long f = 0; f < k; f++) gt_timings_add(&r->tm, "write (writer thread)", r->w.ms / k);
     gt_progress_end(&pr);
     double total = gt_now_ms() - t_start;
     gt_yuv_writer *wr = r->wr;
@@ -368,6 +471,12 @@ int main(int argc, char **argv)
     if (exit_ok) return 0;
     long n = 0;
     st = run(&r, &n);
+    if (r.w.started) {
+        char keep[1024];
+        snprintf(keep, sizeof keep, "%s", gt_errmsg());
+        writer_stop(&r);
+        gt_fail(st, "%s", keep);
+    }
     if (r.wr) gt_yuv_finish(r.wr, false);
     gt_stitch_gpu_destroy(r.gpu);
     gt_stitch_plan_free(&r.plan);
@@ -376,7 +485,8 @@ int main(int argc, char **argv)
         if (r.masks[i].data) gt_image_free(&r.masks[i]);
         free(r.cpu_in[i]);
     }
-    free(r.cpu_out);
+    free(r.cpu_out[0]);
+    free(r.cpu_out[1]);
     gt_stitch_rig_free(&r.rig);
     if (st) return gt_report(st);
     return 0;
