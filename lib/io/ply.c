@@ -19,6 +19,7 @@
 
 #include "common/alloc.h"
 #include "common/output.h"
+#include "io/ply_internal.h"
 #include "io/reader.h"
 
 #define MAX_ELEMS 256
@@ -418,7 +419,8 @@ static gt_status face_begin(body *b, size_t f, long long cnt, long long where, b
         if (is_line) return gt_fail_at(GT_ERR_DATA, b->fn, (long)where, "more than 2^32 face indices");
         return gt_fail_at_byte(GT_ERR_DATA, b->fn, where, "more than 2^32 face indices");
     }
-    GT_TRY(grow_face(b, f + 1, start + (size_t)cnt));
+    /* index room grows as indices arrive (a lying count must not allocate) */
+    GT_TRY(grow_face(b, f + 1, 0));
     if (f == 0) m->face_start[0] = 0;
     return GT_OK;
 }
@@ -467,7 +469,9 @@ static gt_status bin_fixed(body *b, int ei)
         return GT_OK;
     }
     int np = m->nprops;
-    bool direct = !b->swap && host_le() && rs == (size_t)np * 4;
+    /* all-float32 records map 1:1 onto the output rows: read straight into
+     * vdata (and swap in place for the other byte order) */
+    bool direct = rs == (size_t)np * 4;
     for (int i = 0; direct && i < e->nprops; i++)
         if (e->props[i].type != GT_PLY_FLOAT32) direct = false;
     size_t chunk = GT_RD_BUF / rs;
@@ -494,6 +498,14 @@ static gt_status bin_fixed(body *b, int ei)
             if (got < want * rs) {
                 st = truncated(b, e, done + got / rs);
                 break;
+            }
+            if (b->swap) {
+                for (size_t i = 0, n = want * (size_t)np; i < n; i++) {
+                    uint32_t w;
+                    memcpy(&w, out + i, 4);
+                    w = bs32(w);
+                    memcpy(out + i, &w, 4);
+                }
             }
         } else {
             size_t got = gt_rd_bytes(r, tmp, want * rs);
@@ -548,6 +560,7 @@ static gt_status bin_var(body *b, int ei)
                 size_t s0 = m->face_start[f];
                 for (long long j = 0; j < cnt; j++) {
                     if (gt_rd_fill(r, isz) < isz) return truncated(b, e, rec);
+                    if (s0 + (size_t)j >= b->icap) GT_TRY(grow_face(b, f + 1, s0 + (size_t)j + 1));
                     long long idx = load_i(r->buf + r->pos, p->type, b->swap);
                     if (idx < 0 || (unsigned long long)idx >= b->nvert_hdr)
                         return bad_index(b, f, idx, gt_rd_offset(r), false);
@@ -657,6 +670,7 @@ static gt_status ascii_elem(body *b, int ei)
                     return gt_fail_at(GT_ERR_DATA, b->fn, ln, "bad %s value '%.40s' in list '%s'",
                                       tname[p->type], t, p->name);
                 if (store) {
+                    if (s0 + (size_t)j >= b->icap) GT_TRY(grow_face(b, f + 1, s0 + (size_t)j + 1));
                     if (iv < 0 || (unsigned long long)iv >= b->nvert_hdr) return bad_index(b, f, iv, ln, true);
                     m->face_idx[s0 + (size_t)j] = (int32_t)iv;
                 }
@@ -780,22 +794,26 @@ static gt_status read_body(gt_reader *r, phdr *h, gt_ply_mesh *m)
     return GT_OK;
 }
 
+gt_status gt_ply_read_reader(gt_reader *r, gt_ply_mesh *m)
+{
+    memset(m, 0, sizeof *m);
+    phdr *h = calloc(1, sizeof *h);
+    if (!h) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    gt_status st = read_header(r, h, m);
+    if (st == GT_OK) st = read_body(r, h, m);
+    hdr_free(h);
+    free(h);
+    if (st != GT_OK) gt_ply_free(m);
+    return st;
+}
+
 gt_status gt_ply_read(const char *path, gt_ply_mesh *m)
 {
     memset(m, 0, sizeof *m);
     gt_reader r;
     GT_TRY(gt_rd_open(&r, path));
-    phdr *h = calloc(1, sizeof *h);
-    if (!h) {
-        gt_rd_close(&r);
-        return gt_fail(GT_ERR_RUNTIME, "out of memory");
-    }
-    gt_status st = read_header(&r, h, m);
-    if (st == GT_OK) st = read_body(&r, h, m);
-    hdr_free(h);
-    free(h);
+    gt_status st = gt_ply_read_reader(&r, m);
     gt_rd_close(&r);
-    if (st != GT_OK) gt_ply_free(m);
     return st;
 }
 

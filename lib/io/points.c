@@ -1,0 +1,156 @@
+/* Point text (see points.h): x y [z] per line, separated by whitespace
+ * and/or single commas; '#' starts a comment; blank lines are skipped.
+ * The output array grows as lines arrive, so it works on pipes. */
+#include "io/points.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/output.h"
+#include "io/ply_internal.h"
+#include "io/reader.h"
+
+static gt_status push(double **xyz, size_t *n, size_t *cap, const double p[3])
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 1024;
+        double *d = realloc(*xyz, nc * 3 * sizeof *d);
+        if (!d) return gt_fail(GT_ERR_RUNTIME, "out of memory for %zu points", nc);
+        *xyz = d;
+        *cap = nc;
+    }
+    memcpy(*xyz + 3 * *n, p, 3 * sizeof *p);
+    (*n)++;
+    return GT_OK;
+}
+
+/* parse one line into up to 3 values; returns count, -1 on a bad token */
+static gt_status parse_line(gt_reader *r, char *s, double v[3], int *nv)
+{
+    const char *fn = r->name;
+    long ln = r->line;
+    char *hash = strchr(s, '#');
+    if (hash) *hash = '\0';
+    int n = 0;
+    bool need_value = false; /* after a comma */
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\f' || *s == '\v') s++;
+        if (!*s) break;
+        if (*s == ',') {
+            if (n == 0 || need_value) return gt_fail_at(GT_ERR_DATA, fn, ln, "empty field before ','");
+            need_value = true;
+            s++;
+            continue;
+        }
+        char *tok = s;
+        while (*s && *s != ' ' && *s != '\t' && *s != ',' && *s != '\r' && *s != '\f' && *s != '\v') s++;
+        char save = *s;
+        *s = '\0';
+        char *end;
+        errno = 0;
+        double x = strtod(tok, &end);
+        if (end == tok || *end) return gt_fail_at(GT_ERR_DATA, fn, ln, "not a number: '%.40s'", tok);
+        if (!isfinite(x)) return gt_fail_at(GT_ERR_DATA, fn, ln, "non-finite coordinate '%.40s'", tok);
+        if (n == 3) return gt_fail_at(GT_ERR_DATA, fn, ln, "more than 3 coordinates on a line");
+        v[n++] = x;
+        need_value = false;
+        *s = save;
+    }
+    if (need_value) return gt_fail_at(GT_ERR_DATA, fn, ln, "line ends with ','");
+    if (n == 1) return gt_fail_at(GT_ERR_DATA, fn, ln, "expected 'x y' or 'x y z', got one number");
+    if (n == 2) v[2] = 0;
+    *nv = n;
+    return GT_OK;
+}
+
+static gt_status read_text(gt_reader *r, double **xyz, size_t *n)
+{
+    size_t cap = 0;
+    *xyz = NULL;
+    *n = 0;
+    for (;;) {
+        char *line;
+        gt_status st = gt_rd_line(r, &line, NULL);
+        if (st != GT_OK) goto fail;
+        if (!line) break;
+        double v[3];
+        int nv = 0;
+        st = parse_line(r, line, v, &nv);
+        if (st != GT_OK) goto fail;
+        if (nv == 0) continue;
+        st = push(xyz, n, &cap, v);
+        if (st != GT_OK) goto fail;
+        continue;
+    fail:
+        free(*xyz);
+        *xyz = NULL;
+        *n = 0;
+        return st;
+    }
+    if (*n == 0) {
+        *xyz = malloc(3 * sizeof(double)); /* non-NULL even when empty */
+        if (!*xyz) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    }
+    return GT_OK;
+}
+
+gt_status gt_points_read(const char *path, double **xyz, size_t *n)
+{
+    *xyz = NULL;
+    *n = 0;
+    gt_reader r;
+    GT_TRY(gt_rd_open(&r, path));
+    gt_status st = read_text(&r, xyz, n);
+    gt_rd_close(&r);
+    return st;
+}
+
+gt_status gt_points_read_any(const char *path, double **xyz, size_t *n)
+{
+    *xyz = NULL;
+    *n = 0;
+    gt_reader r;
+    GT_TRY(gt_rd_open(&r, path));
+    char magic[4];
+    size_t k = gt_rd_peek(&r, magic, 4);
+    gt_status st;
+    if (k == 4 && memcmp(magic, "ply", 3) == 0 && (magic[3] == '\n' || magic[3] == '\r')) {
+        gt_ply_mesh m;
+        st = gt_ply_read_reader(&r, &m);
+        if (st == GT_OK) {
+            int cx = gt_ply_find(&m, "x"), cy = gt_ply_find(&m, "y"), cz = gt_ply_find(&m, "z");
+            if (cx < 0 || cy < 0 || cz < 0) {
+                st = gt_fail_at(GT_ERR_DATA, r.name, 0, "PLY has no x, y, z vertex properties");
+            } else {
+                *xyz = malloc((m.nvert ? m.nvert : 1) * 3 * sizeof(double));
+                if (!*xyz) st = gt_fail(GT_ERR_RUNTIME, "out of memory for %zu points", m.nvert);
+                for (size_t i = 0; st == GT_OK && i < m.nvert; i++) {
+                    const float *row = m.vdata + i * (size_t)m.nprops;
+                    (*xyz)[3 * i] = row[cx];
+                    (*xyz)[3 * i + 1] = row[cy];
+                    (*xyz)[3 * i + 2] = row[cz];
+                }
+                if (st == GT_OK) *n = m.nvert;
+            }
+            gt_ply_free(&m);
+        }
+    } else {
+        st = read_text(&r, xyz, n);
+    }
+    gt_rd_close(&r);
+    return st;
+}
+
+gt_status gt_points_write(const char *path, const double *xyz, size_t n)
+{
+    gt_out o;
+    GT_TRY(gt_out_open(&o, path));
+    for (size_t i = 0; i < n; i++)
+        if (fprintf(o.fp, "%.17g %.17g %.17g\n", xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]) < 0) {
+            gt_out_abort(&o);
+            return gt_fail(GT_ERR_RUNTIME, "write error on '%s': %s", path, strerror(errno));
+        }
+    return gt_out_commit(&o);
+}

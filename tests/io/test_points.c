@@ -1,0 +1,124 @@
+/* Point text: round trip at %.17g, separators and comments, PLY sniffing
+ * (also through a pipe), and the broken-input folder. */
+#include "io_test_util.h"
+
+#include <math.h>
+
+#include "gt_test.h"
+#include "io/ply.h"
+#include "io/points.h"
+
+static const char *tdfile(const char *name)
+{
+    static char b[1024];
+    const char *t = getenv("GT_TESTDATA");
+    snprintf(b, sizeof b, "%s/io/points/%s", t ? t : "testdata", name);
+    return b;
+}
+
+static void test_roundtrip(void **state)
+{
+    (void)state;
+    gt_rng rng = {11};
+    size_t n = 5000;
+    double *p = malloc(n * 3 * sizeof *p);
+    for (size_t i = 0; i < 3 * n; i++) p[i] = gt_rng_range(&rng, -1e6, 1e6) * pow(10, (double)(i % 40) - 20);
+    p[0] = -0.0;
+    p[1] = 5e-324;
+    p[2] = 1.7976931348623157e308;
+    const char *f = io_tmp("pts.txt");
+    GT_ASSERT_OK(gt_points_write(f, p, n));
+    double *q;
+    size_t m;
+    GT_ASSERT_OK(gt_points_read(f, &q, &m));
+    assert_int_equal(m, n);
+    assert_memory_equal(p, q, n * 3 * sizeof *p); /* %.17g is exact */
+    free(q);
+    GT_ASSERT_OK(gt_points_read_any(f, &q, &m));
+    assert_int_equal(m, n);
+    assert_memory_equal(p, q, n * 3 * sizeof *p);
+    free(q);
+    free(p);
+}
+
+static void test_mixed_separators(void **state)
+{
+    (void)state;
+    double *q;
+    size_t m;
+    GT_ASSERT_OK(gt_points_read(tdfile("mixed.txt"), &q, &m));
+    double want[] = {1, 2, 3, 4.5, -0.5, 6, 7, 8, 0, -0.0, 1e300, -2.5e-3};
+    assert_int_equal(m, 4);
+    assert_memory_equal(q, want, sizeof want);
+    free(q);
+    /* empty file: zero points, not an error */
+    const char *f = io_tmp("empty.txt");
+    io_write_text(f, "# nothing\n\n");
+    GT_ASSERT_OK(gt_points_read(f, &q, &m));
+    assert_int_equal(m, 0);
+    free(q);
+}
+
+static void test_read_any_ply_and_pipe(void **state)
+{
+    (void)state;
+    float xyz[] = {1, 2, 3, -4, 5.5f, 6};
+    const char *f = io_tmp("p.ply");
+    GT_ASSERT_OK(gt_ply_write_trimesh(f, 2, xyz, NULL, 0, NULL, NULL, 0, NULL, GT_PLY_BINARY_LE));
+    double *q;
+    size_t m;
+    GT_ASSERT_OK(gt_points_read_any(f, &q, &m));
+    assert_int_equal(m, 2);
+    for (int i = 0; i < 6; i++) assert_true(q[i] == xyz[i]);
+    free(q);
+    int saved;
+    pid_t pid = io_stdin_from_pipe(f, &saved);
+    gt_status st = gt_points_read_any("-", &q, &m);
+    io_stdin_restore(pid, saved);
+    GT_ASSERT_OK(st);
+    assert_int_equal(m, 2);
+    assert_true(q[4] == 5.5);
+    free(q);
+    pid = io_stdin_from_pipe(tdfile("mixed.txt"), &saved);
+    st = gt_points_read_any("-", &q, &m);
+    io_stdin_restore(pid, saved);
+    GT_ASSERT_OK(st);
+    assert_int_equal(m, 4);
+    free(q);
+    /* a PLY without z */
+    const char *g = io_tmp("noz.ply");
+    io_write_text(g, "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nend_header\n1 2\n");
+    assert_int_equal(gt_points_read_any(g, &q, &m), GT_ERR_DATA);
+    assert_non_null(strstr(gt_errmsg(), "noz.ply"));
+}
+
+static gt_status read_pts(const char *path)
+{
+    double *q;
+    size_t m;
+    gt_status st = gt_points_read_any(path, &q, &m);
+    if (st == GT_OK) free(q);
+    return st;
+}
+
+static void test_broken_folder(void **state)
+{
+    (void)state;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", tdfile("broken"));
+    int n = io_check_broken_dir(dir, read_pts, getenv("GT_VERBOSE") != NULL);
+    assert_true(n >= 10);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_mixed_separators),
+        cmocka_unit_test(test_read_any_ply_and_pipe),
+        cmocka_unit_test(test_broken_folder),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    io_rm_tmpdir();
+    return rc;
+}
