@@ -8,6 +8,7 @@
 
 #include "common/status.h"
 
+/* GT_OK for success codes; otherwise a GT_ERR_GPU message naming the call. */
 gt_status gt_cu_status_from(cudaError_t e, const char *call, const char *file, int line);
 gt_status gt_cublas_status_from(int e, const char *call, const char *file, int line);
 gt_status gt_cusolver_status_from(int e, const char *call, const char *file, int line);

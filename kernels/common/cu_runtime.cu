@@ -24,6 +24,7 @@ static gt_status fail_gpu(const char *kind, const char *reason, const char *call
 
 gt_status gt_cu_status_from(cudaError_t e, const char *call, const char *file, int line)
 {
+    if (e == cudaSuccess) return GT_OK;
     cudaGetLastError(); // clear a sticky non-fatal error so later calls can proceed
     return fail_gpu("CUDA", cudaGetErrorString(e), call, file, line,
                     e == cudaErrorMemoryAllocation);
@@ -31,12 +32,14 @@ gt_status gt_cu_status_from(cudaError_t e, const char *call, const char *file, i
 
 gt_status gt_cublas_status_from(int e, const char *call, const char *file, int line)
 {
+    if (e == 0) return GT_OK;
     return fail_gpu("cuBLAS", cublasGetStatusString((cublasStatus_t)e), call, file, line,
                     e == CUBLAS_STATUS_ALLOC_FAILED);
 }
 
 gt_status gt_cusolver_status_from(int e, const char *call, const char *file, int line)
 {
+    if (e == 0) return GT_OK;
     char buf[32];
     snprintf(buf, sizeof buf, "status %d", e);
     return fail_gpu("cuSOLVER", buf, call, file, line, e == CUSOLVER_STATUS_ALLOC_FAILED);
@@ -44,6 +47,7 @@ gt_status gt_cusolver_status_from(int e, const char *call, const char *file, int
 
 gt_status gt_cusparse_status_from(int e, const char *call, const char *file, int line)
 {
+    if (e == 0) return GT_OK;
     return fail_gpu("cuSPARSE", cusparseGetErrorString((cusparseStatus_t)e), call, file, line,
                     e == CUSPARSE_STATUS_ALLOC_FAILED);
 }

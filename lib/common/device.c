@@ -56,6 +56,12 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
                        gpu, n, n - 1);
 #if GT_HAVE_CUDA
     GT_TRY(gt_cu_set_device(gpu));
+    /* registered after the CUDA runtime's own exit handler, so it runs first */
+    static int registered;
+    if (!registered) {
+        registered = 1;
+        atexit(gt_device_shutdown);
+    }
 #endif
     *chosen = GT_DEVICE_CUDA;
     return GT_OK;
