@@ -1,0 +1,572 @@
+// 3D Gaussian Splatting forward rasterizer: preprocess, duplicate with
+// (tile, depth) keys, CUB radix sort, tile ranges, per-tile blend.
+//
+// Same arithmetic as the reference (diff-gaussian-rasterization) forward
+// pass and the CPU oracle in lib/gs/gs_core.c, with two savings:
+//  - tile binning by the exact overlap of each tile with the ellipse where
+//    alpha >= 1/255 (intersected with the reference's bounding square), so a
+//    Gaussian is only duplicated into tiles where it can change a pixel;
+//  - the sort only looks at 32 + ceil(log2(tiles)) key bits, and colour and
+//    depth travel with position/conic into shared memory (one gather per
+//    Gaussian per batch, no per-pixel global loads).
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/common/cu_check.h"
+#include "kernels/common/cu_prim.h"
+#include "kernels/common/cu_runtime.h"
+#include "kernels/gs/gs_cuda.h"
+#include "gs/gs_cull.h"
+
+#define TILE 16
+#define BLOCK (TILE * TILE)
+#define NEAR_Z 0.2f
+
+__constant__ float c_sh_c2[5] = {1.0925484305920792f, -1.0925484305920792f, 0.31539156525252005f,
+                                 -1.0925484305920792f, 0.5462742152960396f};
+__constant__ float c_sh_c3[7] = {-0.5900435899266435f, 2.890611442640554f, -0.4570457994644658f,
+                                 0.3731763325901154f, -0.4570457994644658f, 1.445305721320277f,
+                                 -0.5900435899266435f};
+
+struct gt_gs_cu {
+    size_t n;
+    int sh_k;
+    int antialias;
+    int exact;        // ellipse/tile binning (else the reference's bounding square)
+    void *stream;
+    gt_arena arena;
+    // scene
+    float4 *pos_op;   // x y z opacity
+    float *cov3;      // n*6: xx xy xz yy yz zz
+    float *sh;        // n*sh_k*3
+    // per Gaussian, per frame
+    float2 *xy;
+    float4 *conic_o;  // a b c opacity
+    float4 *rgbd;     // r g b depth
+    ushort4 *rect;    // tile rect x0 y0 x1 y1 (exclusive)
+    float4 *cull;     // 2-D covariance a b c and 2 ln(255 o) (+margin)
+    uint32_t *touched;
+    uint32_t *offsets;
+    // per pair
+    size_t pair_cap;
+    uint64_t *keys_in, *keys_out;
+    uint32_t *vals_in, *vals_out;
+    size_t last_pairs;
+    // per image
+    size_t tile_cap, pix_cap;
+    uint2 *ranges;
+    float *d_rgb, *d_alpha, *d_depth;
+    uchar4 *d_rgba8;
+};
+
+static gt_status dev_alloc(void **p, size_t bytes, const char *what)
+{
+    return gt_cu_malloc(p, bytes ? bytes : 16, what);
+}
+
+// ----------------------------------------------------------------- kernels
+
+__global__ void k_cov3(size_t n, const float *__restrict__ scale, const float *__restrict__ rot,
+                       float mod, float *__restrict__ cov3)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float qr = rot[4 * i], qx = rot[4 * i + 1], qy = rot[4 * i + 2], qz = rot[4 * i + 3];
+        float Rq[9] = {1.f - 2.f * (qy * qy + qz * qz), 2.f * (qx * qy - qr * qz), 2.f * (qx * qz + qr * qy),
+                       2.f * (qx * qy + qr * qz), 1.f - 2.f * (qx * qx + qz * qz), 2.f * (qy * qz - qr * qx),
+                       2.f * (qx * qz - qr * qy), 2.f * (qy * qz + qr * qx), 1.f - 2.f * (qx * qx + qy * qy)};
+        float sc[3];
+        for (int k = 0; k < 3; k++) {
+            float v = mod * scale[3 * i + k];
+            sc[k] = v * v;
+        }
+        int idx = 0;
+        for (int a = 0; a < 3; a++)
+            for (int b = a; b < 3; b++)
+                cov3[6 * i + idx++] = Rq[3 * a] * sc[0] * Rq[3 * b] + Rq[3 * a + 1] * sc[1] * Rq[3 * b + 1] +
+                                      Rq[3 * a + 2] * sc[2] * Rq[3 * b + 2];
+    }
+}
+
+__global__ void k_pack_pos(size_t n, const float *__restrict__ pos, const float *__restrict__ op,
+                           float4 *__restrict__ out)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        out[i] = make_float4(pos[3 * i], pos[3 * i + 1], pos[3 * i + 2], op[i]);
+}
+
+struct Cam {
+    float R[9], t[3], campos[3];
+    float fx, fy, tanx, tany, cxp, cyp;
+    int W, H, gx, gy;
+};
+
+__global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg, int antialias, int exact,
+                                                    Cam cam,
+                                                    const float4 *__restrict__ pos_op,
+                                                    const float *__restrict__ cov3,
+                                                    const float *__restrict__ shs,
+                                                    float2 *__restrict__ xy_out,
+                                                    float4 *__restrict__ conic_out,
+                                                    float4 *__restrict__ rgbd_out,
+                                                    ushort4 *__restrict__ rect_out,
+                                                    float4 *__restrict__ cull_out,
+                                                    uint32_t *__restrict__ touched)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        touched[i] = 0;
+        float4 po = pos_op[i];
+        const float *R = cam.R;
+        float tx = R[0] * po.x + R[1] * po.y + R[2] * po.z + cam.t[0];
+        float ty = R[3] * po.x + R[4] * po.y + R[5] * po.z + cam.t[1];
+        float tz = R[6] * po.x + R[7] * po.y + R[8] * po.z + cam.t[2];
+        if (!(tz > NEAR_Z)) continue;
+        const float *S = cov3 + 6 * i;
+        float s0 = S[0], s1 = S[1], s2 = S[2], s3 = S[3], s4 = S[4], s5 = S[5];
+        float limx = 1.3f * cam.tanx, limy = 1.3f * cam.tany;
+        float txtz = tx / tz, tytz = ty / tz;
+        float cx = fminf(limx, fmaxf(-limx, txtz)) * tz;
+        float cy = fminf(limy, fmaxf(-limy, tytz)) * tz;
+        float j00 = cam.fx / tz, j02 = -(cam.fx * cx) / (tz * tz);
+        float j11 = cam.fy / tz, j12 = -(cam.fy * cy) / (tz * tz);
+        float T0[3], T1[3];
+        for (int k = 0; k < 3; k++) {
+            T0[k] = j00 * R[k] + j02 * R[6 + k];
+            T1[k] = j11 * R[3 + k] + j12 * R[6 + k];
+        }
+        float u0[3], u1[3];
+        u0[0] = s0 * T0[0] + s1 * T0[1] + s2 * T0[2];
+        u0[1] = s1 * T0[0] + s3 * T0[1] + s4 * T0[2];
+        u0[2] = s2 * T0[0] + s4 * T0[1] + s5 * T0[2];
+        u1[0] = s0 * T1[0] + s1 * T1[1] + s2 * T1[2];
+        u1[1] = s1 * T1[0] + s3 * T1[1] + s4 * T1[2];
+        u1[2] = s2 * T1[0] + s4 * T1[1] + s5 * T1[2];
+        float ca = T0[0] * u0[0] + T0[1] * u0[1] + T0[2] * u0[2];
+        float cb = T0[0] * u1[0] + T0[1] * u1[1] + T0[2] * u1[2];
+        float cc = T1[0] * u1[0] + T1[1] * u1[1] + T1[2] * u1[2];
+        float det0 = ca * cc - cb * cb;
+        ca += 0.3f;
+        cc += 0.3f;
+        float det = gs_det2(ca, cb, cc);
+        if (det == 0.0f) continue;
+        float opac = po.w;
+        if (antialias) opac *= sqrtf(fmaxf(0.0f, det0 / det));
+        // alpha >= 1/255 needs power >= -ln(255 o) (gs_cull.h)
+        float tau2 = gs_cull_tau2(opac);
+        if (exact && (!(tau2 > 0.0f) || !(det > 0.0f))) continue; // cannot reach alpha 1/255 anywhere
+        float dinv = 1.0f / det;
+        float mid = 0.5f * (ca + cc);
+        float disc = sqrtf(fmaxf(0.1f, mid * mid - det));
+        float radius = ceilf(3.0f * sqrtf(fmaxf(mid + disc, mid - disc)));
+        float px = cam.fx * txtz + cam.cxp;
+        float py = cam.fy * tytz + cam.cyp;
+        int x0 = min(cam.gx, max(0, (int)((px - radius) / TILE)));
+        int y0 = min(cam.gy, max(0, (int)((py - radius) / TILE)));
+        int x1 = min(cam.gx, max(0, (int)((px + radius + TILE - 1) / TILE)));
+        int y1 = min(cam.gy, max(0, (int)((py + radius + TILE - 1) / TILE)));
+        if ((x1 - x0) * (y1 - y0) == 0) continue;
+        uint32_t cnt = 0;
+        if (exact) {
+            for (int r = y0; r < y1; r++) {
+                int lo, hi;
+                gs_row_span(px, py, ca, cb, cc, det, tau2, r, x0, x1, &lo, &hi);
+                cnt += (uint32_t)(hi - lo);
+            }
+        } else {
+            cnt = (uint32_t)((x1 - x0) * (y1 - y0)); // the reference's bounding square
+        }
+        if (cnt == 0) continue;
+
+        // colour from SH, direction camera -> mean
+        float dx = po.x - cam.campos[0], dy = po.y - cam.campos[1], dz = po.z - cam.campos[2];
+        float il = rsqrtf(dx * dx + dy * dy + dz * dz);
+        float x = dx * il, y = dy * il, z = dz * il;
+        const float *sh = shs + i * (size_t)sh_k * 3;
+        float col[3];
+        float xx = x * x, yy = y * y, zz = z * z, xy = x * y, yz = y * z, xz = x * z;
+#pragma unroll
+        for (int ch = 0; ch < 3; ch++) {
+            const float *s = sh + ch;
+            float res = 0.28209479177387814f * s[0];
+            if (deg > 0) {
+                const float C1 = 0.4886025119029199f;
+                res = res - C1 * y * s[3] + C1 * z * s[6] - C1 * x * s[9];
+                if (deg > 1) {
+                    res = res + c_sh_c2[0] * xy * s[12] + c_sh_c2[1] * yz * s[15] +
+                          c_sh_c2[2] * (2.0f * zz - xx - yy) * s[18] + c_sh_c2[3] * xz * s[21] +
+                          c_sh_c2[4] * (xx - yy) * s[24];
+                    if (deg > 2) {
+                        res = res + c_sh_c3[0] * y * (3.0f * xx - yy) * s[27] + c_sh_c3[1] * xy * z * s[30] +
+                              c_sh_c3[2] * y * (4.0f * zz - xx - yy) * s[33] +
+                              c_sh_c3[3] * z * (2.0f * zz - 3.0f * xx - 3.0f * yy) * s[36] +
+                              c_sh_c3[4] * x * (4.0f * zz - xx - yy) * s[39] +
+                              c_sh_c3[5] * z * (xx - yy) * s[42] +
+                              c_sh_c3[6] * x * (xx - 3.0f * yy) * s[45];
+                    }
+                }
+            }
+            res += 0.5f;
+            col[ch] = fmaxf(res, 0.0f);
+        }
+        xy_out[i] = make_float2(px, py);
+        conic_out[i] = make_float4(cc * dinv, -cb * dinv, ca * dinv, opac);
+        rgbd_out[i] = make_float4(col[0], col[1], col[2], tz);
+        rect_out[i] = make_ushort4((unsigned short)x0, (unsigned short)y0, (unsigned short)x1,
+                                   (unsigned short)y1);
+        cull_out[i] = make_float4(ca, cb, cc, tau2);
+        touched[i] = cnt;
+    }
+}
+
+
+// Writes each Gaussian's (tile << 32 | depth bits, index) pairs at its
+// offset. The spans are recomputed exactly as in k_preprocess; as a guard,
+// never more than touched[i] pairs are written, and missing ones (which
+// would mean the two passes disagreed) are filled with the sentinel tile
+// `ntiles`, which sorts last and belongs to no tile.
+__global__ void __launch_bounds__(256) k_duplicate(size_t n, int gx, uint32_t ntiles, int exact,
+                                                   const float2 *__restrict__ xy,
+                                                   const float4 *__restrict__ cull,
+                                                   const float4 *__restrict__ rgbd,
+                                                   const ushort4 *__restrict__ rect,
+                                                   const uint32_t *__restrict__ touched,
+                                                   const uint32_t *__restrict__ offsets,
+                                                   uint64_t *__restrict__ keys,
+                                                   uint32_t *__restrict__ vals)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t cnt = touched[i];
+        if (cnt == 0) continue;
+        size_t off = offsets[i];
+        float2 p = xy[i];
+        float4 cv = cull[i];
+        float det = gs_det2(cv.x, cv.y, cv.z);
+        ushort4 r = rect[i];
+        uint64_t dbits = (uint64_t)__float_as_uint(rgbd[i].w);
+        uint32_t w = 0;
+        for (int ty = r.y; ty < r.w && w < cnt; ty++) {
+            int lo = r.x, hi = r.z;
+            if (exact) gs_row_span(p.x, p.y, cv.x, cv.y, cv.z, det, cv.w, ty, r.x, r.z, &lo, &hi);
+            for (int tx = lo; tx < hi && w < cnt; tx++, w++) {
+                keys[off + w] = ((uint64_t)((uint32_t)ty * (uint32_t)gx + (uint32_t)tx) << 32) | dbits;
+                vals[off + w] = (uint32_t)i;
+            }
+        }
+        for (; w < cnt; w++) {
+            keys[off + w] = ((uint64_t)ntiles << 32) | dbits;
+            vals[off + w] = (uint32_t)i;
+        }
+    }
+}
+
+// ranges[tile] = [first, last+1) of the tile's pairs in the sorted keys.
+__global__ void k_ranges(size_t m, uint32_t ntiles, const uint64_t *__restrict__ keys,
+                         uint2 *__restrict__ ranges)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < m;
+         i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t t = (uint32_t)(keys[i] >> 32);
+        if (t >= ntiles) continue;
+        if (i == 0 || (uint32_t)(keys[i - 1] >> 32) != t) ranges[t].x = (uint32_t)i;
+        if (i == m - 1 || (uint32_t)(keys[i + 1] >> 32) != t) ranges[t].y = (uint32_t)(i + 1);
+    }
+}
+
+__device__ __forceinline__ unsigned char to8(float v)
+{
+    return (unsigned char)(__saturatef(v) * 255.0f + 0.5f);
+}
+
+// One 16x16 block per tile, one thread per pixel; Gaussians in batches of
+// 256 through shared memory, front to back, stopping when every pixel of the
+// tile is saturated.
+__global__ void __launch_bounds__(BLOCK) k_blend(int W, int H, int gx, const uint2 *__restrict__ ranges,
+                                                 const uint32_t *__restrict__ vals,
+                                                 const float2 *__restrict__ xy,
+                                                 const float4 *__restrict__ conic_o,
+                                                 const float4 *__restrict__ rgbd, float bg0,
+                                                 float bg1, float bg2, float *__restrict__ out_rgb,
+                                                 float *__restrict__ out_alpha,
+                                                 float *__restrict__ out_depth,
+                                                 uchar4 *__restrict__ out8)
+{
+    __shared__ float2 s_xy[BLOCK];
+    __shared__ float4 s_co[BLOCK];
+    __shared__ float4 s_cd[BLOCK];
+    const int tid = threadIdx.y * TILE + threadIdx.x;
+    const int px = blockIdx.x * TILE + threadIdx.x, py = blockIdx.y * TILE + threadIdx.y;
+    const bool inside = px < W && py < H;
+    bool done = !inside;
+    const float pxf = (float)px, pyf = (float)py;
+    const uint2 range = ranges[blockIdx.y * gx + blockIdx.x];
+    float T = 1.0f, C0 = 0.0f, C1 = 0.0f, C2 = 0.0f, D = 0.0f;
+    for (uint32_t base = range.x; base < range.y; base += BLOCK) {
+        if (__syncthreads_count(done) == BLOCK) break;
+        uint32_t k = base + tid;
+        if (k < range.y) {
+            uint32_t id = vals[k];
+            s_xy[tid] = xy[id];
+            s_co[tid] = conic_o[id];
+            s_cd[tid] = rgbd[id];
+        }
+        __syncthreads();
+        int cnt = (int)min((uint32_t)BLOCK, range.y - base);
+        for (int j = 0; !done && j < cnt; j++) {
+            float2 g = s_xy[j];
+            float4 co = s_co[j];
+            float dx = g.x - pxf, dy = g.y - pyf;
+            float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
+            if (power > 0.0f) continue;
+            float alpha = fminf(0.99f, co.w * __expf(power));
+            if (alpha < 1.0f / 255.0f) continue;
+            float test_T = T * (1.0f - alpha);
+            if (test_T < 0.0001f) {
+                done = true;
+                continue;
+            }
+            float4 cd = s_cd[j];
+            float wgt = alpha * T;
+            C0 += cd.x * wgt;
+            C1 += cd.y * wgt;
+            C2 += cd.z * wgt;
+            D += cd.w * wgt;
+            T = test_T;
+        }
+    }
+    if (!inside) return;
+    size_t pix = (size_t)py * W + px;
+    float r = C0 + T * bg0, gg = C1 + T * bg1, b = C2 + T * bg2;
+    if (out_rgb) {
+        out_rgb[3 * pix] = r;
+        out_rgb[3 * pix + 1] = gg;
+        out_rgb[3 * pix + 2] = b;
+    }
+    if (out_alpha) out_alpha[pix] = 1.0f - T;
+    if (out_depth) out_depth[pix] = D;
+    if (out8) out8[pix] = make_uchar4(to8(r), to8(gg), to8(b), to8(1.0f - T));
+}
+
+// ----------------------------------------------------------------- host
+
+extern "C" void gt_gs_cu_destroy(gt_gs_cu *g)
+{
+    if (!g) return;
+    if (g->stream) cudaStreamSynchronize((cudaStream_t)g->stream);
+    void *bufs[] = {g->pos_op, g->cov3,   g->sh,      g->xy,       g->conic_o, g->rgbd,
+                    g->rect,   g->cull,   g->touched, g->offsets,  g->keys_in, g->keys_out,
+                    g->vals_in, g->vals_out, g->ranges, g->d_rgb,  g->d_alpha, g->d_depth,
+                    g->d_rgba8};
+    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
+        if (bufs[k]) gt_cu_free(bufs[k]);
+    gt_arena_release(&g->arena);
+    if (g->stream) gt_cu_stream_destroy(g->stream);
+    free(g);
+}
+
+static gt_status create_impl(gt_gs_cu *g, size_t n, int sh_k, const float *pos, const float *scale,
+                             const float *rot, const float *opacity, const float *sh, float mod)
+{
+    GT_TRY(gt_cu_stream_create(&g->stream));
+    cudaStream_t st = (cudaStream_t)g->stream;
+    size_t m = n ? n : 1;
+    GT_TRY(dev_alloc((void **)&g->pos_op, m * sizeof(float4), "Gaussian positions"));
+    GT_TRY(dev_alloc((void **)&g->cov3, m * 6 * sizeof(float), "3-D covariances"));
+    GT_TRY(dev_alloc((void **)&g->sh, m * (size_t)sh_k * 3 * sizeof(float), "SH coefficients"));
+    GT_TRY(dev_alloc((void **)&g->xy, m * sizeof(float2), "projected means"));
+    GT_TRY(dev_alloc((void **)&g->conic_o, m * sizeof(float4), "conics"));
+    GT_TRY(dev_alloc((void **)&g->rgbd, m * sizeof(float4), "colours"));
+    GT_TRY(dev_alloc((void **)&g->rect, m * sizeof(ushort4), "tile rects"));
+    GT_TRY(dev_alloc((void **)&g->cull, m * sizeof(float4), "culling ellipses"));
+    GT_TRY(dev_alloc((void **)&g->touched, m * sizeof(uint32_t), "tile counts"));
+    GT_TRY(dev_alloc((void **)&g->offsets, m * sizeof(uint32_t), "tile offsets"));
+    if (n == 0) return GT_OK;
+    // staging: scale and rot go through the buffers that preprocess reuses
+    float *d_tmp = NULL, *d_tmp2 = NULL;
+    GT_TRY(dev_alloc((void **)&d_tmp, n * 4 * sizeof(float), "upload staging"));
+    gt_status s = dev_alloc((void **)&d_tmp2, n * 3 * sizeof(float), "upload staging");
+    if (s == GT_OK) s = gt_cu_memcpy_h2d(d_tmp, pos, n * 3 * sizeof(float), st);
+    if (s == GT_OK) s = gt_cu_memcpy_h2d(d_tmp2, opacity, n * sizeof(float), st);
+    if (s == GT_OK) {
+        k_pack_pos<<<gt_grid(n, 256), 256, 0, st>>>(n, d_tmp, d_tmp2, g->pos_op);
+        s = gt_cu_status_from(cudaGetLastError(), "k_pack_pos", __FILE__, __LINE__);
+    }
+    if (s == GT_OK) s = gt_cu_memcpy_h2d(d_tmp, rot, n * 4 * sizeof(float), st);
+    if (s == GT_OK) s = gt_cu_memcpy_h2d(d_tmp2, scale, n * 3 * sizeof(float), st);
+    if (s == GT_OK) {
+        k_cov3<<<gt_grid(n, 256), 256, 0, st>>>(n, d_tmp2, d_tmp, mod, g->cov3);
+        s = gt_cu_status_from(cudaGetLastError(), "k_cov3", __FILE__, __LINE__);
+    }
+    if (s == GT_OK) s = gt_cu_memcpy_h2d(g->sh, sh, n * (size_t)sh_k * 3 * sizeof(float), st);
+    if (s == GT_OK) s = gt_cu_stream_sync(g->stream);
+    if (d_tmp) gt_cu_free(d_tmp);
+    if (d_tmp2) gt_cu_free(d_tmp2);
+    return s;
+}
+
+extern "C" gt_status gt_gs_cu_create(size_t n, int sh_k, const float *pos, const float *scale,
+                                     const float *rot, const float *opacity, const float *sh,
+                                     float scale_modifier, int antialias, int exact_binning,
+                                     gt_gs_cu **out)
+{
+    *out = NULL;
+    if (n > 0xFFFFFFFFull) return gt_fail(GT_ERR_DATA, "too many Gaussians for the GPU path (%zu)", n);
+    gt_gs_cu *g = (gt_gs_cu *)calloc(1, sizeof *g);
+    if (!g) return gt_fail(GT_ERR_RUNTIME, "out of memory (GPU context)");
+    g->n = n;
+    g->sh_k = sh_k;
+    g->antialias = antialias;
+    g->exact = exact_binning;
+    gt_arena_init(&g->arena);
+    gt_status s = create_impl(g, n, sh_k, pos, scale, rot, opacity, sh, scale_modifier);
+    if (s != GT_OK) {
+        gt_gs_cu_destroy(g);
+        return s;
+    }
+    *out = g;
+    return GT_OK;
+}
+
+static void stage_end(gt_timer *t, gt_timings *tm, const char *name)
+{
+    double ms = gt_timer_stop(t);
+    if (tm) gt_timings_add(tm, name, ms);
+}
+
+extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_deg, const float bg[3],
+                                     float *rgb, float *alpha, float *depth, uint8_t *rgba8,
+                                     gt_timings *tm, size_t *pairs)
+{
+    cudaStream_t st = (cudaStream_t)g->stream;
+    Cam cam;
+    memcpy(cam.R, c->R, sizeof cam.R);
+    memcpy(cam.t, c->t, sizeof cam.t);
+    memcpy(cam.campos, c->campos, sizeof cam.campos);
+    cam.W = c->width;
+    cam.H = c->height;
+    cam.fx = c->fx;
+    cam.fy = c->fy;
+    cam.tanx = (float)c->width / (2.0f * c->fx);
+    cam.tany = (float)c->height / (2.0f * c->fy);
+    cam.cxp = 0.5f * ((float)c->width - 1.0f);
+    cam.cyp = 0.5f * ((float)c->height - 1.0f);
+    cam.gx = (c->width + TILE - 1) / TILE;
+    cam.gy = (c->height + TILE - 1) / TILE;
+    const uint32_t ntiles = (uint32_t)cam.gx * (uint32_t)cam.gy;
+    const size_t npix = (size_t)c->width * c->height;
+    const bool timed = tm != NULL;
+    gt_timer t;
+
+    // image-sized buffers (grow only)
+    if (ntiles > g->tile_cap) {
+        if (g->ranges) gt_cu_free(g->ranges);
+        g->ranges = NULL;
+        g->tile_cap = 0;
+        GT_TRY(dev_alloc((void **)&g->ranges, ntiles * sizeof(uint2), "tile ranges"));
+        g->tile_cap = ntiles;
+    }
+    if (npix > g->pix_cap) {
+        void **bufs[] = {(void **)&g->d_rgb, (void **)&g->d_alpha, (void **)&g->d_depth,
+                         (void **)&g->d_rgba8};
+        for (int k = 0; k < 4; k++)
+            if (*bufs[k]) {
+                gt_cu_free(*bufs[k]);
+                *bufs[k] = NULL;
+            }
+        g->pix_cap = 0;
+        GT_TRY(dev_alloc((void **)&g->d_rgb, npix * 3 * sizeof(float), "image"));
+        GT_TRY(dev_alloc((void **)&g->d_alpha, npix * sizeof(float), "alpha image"));
+        GT_TRY(dev_alloc((void **)&g->d_depth, npix * sizeof(float), "depth image"));
+        GT_TRY(dev_alloc((void **)&g->d_rgba8, npix * sizeof(uchar4), "8-bit image"));
+        g->pix_cap = npix;
+    }
+
+    // preprocess
+    if (timed) gt_timer_start(&t, true, g->stream);
+    size_t n = g->n;
+    if (n) {
+        k_preprocess<<<gt_grid(n, 256), 256, 0, st>>>(n, g->sh_k, sh_deg, g->antialias, g->exact, cam, g->pos_op,
+                                                        g->cov3, g->sh, g->xy, g->conic_o, g->rgbd,
+                                                        g->rect, g->cull, g->touched);
+        GT_CU_LAUNCH("k_preprocess");
+    }
+    if (timed) stage_end(&t, tm, "preprocess");
+
+    // duplicate: offsets by an exclusive scan of the tile counts
+    if (timed) gt_timer_start(&t, true, g->stream);
+    size_t total = 0;
+    if (n) {
+        GT_TRY(gt_cu_scan_exclusive_u32(g->touched, g->offsets, n, &g->arena, g->stream));
+        uint32_t last[2];
+        GT_CU(cudaMemcpyAsync(&last[0], g->offsets + n - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
+        GT_CU(cudaMemcpyAsync(&last[1], g->touched + n - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
+        GT_CU(cudaStreamSynchronize(st));
+        total = (size_t)last[0] + last[1];
+        if (total > 0xFFFFFFFFull)
+            return gt_fail(GT_ERR_GPU, "too many Gaussian/tile pairs (%zu) for one frame", total);
+    }
+    if (total > g->pair_cap) {
+        void **bufs[] = {(void **)&g->keys_in, (void **)&g->keys_out, (void **)&g->vals_in,
+                         (void **)&g->vals_out};
+        for (int k = 0; k < 4; k++)
+            if (*bufs[k]) {
+                gt_cu_free(*bufs[k]);
+                *bufs[k] = NULL;
+            }
+        g->pair_cap = 0;
+        size_t cap = total + total / 8; // headroom for the next frames of an orbit
+        GT_TRY(dev_alloc((void **)&g->keys_in, cap * sizeof(uint64_t), "sort keys"));
+        GT_TRY(dev_alloc((void **)&g->keys_out, cap * sizeof(uint64_t), "sort keys"));
+        GT_TRY(dev_alloc((void **)&g->vals_in, cap * sizeof(uint32_t), "sort values"));
+        GT_TRY(dev_alloc((void **)&g->vals_out, cap * sizeof(uint32_t), "sort values"));
+        g->pair_cap = cap;
+    }
+    if (total) {
+        k_duplicate<<<gt_grid(n, 256), 256, 0, st>>>(n, cam.gx, ntiles, g->exact, g->xy, g->cull, g->rgbd, g->rect,
+                                                       g->touched, g->offsets, g->keys_in, g->vals_in);
+        GT_CU_LAUNCH("k_duplicate");
+    }
+    if (timed) stage_end(&t, tm, "duplicate");
+
+    // sort on the depth bits plus the bits of tile ids 0..ntiles (the
+    // sentinel included)
+    if (timed) gt_timer_start(&t, true, g->stream);
+    int tbits = 0;
+    while (tbits < 32 && ((uint64_t)1 << tbits) <= (uint64_t)ntiles) tbits++;
+    if (total)
+        GT_TRY(gt_cu_sort_pairs_u64(g->keys_in, g->keys_out, g->vals_in, g->vals_out, total, 0, 32 + tbits,
+                                    &g->arena, g->stream));
+    if (timed) stage_end(&t, tm, "sort");
+
+    if (timed) gt_timer_start(&t, true, g->stream);
+    GT_CU(cudaMemsetAsync(g->ranges, 0, ntiles * sizeof(uint2), st));
+    if (total) {
+        k_ranges<<<gt_grid(total, 256), 256, 0, st>>>(total, ntiles, g->keys_out, g->ranges);
+        GT_CU_LAUNCH("k_ranges");
+    }
+    if (timed) stage_end(&t, tm, "ranges");
+
+    if (timed) gt_timer_start(&t, true, g->stream);
+    dim3 grid((unsigned)cam.gx, (unsigned)cam.gy), block(TILE, TILE);
+    k_blend<<<grid, block, 0, st>>>(c->width, c->height, cam.gx, g->ranges, g->vals_out, g->xy, g->conic_o,
+                                    g->rgbd, bg[0], bg[1], bg[2], rgb ? g->d_rgb : NULL,
+                                    (alpha || depth) ? g->d_alpha : NULL, depth ? g->d_depth : NULL,
+                                    rgba8 ? g->d_rgba8 : NULL);
+    GT_CU_LAUNCH("k_blend");
+    if (timed) stage_end(&t, tm, "blend");
+
+    if (timed) gt_timer_start(&t, true, g->stream);
+    if (rgb) GT_TRY(gt_cu_memcpy_d2h(rgb, g->d_rgb, npix * 3 * sizeof(float), g->stream));
+    if (alpha) GT_TRY(gt_cu_memcpy_d2h(alpha, g->d_alpha, npix * sizeof(float), g->stream));
+    if (depth) GT_TRY(gt_cu_memcpy_d2h(depth, g->d_depth, npix * sizeof(float), g->stream));
+    if (rgba8) GT_TRY(gt_cu_memcpy_d2h(rgba8, g->d_rgba8, npix * 4, g->stream));
+    GT_CU(cudaStreamSynchronize(st));
+    if (timed) stage_end(&t, tm, "download");
+    g->last_pairs = total;
+    if (pairs) *pairs = total;
+    return GT_OK;
+}

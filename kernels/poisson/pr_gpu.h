@@ -1,0 +1,36 @@
+/* CUDA path of the Poisson reconstruction (extern "C"; called by lib/poisson).
+ * Same algorithm as the CPU reference in lib/poisson. */
+#ifndef GT_KERNELS_PR_GPU_H
+#define GT_KERNELS_PR_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/status.h"
+#include "common/timer.h"
+#include "poisson/poisson.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Build the octree on the GPU from unit-cube points (n*3 floats, host) and
+ * copy it back into `o` (host arrays, same layout as gt_pr_octree_build_cpu). */
+gt_status gt_pr_octree_build_cuda(const float *ucoords, size_t n, int depth, gt_pr_octree *o, gt_timings *tm);
+
+/* Full GPU front end: normalise (host), octree, density, splat, divergence
+ * and the cascadic solve on the GPU; fills `s` (host copies) like
+ * gt_pr_prepare_cpu followed by gt_pr_solve_cpu. */
+gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_params *p, gt_timings *tm, gt_pr_state *s,
+                             size_t *skipped_nonfinite, size_t *skipped_zero);
+
+/* chi at n depth-D corner coordinates (cxyz: 3 per corner, in units of the
+ * finest cell) of the solved state s, into out: the same descent as the
+ * CPU's evaluation (neighbour tables where the cell exists, binary search of
+ * the level's sorted keys where it does not). */
+gt_status gt_pr_eval_corners_cuda(const gt_pr_state *s, const uint32_t *cxyz, size_t n, double *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

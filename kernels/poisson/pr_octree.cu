@@ -1,0 +1,319 @@
+/* Data-parallel octree (Zhou et al. 2011) on the GPU: Morton keys (30-bit
+ * keys sorted as 32-bit up to depth 10, 64-bit beyond), radix sort, run-length
+ * encoding into leaves, then per level: flag where the parent changes, scan
+ * to number the parents, allocate all 8 siblings of each, scatter point
+ * ranges, and go up by dropping 3 bits. Links and the 27 neighbours of every
+ * node come from the parent's neighbours through LUTparent/LUTchild.
+ * Produces exactly the octree of gt_pr_octree_build_cpu. */
+#include <cuda_runtime.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "kernels/common/cu_check.h"
+#include "kernels/common/cu_prim.h"
+#include "kernels/common/cu_runtime.h"
+#include "kernels/poisson/pr_gpu.h"
+#include "kernels/poisson/pr_gpu_internal.h"
+
+__constant__ uint8_t c_lut_parent[8][27];
+__constant__ uint8_t c_lut_child[8][27];
+
+__device__ __forceinline__ uint64_t d_spread3(uint32_t v)
+{
+    uint64_t x = v & 0x1fffffu;
+    x = (x | x << 32) & 0x1f00000000ffffull;
+    x = (x | x << 16) & 0x1f0000ff0000ffull;
+    x = (x | x << 8) & 0x100f00f00f00f00full;
+    x = (x | x << 4) & 0x10c30c30c30c30c3ull;
+    x = (x | x << 2) & 0x1249249249249249ull;
+    return x;
+}
+
+__global__ void k_keys(const float *u, size_t n, int depth, uint64_t *k64, uint32_t *k32, uint32_t *idx)
+{
+    const uint32_t res = 1u << depth;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t c[3];
+        for (int a = 0; a < 3; a++) {
+            double v = (double)u[3 * i + a] * res; /* same arithmetic as the CPU */
+            c[a] = v <= 0 ? 0u : v >= res ? res - 1 : (uint32_t)v;
+        }
+        uint64_t k = d_spread3(c[0]) | d_spread3(c[1]) << 1 | d_spread3(c[2]) << 2;
+        if (k32) k32[i] = (uint32_t)k; else k64[i] = k;
+        idx[i] = (uint32_t)i;
+    }
+}
+
+__global__ void k_widen(const uint32_t *in, uint64_t *out, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = in[i];
+}
+
+/* flag[k] = parent of occ[k] differs from the previous one */
+__global__ void k_parent_flags(const uint64_t *occ, size_t n, uint32_t *flag)
+{
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x)
+        flag[k] = (k == 0 || (occ[k] >> 3) != (occ[k - 1] >> 3)) ? 1u : 0u;
+}
+
+/* pidp1 = inclusive scan of flags (parent ordinal + 1). Scatter the occupied
+ * nodes into their 8-sibling blocks, and seed the next level's occupied keys. */
+__global__ void k_scatter_level(const uint64_t *occ, const uint32_t *ost, const uint32_t *ocn, const uint32_t *pidp1,
+                                size_t nocc, int has_children, uint64_t *lkey, uint32_t *lst, uint32_t *lcn,
+                                int32_t *lchild, uint64_t *nocc_key, uint32_t *nost, uint32_t *ncn)
+{
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < nocc; k += (size_t)gridDim.x * blockDim.x) {
+        uint32_t pid = pidp1[k] - 1;
+        uint64_t pk = occ[k] >> 3;
+        size_t base = 8 * (size_t)pid;
+        size_t pos = base + (occ[k] & 7);
+        lst[pos] = ost[k];
+        lcn[pos] = ocn[k];
+        if (has_children) lchild[pos] = (int32_t)(8 * k); /* block k of the level below */
+        bool first = (k == 0 || (occ[k - 1] >> 3) != pk);
+        if (first) {
+            for (int c = 0; c < 8; c++) lkey[base + c] = pk << 3 | (uint64_t)c;
+            nocc_key[pid] = pk;
+            nost[pid] = ost[k];
+        }
+        atomicAdd(&ncn[pid], ocn[k]); /* integer sums: order-independent */
+    }
+}
+
+/* global arrays: level arrays copied in; child links made global */
+__global__ void k_fix_children(int32_t *child, size_t n, int32_t offset)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        if (child[i] >= 0) child[i] += offset;
+}
+
+__global__ void k_parents(const int32_t *child, size_t n_above, int32_t *parent)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n_above; i += (size_t)gridDim.x * blockDim.x) {
+        int32_t c = child[i];
+        if (c >= 0)
+            for (int j = 0; j < 8; j++) parent[c + j] = (int32_t)i;
+    }
+}
+
+/* neighbours of level-l nodes [s0, s0+n) from their parents' (level l-1 done) */
+__global__ void k_neighbours(const uint64_t *key, const int32_t *parent, const int32_t *child, int32_t *nbr, size_t s0,
+                             size_t n)
+{
+    size_t total = 27 * n;
+    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total; t += (size_t)gridDim.x * blockDim.x) {
+        size_t v = s0 + t / 27;
+        int i = (int)(t % 27);
+        int32_t p = parent[v];
+        int c = (int)(key[v] & 7);
+        int32_t pn = nbr[27 * (size_t)p + c_lut_parent[c][i]];
+        int32_t r = -1;
+        if (pn >= 0) {
+            int32_t ch = child[pn];
+            if (ch >= 0) r = ch + c_lut_child[c][i];
+        }
+        nbr[27 * v + i] = r;
+    }
+}
+
+void gt_pr_dev_octree_free(gt_pr_dev_octree *d)
+{
+    gt_cu_free(d->key); gt_cu_free(d->parent); gt_cu_free(d->child); gt_cu_free(d->nbr);
+    gt_cu_free(d->pt_start); gt_cu_free(d->pt_count); gt_cu_free(d->order);
+    memset(d, 0, sizeof *d);
+}
+
+static inline size_t nz_bytes(size_t b) { return b ? b : 1; }
+#define CUM(ptr, bytes, what) GT_TRY(gt_cu_malloc((void **)&(ptr), nz_bytes(bytes), what))
+
+static gt_status build(const float *d_u, size_t n, int depth, gt_pr_dev_octree *d, gt_pr_octree *h,
+                       void **level_bufs, gt_timings *tm)
+{
+    const unsigned B = 256;
+    gt_timer tmr;
+    gt_timer_start(&tmr, true, NULL);
+    gt_pr_luts_init();
+    GT_CU(cudaMemcpyToSymbol(c_lut_parent, gt_pr_lut_parent, sizeof gt_pr_lut_parent));
+    GT_CU(cudaMemcpyToSymbol(c_lut_child, gt_pr_lut_child, sizeof gt_pr_lut_child));
+    memset(h, 0, sizeof *h);
+    h->depth = depth;
+    h->npts = n;
+    /* level_bufs: 5 per level (key, st, cn, child, scratch) freed by caller on error */
+    uint64_t **lkey = (uint64_t **)level_bufs;
+    uint32_t **lst = (uint32_t **)(level_bufs + (GT_PR_MAX_DEPTH + 1));
+    uint32_t **lcn = (uint32_t **)(level_bufs + 2 * (GT_PR_MAX_DEPTH + 1));
+    int32_t **lch = (int32_t **)(level_bufs + 3 * (GT_PR_MAX_DEPTH + 1));
+    void **tmp = level_bufs + 4 * (GT_PR_MAX_DEPTH + 1); /* 8 scratch pointers */
+    size_t lcount[GT_PR_MAX_DEPTH + 1] = {0};
+
+    uint64_t *k64 = NULL;
+    uint32_t *idx = NULL, *k32 = NULL;
+    CUM(k64, 2 * n * sizeof(uint64_t), "octree keys");
+    tmp[0] = k64;
+    CUM(idx, 2 * n * sizeof(uint32_t), "octree order");
+    tmp[1] = idx;
+    const bool narrow = depth <= 10;
+    if (narrow) {
+        k32 = (uint32_t *)k64; /* 2n u32 fit in the 2n u64 buffer */
+        k_keys<<<gt_grid(n, B), B>>>(d_u, n, depth, NULL, k32, idx);
+        GT_CU_LAUNCH("k_keys");
+        GT_TRY(gt_cu_sort_pairs_u32(k32, k32 + n, idx, idx + n, n, 0, 3 * depth, NULL, NULL));
+        /* widen the sorted keys into the second half of k64 (bytes [8n, 16n)
+         * do not overlap k32 + n at bytes [4n, 8n)) */
+        k_widen<<<gt_grid(n, B), B>>>(k32 + n, k64 + n, n);
+        GT_CU_LAUNCH("k_widen");
+    } else {
+        k_keys<<<gt_grid(n, B), B>>>(d_u, n, depth, k64, NULL, idx);
+        GT_CU_LAUNCH("k_keys");
+        GT_TRY(gt_cu_sort_pairs_u64(k64, k64 + n, idx, idx + n, n, 0, 3 * depth, NULL, NULL));
+    }
+    CUM(d->order, n * sizeof(uint32_t), "point order");
+    GT_TRY(gt_cu_memcpy_d2d(d->order, idx + n, n * sizeof(uint32_t), NULL));
+    /* leaves: run-length encode the sorted keys, starts by exclusive scan */
+    uint64_t *occ = NULL;
+    uint32_t *ost = NULL, *ocn = NULL, *flag = NULL;
+    CUM(occ, n * sizeof(uint64_t), "leaf keys");
+    tmp[2] = occ;
+    CUM(ost, n * sizeof(uint32_t), "leaf ranges");
+    tmp[3] = ost;
+    CUM(ocn, n * sizeof(uint32_t), "leaf ranges");
+    tmp[4] = ocn;
+    CUM(flag, n * sizeof(uint32_t), "flags");
+    tmp[5] = flag;
+    size_t nocc = 0;
+    GT_TRY(gt_cu_rle_u64(k64 + n, occ, ocn, n, &nocc, NULL, NULL));
+    GT_TRY(gt_cu_scan_exclusive_u32(ocn, ost, nocc, NULL, NULL));
+    /* reuse k64 (first half) and idx as the next level's buffers */
+    uint64_t *nkey = k64;
+    uint32_t *nst = idx, *ncn = idx + n;
+    for (int l = depth; l >= 1; l--) {
+        k_parent_flags<<<gt_grid(nocc, B), B>>>(occ, nocc, flag);
+        GT_CU_LAUNCH("k_parent_flags");
+        GT_TRY(gt_cu_scan_inclusive_u32(flag, flag, nocc, NULL, NULL));
+        uint32_t npar = 0;
+        GT_TRY(gt_cu_memcpy_d2h(&npar, flag + nocc - 1, sizeof npar, NULL));
+        size_t nn = 8 * (size_t)npar;
+        lcount[l] = nn;
+        CUM(lkey[l], nn * sizeof(uint64_t), "node keys");
+        CUM(lst[l], nn * sizeof(uint32_t), "node ranges");
+        CUM(lcn[l], nn * sizeof(uint32_t), "node ranges");
+        CUM(lch[l], nn * sizeof(int32_t), "child links");
+        GT_TRY(gt_cu_memset(lst[l], 0, nn * sizeof(uint32_t), NULL));
+        GT_TRY(gt_cu_memset(lcn[l], 0, nn * sizeof(uint32_t), NULL));
+        GT_TRY(gt_cu_memset(lch[l], 0xff, nn * sizeof(int32_t), NULL));
+        GT_TRY(gt_cu_memset(ncn, 0, npar * sizeof(uint32_t), NULL));
+        k_scatter_level<<<gt_grid(nocc, B), B>>>(occ, ost, ocn, flag, nocc, l < depth, lkey[l], lst[l], lcn[l], lch[l],
+                                                 nkey, nst, ncn);
+        GT_CU_LAUNCH("k_scatter_level");
+        /* swap: the unique parents become the occupied keys */
+        uint64_t *t64 = occ; occ = nkey; nkey = t64;
+        uint32_t *t32 = ost; ost = nst; nst = t32;
+        t32 = ocn; ocn = ncn; ncn = t32;
+        nocc = npar;
+    }
+    /* assemble, root first */
+    size_t total = 1;
+    h->level_start[0] = 0;
+    for (int l = 1; l <= depth; l++) { h->level_start[l] = total; total += lcount[l]; }
+    h->level_start[depth + 1] = total;
+    if (total > INT32_MAX) return gt_fail(GT_ERR_RUNTIME, "octree too large (%zu nodes)", total);
+    h->nnodes = total;
+    CUM(d->key, total * sizeof(uint64_t), "octree");
+    CUM(d->parent, total * sizeof(int32_t), "octree");
+    CUM(d->child, total * sizeof(int32_t), "octree");
+    CUM(d->nbr, total * 27 * sizeof(int32_t), "octree neighbours");
+    CUM(d->pt_start, total * sizeof(uint32_t), "octree");
+    CUM(d->pt_count, total * sizeof(uint32_t), "octree");
+    {
+        uint64_t k0 = 0;
+        uint32_t s0 = 0, c0 = (uint32_t)n;
+        int32_t ch0 = 1, p0 = -1;
+        GT_TRY(gt_cu_memcpy_h2d(d->key, &k0, sizeof k0, NULL));
+        GT_TRY(gt_cu_memcpy_h2d(d->pt_start, &s0, sizeof s0, NULL));
+        GT_TRY(gt_cu_memcpy_h2d(d->pt_count, &c0, sizeof c0, NULL));
+        GT_TRY(gt_cu_memcpy_h2d(d->child, &ch0, sizeof ch0, NULL));
+        GT_TRY(gt_cu_memcpy_h2d(d->parent, &p0, sizeof p0, NULL));
+    }
+    for (int l = 1; l <= depth; l++) {
+        size_t s0 = h->level_start[l], nl = lcount[l];
+        GT_TRY(gt_cu_memcpy_d2d(d->key + s0, lkey[l], nl * sizeof(uint64_t), NULL));
+        GT_TRY(gt_cu_memcpy_d2d(d->pt_start + s0, lst[l], nl * sizeof(uint32_t), NULL));
+        GT_TRY(gt_cu_memcpy_d2d(d->pt_count + s0, lcn[l], nl * sizeof(uint32_t), NULL));
+        GT_TRY(gt_cu_memcpy_d2d(d->child + s0, lch[l], nl * sizeof(int32_t), NULL));
+        if (l < depth) {
+            k_fix_children<<<gt_grid(nl, B), B>>>(d->child + s0, nl, (int32_t)h->level_start[l + 1]);
+            GT_CU_LAUNCH("k_fix_children");
+        }
+    }
+    k_parents<<<gt_grid(h->level_start[depth], B), B>>>(d->child, h->level_start[depth], d->parent);
+    GT_CU_LAUNCH("k_parents");
+    {
+        int32_t root_nbr[27];
+        for (int i = 0; i < 27; i++) root_nbr[i] = -1;
+        root_nbr[13] = 0;
+        GT_TRY(gt_cu_memcpy_h2d(d->nbr, root_nbr, sizeof root_nbr, NULL));
+    }
+    for (int l = 1; l <= depth; l++) {
+        size_t s0 = h->level_start[l], nl = lcount[l];
+        k_neighbours<<<gt_grid(27 * nl, B), B>>>(d->key, d->parent, d->child, d->nbr, s0, nl);
+        GT_CU_LAUNCH("k_neighbours");
+    }
+    if (tm) gt_timings_add(tm, "octree (gpu)", gt_timer_stop(&tmr));
+    return GT_OK;
+}
+
+gt_status gt_pr_dev_octree_build(const float *d_u, size_t n, int depth, gt_pr_dev_octree *d, gt_pr_octree *h,
+                                 gt_timings *tm)
+{
+    memset(d, 0, sizeof *d);
+    if (depth < 1 || depth > GT_PR_MAX_DEPTH) return gt_fail(GT_ERR_USAGE, "depth %d out of 1..%d", depth, GT_PR_MAX_DEPTH);
+    if (n == 0 || n > UINT32_MAX / 2) return gt_fail(GT_ERR_DATA, "bad point count %zu", n);
+    void *bufs[5 * (GT_PR_MAX_DEPTH + 1)];
+    memset(bufs, 0, sizeof bufs);
+    gt_status st = build(d_u, n, depth, d, h, bufs, tm);
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) gt_cu_free(bufs[i]);
+    if (st != GT_OK) gt_pr_dev_octree_free(d);
+    return st;
+}
+
+gt_status gt_pr_dev_octree_download(const gt_pr_dev_octree *d, gt_pr_octree *h)
+{
+    size_t t = h->nnodes, n = h->npts;
+    h->key = (uint64_t *)gt_malloc_array(t, sizeof(uint64_t), "octree");
+    h->parent = (int32_t *)gt_malloc_array(t, sizeof(int32_t), "octree");
+    h->child = (int32_t *)gt_malloc_array(t, sizeof(int32_t), "octree");
+    h->nbr = (int32_t *)gt_malloc_array(t, 27 * sizeof(int32_t), "octree");
+    h->pt_start = (uint32_t *)gt_malloc_array(t, sizeof(uint32_t), "octree");
+    h->pt_count = (uint32_t *)gt_malloc_array(t, sizeof(uint32_t), "octree");
+    h->order = (uint32_t *)gt_malloc_array(n, sizeof(uint32_t), "octree");
+    if (!h->key || !h->parent || !h->child || !h->nbr || !h->pt_start || !h->pt_count || !h->order)
+        return GT_ERR_RUNTIME;
+    GT_TRY(gt_cu_memcpy_d2h(h->key, d->key, t * sizeof(uint64_t), NULL));
+    GT_TRY(gt_cu_memcpy_d2h(h->parent, d->parent, t * sizeof(int32_t), NULL));
+    GT_TRY(gt_cu_memcpy_d2h(h->child, d->child, t * sizeof(int32_t), NULL));
+    GT_TRY(gt_cu_memcpy_d2h(h->nbr, d->nbr, t * 27 * sizeof(int32_t), NULL));
+    GT_TRY(gt_cu_memcpy_d2h(h->pt_start, d->pt_start, t * sizeof(uint32_t), NULL));
+    GT_TRY(gt_cu_memcpy_d2h(h->pt_count, d->pt_count, t * sizeof(uint32_t), NULL));
+    GT_TRY(gt_cu_memcpy_d2h(h->order, d->order, n * sizeof(uint32_t), NULL));
+    GT_CU(cudaDeviceSynchronize());
+    return GT_OK;
+}
+
+extern "C" gt_status gt_pr_octree_build_cuda(const float *u, size_t n, int depth, gt_pr_octree *o, gt_timings *tm)
+{
+    memset(o, 0, sizeof *o);
+    float *d_u = NULL;
+    GT_TRY(gt_cu_malloc((void **)&d_u, n * 3 * sizeof(float) + 4, "points"));
+    gt_status st = gt_cu_memcpy_h2d(d_u, u, n * 3 * sizeof(float), NULL);
+    gt_pr_dev_octree d;
+    memset(&d, 0, sizeof d);
+    if (st == GT_OK) st = gt_pr_dev_octree_build(d_u, n, depth, &d, o, tm);
+    if (st == GT_OK) st = gt_pr_dev_octree_download(&d, o);
+    gt_pr_dev_octree_free(&d);
+    gt_cu_free(d_u);
+    if (st != GT_OK) gt_pr_octree_free(o);
+    return st;
+}

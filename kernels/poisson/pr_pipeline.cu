@@ -1,0 +1,72 @@
+/* GPU front end of the reconstruction: normalise on the host, then octree,
+ * neighbours, density, splat, divergence and the cascadic solve on the GPU
+ * (see gt_pr_prepare_cuda in pr_gpu.h); the extraction runs on the host. */
+#include <cuda_runtime.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "kernels/common/cu_check.h"
+#include "kernels/common/cu_runtime.h"
+#include "kernels/poisson/pr_gpu.h"
+#include "kernels/poisson/pr_gpu_internal.h"
+
+extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_params *p, gt_timings *tm, gt_pr_state *s,
+                                        size_t *skipped_nonfinite, size_t *skipped_zero)
+{
+    memset(s, 0, sizeof *s);
+    float *u = NULL, *nn = NULL, *rgb = NULL;
+    size_t m = 0;
+    double t0 = gt_now_ms();
+    GT_TRY(gt_pr_normalize(in, p->scale, &u, &nn, p->want_colors ? &rgb : NULL, &m, s->center, &s->side, skipped_nonfinite, skipped_zero));
+    if (tm) gt_timings_add(tm, "normalise", gt_now_ms() - t0);
+    /* memory check: per point keys, order, coordinates, normals, areas and
+     * values (~100 bytes); per node key, links, ranges, 27 neighbours and the
+     * solver's vectors (~210 bytes) plus, for the finest level, the 125
+     * neighbour table of the level being solved (500 bytes); at most
+     * min(8 m, 8^l) nodes at level l */
+    size_t freeb = 0, totb = 0;
+    gt_status st = gt_cu_mem_info(&freeb, &totb);
+    if (st == GT_OK) {
+        double need[GT_PR_MAX_DEPTH + 1];
+        double acc = (double)m * 100.0;
+        for (int l = 0; l <= GT_PR_MAX_DEPTH; l++) {
+            double nl = ldexp(1.0, 3 * l);
+            if (nl > 8.0 * m) nl = 8.0 * m;
+            acc += 210.0 * nl;
+            need[l] = acc + 500.0 * nl;
+        }
+        if (need[p->depth] > 0.9 * (double)freeb) {
+            int fits = 0;
+            for (int l = 1; l <= GT_PR_MAX_DEPTH; l++)
+                if (need[l] <= 0.9 * (double)freeb) fits = l;
+            free(u);
+            free(nn);
+            free(rgb);
+            return gt_fail(GT_ERR_GPU, "depth %d on %zu points may need %.1f GiB of GPU memory, %.1f GiB free: "
+                           "depth %d fits (or use --device cpu)", p->depth, m, need[p->depth] / 1073741824.0,
+                           freeb / 1073741824.0, fits);
+        }
+    }
+    float *d_u = NULL;
+    st = gt_cu_malloc((void **)&d_u, m * 3 * sizeof(float), "points");
+    if (st == GT_OK) st = gt_cu_memcpy_h2d(d_u, u, m * 3 * sizeof(float), NULL);
+    gt_pr_dev_octree d;
+    memset(&d, 0, sizeof d);
+    if (st == GT_OK) st = gt_pr_dev_octree_build(d_u, m, p->depth, &d, &s->oct, tm);
+    double t1 = gt_now_ms();
+    if (st == GT_OK) st = gt_pr_dev_octree_download(&d, &s->oct);
+    if (st == GT_OK) st = gt_pr_sort_points(s, u, nn, rgb);
+    if (tm) gt_timings_add(tm, "octree to host", gt_now_ms() - t1);
+    if (st == GT_OK) st = gt_pr_dev_solve(&d, d_u, s, p, tm);
+    gt_pr_dev_octree_free(&d);
+    gt_cu_free(d_u);
+    if (st == GT_OK && s->rgb) st = gt_pr_colors_cpu(s);
+    s->eval_on_gpu = true;
+    free(u);
+    free(nn);
+    free(rgb);
+    if (st != GT_OK) gt_pr_state_free(s);
+    return st;
+}

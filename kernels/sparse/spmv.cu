@@ -1,0 +1,263 @@
+// SpMV kernels for every format, float and double.
+#include <cuda_runtime.h>
+
+#include "kernels/common/cu_check.h"
+#include "kernels/common/cu_runtime.h"
+#include "kernels/sparse/sparse_cu.h"
+
+namespace {
+
+constexpr int BLOCK = 256;
+constexpr int COO_ITEMS = 16;   // nonzeros per lane in the COO kernel
+constexpr int MERGE_ITEMS = 8;  // merge items per thread in merge-path CSR
+
+template <typename T>
+__global__ void k_csr_scalar(int64_t n, const int64_t *__restrict__ ptr, const int32_t *__restrict__ col,
+                             const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    T s = 0;
+    for (int64_t p = ptr[i], e = ptr[i + 1]; p < e; p++) s += val[p] * __ldg(x + col[p]);
+    y[i] = s;
+}
+
+template <typename T, int V>
+__global__ void k_csr_vector(int64_t n, const int64_t *__restrict__ ptr, const int32_t *__restrict__ col,
+                             const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y)
+{
+    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int64_t i = t / V;
+    int lane = (int)(t % V);
+    // every thread of a subwarp has the same i: the whole subwarp returns or stays
+    if (i >= n) return;
+    T s = 0;
+    for (int64_t p = ptr[i] + lane, e = ptr[i + 1]; p < e; p += V) s += val[p] * __ldg(x + col[p]);
+    // subwarp reduction; the mask covers this subwarp's lanes only
+    unsigned mask = (V == 32) ? 0xffffffffu : (((1u << V) - 1u) << ((threadIdx.x % 32) / V * V));
+    for (int o = V / 2; o > 0; o /= 2) s += __shfl_down_sync(mask, s, o, V);
+    if (lane == 0) y[i] = s;
+}
+
+template <typename T>
+__global__ void k_ell(int64_t n, int64_t width, const int32_t *__restrict__ col, const T *__restrict__ val,
+                      const T *__restrict__ x, T *__restrict__ y, int accumulate)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    T s = 0;
+    for (int64_t k = 0; k < width; k++) {
+        size_t p = (size_t)k * (size_t)n + (size_t)i;
+        int32_t c = col[p];
+        if (c >= 0) s += val[p] * __ldg(x + c);
+    }
+    y[i] = accumulate ? y[i] + s : s;
+}
+
+template <typename T>
+__global__ void k_dia(int64_t n, int64_t ncols, int64_t ndiag, const int32_t *__restrict__ off,
+                      const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    T s = 0;
+    for (int64_t d = 0; d < ndiag; d++) {
+        int64_t j = i + __ldg(off + d);
+        if (j >= 0 && j < ncols) s += val[(size_t)d * (size_t)n + (size_t)i] * __ldg(x + j);
+    }
+    y[i] = s;
+}
+
+// COO: each lane takes COO_ITEMS consecutive nonzeros (sorted by row). Rows
+// that start and end inside a lane are stored directly; each lane's last
+// partial row goes into a warp-wide segmented scan keyed by row, and only
+// the partial sums at run ends (and a lane's first row when it began in an
+// earlier lane) are added atomically: at most two atomics per lane.
+template <typename T>
+__global__ void k_coo(int64_t nnz, const int32_t *__restrict__ row, const int32_t *__restrict__ col,
+                      const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y, int accumulate)
+{
+    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int lane = threadIdx.x & 31;
+    int64_t s = t * COO_ITEMS, e = s + COO_ITEMS;
+    if (e > nnz) e = nnz;
+    bool active = s < nnz;
+    // The warp may straddle nnz; inactive lanes take part in the shuffles with
+    // key -1 (never equal to a real row).
+    int32_t first_row = -1, key = -1;
+    T head = 0, tail = 0;
+    bool multi = false;
+    if (active) {
+        first_row = row[s];
+        int32_t cur = first_row;
+        T acc = 0;
+        for (int64_t p = s; p < e; p++) {
+            int32_t r = row[p];
+            if (r != cur) {
+                if (!multi) head = acc, multi = true;           // first row of the lane: combine later
+                else y[cur] = accumulate ? y[cur] + acc : acc;  // interior row: this lane owns it
+                cur = r;
+                acc = 0;
+            }
+            acc += val[p] * __ldg(x + col[p]);
+        }
+        key = cur;
+        tail = acc;
+    }
+    // inclusive segmented scan of tails by key over the warp
+    T S = tail;
+    for (int o = 1; o < 32; o *= 2) {
+        T other = __shfl_up_sync(0xffffffffu, S, o);
+        int32_t okey = __shfl_up_sync(0xffffffffu, key, o);
+        if (lane >= o && okey == key && key >= 0) S += other;
+    }
+    T prevS = __shfl_up_sync(0xffffffffu, S, 1);
+    int32_t prevkey = __shfl_up_sync(0xffffffffu, key, 1);
+    int32_t nextfirst = __shfl_down_sync(0xffffffffu, first_row, 1);
+    if (!active) return;
+    if (multi) {
+        T h = head + ((lane > 0 && prevkey == first_row) ? prevS : (T)0);
+        atomicAdd(y + first_row, h);
+    }
+    // tail run ends here unless the next lane continues the same row
+    if (lane == 31 || nextfirst != key) atomicAdd(y + key, S);
+}
+
+// Merge-path CSR: thread t consumes MERGE_ITEMS items of the merge of row ends
+// and nonzero indices; rows it finishes are stored, its unfinished last row
+// becomes a carry fixed up by a second kernel.
+__device__ inline void merge_search(int64_t diag, const int64_t *__restrict__ row_end, int64_t nrows,
+                                    int64_t nnz, int64_t *xi, int64_t *yi)
+{
+    int64_t lo = diag - nnz > 0 ? diag - nnz : 0;
+    int64_t hi = diag < nrows ? diag : nrows;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (row_end[mid] <= diag - mid - 1) lo = mid + 1;
+        else hi = mid;
+    }
+    *xi = lo;
+    *yi = diag - lo;
+}
+
+template <typename T>
+__global__ void k_csr_merge(int64_t nrows, int64_t nnz, int64_t nthreads, const int64_t *__restrict__ ptr,
+                            const int32_t *__restrict__ col, const T *__restrict__ val,
+                            const T *__restrict__ x, T *__restrict__ y, int64_t *carry_row, T *carry_val)
+{
+    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nthreads) return;
+    int64_t total = nrows + nnz;
+    int64_t d0 = t * MERGE_ITEMS, d1 = d0 + MERGE_ITEMS;
+    if (d0 > total) d0 = total;
+    if (d1 > total) d1 = total;
+    int64_t r, k, r1, k1;
+    const int64_t *row_end = ptr + 1;
+    merge_search(d0, row_end, nrows, nnz, &r, &k);
+    merge_search(d1, row_end, nrows, nnz, &r1, &k1);
+    T s = 0;
+    for (; r < r1; r++) {
+        for (int64_t e = row_end[r]; k < e; k++) s += val[k] * __ldg(x + col[k]);
+        y[r] = s;
+        s = 0;
+    }
+    for (; k < k1; k++) s += val[k] * __ldg(x + col[k]);
+    carry_row[t] = r1; // r1 < nrows when a row is unfinished
+    carry_val[t] = s;
+}
+
+template <typename T>
+__global__ void k_merge_fixup(int64_t nthreads, int64_t nrows, const int64_t *carry_row, const T *carry_val,
+                              T *y)
+{
+    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nthreads) return;
+    int64_t r = carry_row[t];
+    T v = carry_val[t];
+    if (r < nrows && v != (T)0) atomicAdd(y + r, v);
+}
+
+template <typename T>
+gt_status spmv(const gt_spd *d, gt_spmv_kernel k, const T *x, T *y, cudaStream_t st)
+{
+    int64_t n = d->nrows;
+    if (n == 0) return GT_OK;
+    unsigned g = gt_grid((size_t)n, BLOCK, 0x7fffffffu);
+    switch (k) {
+    case GT_SPMV_CSR_SCALAR:
+        k_csr_scalar<T><<<g, BLOCK, 0, st>>>(n, d->ptr, d->col, (const T *)d->val, x, y);
+        break;
+    case GT_SPMV_CSR_VECTOR: {
+        unsigned gv = gt_grid((size_t)n * (size_t)d->csr_vec_width, BLOCK, 0x7fffffffu);
+        switch (d->csr_vec_width) {
+        case 2: k_csr_vector<T, 2><<<gv, BLOCK, 0, st>>>(n, d->ptr, d->col, (const T *)d->val, x, y); break;
+        case 4: k_csr_vector<T, 4><<<gv, BLOCK, 0, st>>>(n, d->ptr, d->col, (const T *)d->val, x, y); break;
+        case 8: k_csr_vector<T, 8><<<gv, BLOCK, 0, st>>>(n, d->ptr, d->col, (const T *)d->val, x, y); break;
+        case 16: k_csr_vector<T, 16><<<gv, BLOCK, 0, st>>>(n, d->ptr, d->col, (const T *)d->val, x, y); break;
+        default: k_csr_vector<T, 32><<<gv, BLOCK, 0, st>>>(n, d->ptr, d->col, (const T *)d->val, x, y); break;
+        }
+        break;
+    }
+    case GT_SPMV_CSR_MERGE: {
+        if (!d->carry_row) return gt_fail(GT_ERR_GPU, "merge-path CSR: scratch not allocated");
+        unsigned gm = gt_grid((size_t)d->merge_threads, BLOCK, 0x7fffffffu);
+        k_csr_merge<T><<<gm, BLOCK, 0, st>>>(n, d->nnz, d->merge_threads, d->ptr, d->col, (const T *)d->val, x,
+                                             y, d->carry_row, (T *)d->carry_val);
+        GT_CU_LAUNCH("csr merge");
+        k_merge_fixup<T><<<gm, BLOCK, 0, st>>>(d->merge_threads, n, d->carry_row, (const T *)d->carry_val, y);
+        break;
+    }
+    case GT_SPMV_ELL:
+    case GT_SPMV_HYB:
+        if (!d->has_ell || (k == GT_SPMV_HYB) != (d->hyb != 0))
+            return gt_fail(GT_ERR_GPU, "SpMV: %s format not converted", k == GT_SPMV_ELL ? "ELL" : "HYB");
+        k_ell<T><<<g, BLOCK, 0, st>>>(n, d->ewidth, d->ecol, (const T *)d->eval, x, y, 0);
+        if (k == GT_SPMV_HYB && d->cnnz > 0) {
+            GT_CU_LAUNCH("ell");
+            unsigned gc = gt_grid(((size_t)d->cnnz + COO_ITEMS - 1) / COO_ITEMS, BLOCK, 0x7fffffffu);
+            k_coo<T><<<gc, BLOCK, 0, st>>>(d->cnnz, d->crow, d->ccol, (const T *)d->cval, x, y, 1);
+        }
+        break;
+    case GT_SPMV_DIA:
+        if (!d->has_dia) return gt_fail(GT_ERR_GPU, "SpMV: DIA format not converted");
+        k_dia<T><<<g, BLOCK, 0, st>>>(n, d->ncols, d->ndiag, d->doff, (const T *)d->dval, x, y);
+        break;
+    case GT_SPMV_COO: {
+        if (!d->has_coo || d->hyb) return gt_fail(GT_ERR_GPU, "SpMV: COO format not converted");
+        GT_CU(cudaMemsetAsync(y, 0, (size_t)n * sizeof(T), st));
+        if (d->cnnz == 0) return GT_OK;
+        unsigned gc = gt_grid(((size_t)d->cnnz + COO_ITEMS - 1) / COO_ITEMS, BLOCK, 0x7fffffffu);
+        k_coo<T><<<gc, BLOCK, 0, st>>>(d->cnnz, d->crow, d->ccol, (const T *)d->cval, x, y, 0);
+        break;
+    }
+    default:
+        return gt_fail(GT_ERR_GPU, "SpMV: unknown kernel %d", (int)k);
+    }
+    GT_CU_LAUNCH("spmv");
+    return GT_OK;
+}
+
+} // namespace
+
+extern "C" gt_status gt_cu_spmv(const gt_spd *d, gt_spmv_kernel k, const void *x, void *y, void *stream)
+{
+    cudaStream_t st = (cudaStream_t)stream;
+    if (d->prec == 4) return spmv<float>(d, k, (const float *)x, (float *)y, st);
+    return spmv<double>(d, k, (const double *)x, (double *)y, st);
+}
+
+extern "C" size_t gt_cu_spmv_bytes(const gt_spd *d, gt_spmv_kernel k)
+{
+    size_t v = (size_t)d->prec, n = (size_t)d->nrows, m = (size_t)d->ncols, z = (size_t)d->nnz;
+    size_t vec = (n + m) * v; // x read once, y written once (the floor)
+    switch (k) {
+    case GT_SPMV_COO: return z * (8 + v) + vec + n * v; // memset of y
+    case GT_SPMV_CSR_SCALAR:
+    case GT_SPMV_CSR_VECTOR: return (n + 1) * 8 + z * (4 + v) + vec;
+    case GT_SPMV_CSR_MERGE: return (n + 1) * 8 + z * (4 + v) + vec;
+    case GT_SPMV_ELL: return (size_t)d->ewidth * n * (4 + v) + vec;
+    case GT_SPMV_DIA: return (size_t)d->ndiag * (4 + n * v) + vec;
+    case GT_SPMV_HYB: return (size_t)d->ewidth * n * (4 + v) + (size_t)d->cnnz * (8 + v) + vec;
+    default: return 0;
+    }
+}

@@ -1,0 +1,258 @@
+// The streaming GPU stitcher behind gt_stitch_gpu_* (lib/stitch/stitch.h):
+// plan data resident on the device, two slots of pinned host buffers and
+// device frame buffers, three streams (upload, compute, download) chained by
+// events so that the upload of frame k+1 and the download of frame k-1 run
+// while frame k is computed.
+#include <cuda_runtime.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/common/cu_check.h"
+#include "kernels/common/cu_runtime.h"
+#include "kernels/stitch/stitch_cu.h"
+#include "stitch/stitch.h"
+
+namespace {
+enum { EV_UP0, EV_UP1, EV_C0, EV_WARP1, EV_BLEND1, EV_DN0, EV_DN1, EV_COUNT };
+}
+
+struct gt_stitch_gpu {
+    const gt_stitch_plan *plan;
+    gt_sk_plane kp[3];
+    uint8_t *d_owner[3];
+    float *d_weight[3];
+    float *d_mbw[3];                // all levels of one plane, level k at mb_off[p][k] * ncam
+    size_t mb_off[3][GT_STITCH_MAX_BANDS], mb_total[3];
+    float *d_G[3], *d_B[3];         // multiband scratch per plane (ncam pyramids, one blended pyramid)
+    uint8_t *h_in[2], *h_out[2];    // pinned
+    uint8_t *d_in[2], *d_out[2];
+    cudaStream_t s_up, s_comp, s_dn;
+    cudaEvent_t ev[2][EV_COUNT];
+    cudaEvent_t ev_comp_done[2], ev_dn_done[2];
+    bool busy[2];
+    double stage[4];
+    long frames;
+};
+
+static gt_status upload(void **dst, const void *src, size_t bytes, const char *what)
+{
+    GT_TRY(gt_cu_malloc(dst, bytes, what));
+    GT_CU(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice));
+    return GT_OK;
+}
+
+static void to_kview(const gt_plane_view *v, gt_sk_view *k)
+{
+    k->off = (long long)v->off;
+    k->pitch = v->pitch;
+    k->step = v->step;
+    k->w = v->w;
+    k->h = v->h;
+}
+
+static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
+{
+    int N = plan->ncam;
+    g->plan = plan;
+    for (int p = 0; p < 3; p++) {
+        const gt_stitch_plane *pl = &plan->plane[p];
+        gt_sk_plane *k = &g->kp[p];
+        to_kview(&pl->in, &k->in);
+        to_kview(&pl->out, &k->out);
+        k->ncam = N;
+        k->in_bytes = (long long)plan->in_bytes;
+        memcpy(k->P, pl->P, sizeof k->P);
+        memcpy(k->gain, pl->gain, sizeof k->gain);
+        k->black = pl->black;
+        size_t n = (size_t)pl->out.w * pl->out.h;
+        GT_TRY(upload((void **)&g->d_owner[p], pl->owner, n, "owner map"));
+        if (plan->blend == GT_BLEND_FEATHER)
+            GT_TRY(upload((void **)&g->d_weight[p], pl->weight, n * N * sizeof(float), "feather weights"));
+        if (plan->blend == GT_BLEND_MULTIBAND) {
+            size_t t = 0;
+            for (int l = 0; l < pl->levels; l++) {
+                g->mb_off[p][l] = t;
+                t += (size_t)pl->lw[l] * pl->lh[l];
+            }
+            g->mb_total[p] = t;
+            GT_TRY(gt_cu_malloc((void **)&g->d_mbw[p], t * N * sizeof(float), "mask pyramid"));
+            for (int l = 0; l < pl->levels; l++)
+                GT_CU(cudaMemcpy(g->d_mbw[p] + g->mb_off[p][l] * N, pl->mbw[l],
+                                 (size_t)pl->lw[l] * pl->lh[l] * N * sizeof(float), cudaMemcpyHostToDevice));
+        }
+    }
+    if (plan->blend == GT_BLEND_MULTIBAND)
+        for (int p = 0; p < 3; p++) {
+            GT_TRY(gt_cu_malloc((void **)&g->d_G[p], g->mb_total[p] * N * sizeof(float), "multiband pyramids"));
+            GT_TRY(gt_cu_malloc((void **)&g->d_B[p], g->mb_total[p] * sizeof(float), "multiband pyramid"));
+        }
+    for (int s = 0; s < 2; s++) {
+        GT_TRY(gt_cu_pinned_alloc((void **)&g->h_in[s], plan->in_bytes * N, "input frames"));
+        GT_TRY(gt_cu_pinned_alloc((void **)&g->h_out[s], plan->out_bytes, "output frame"));
+        GT_TRY(gt_cu_malloc((void **)&g->d_in[s], plan->in_bytes * N, "input frames"));
+        GT_TRY(gt_cu_malloc((void **)&g->d_out[s], plan->out_bytes, "output frame"));
+        for (int e = 0; e < EV_COUNT; e++) GT_CU(cudaEventCreate(&g->ev[s][e]));
+        GT_CU(cudaEventCreateWithFlags(&g->ev_comp_done[s], cudaEventDisableTiming));
+        GT_CU(cudaEventCreateWithFlags(&g->ev_dn_done[s], cudaEventDisableTiming));
+    }
+    GT_CU(cudaStreamCreateWithFlags(&g->s_up, cudaStreamNonBlocking));
+    GT_CU(cudaStreamCreateWithFlags(&g->s_comp, cudaStreamNonBlocking));
+    GT_CU(cudaStreamCreateWithFlags(&g->s_dn, cudaStreamNonBlocking));
+    return GT_OK;
+}
+
+extern "C" void gt_stitch_gpu_destroy(gt_stitch_gpu *g)
+{
+    if (!g) return;
+    if (g->s_up) cudaStreamSynchronize(g->s_up);
+    if (g->s_comp) cudaStreamSynchronize(g->s_comp);
+    if (g->s_dn) cudaStreamSynchronize(g->s_dn);
+    for (int p = 0; p < 3; p++) {
+        gt_cu_free(g->d_owner[p]);
+        gt_cu_free(g->d_weight[p]);
+        gt_cu_free(g->d_mbw[p]);
+        gt_cu_free(g->d_G[p]);
+        gt_cu_free(g->d_B[p]);
+    }
+    for (int s = 0; s < 2; s++) {
+        gt_cu_pinned_free(g->h_in[s]);
+        gt_cu_pinned_free(g->h_out[s]);
+        gt_cu_free(g->d_in[s]);
+        gt_cu_free(g->d_out[s]);
+        for (int e = 0; e < EV_COUNT; e++)
+            if (g->ev[s][e]) cudaEventDestroy(g->ev[s][e]);
+        if (g->ev_comp_done[s]) cudaEventDestroy(g->ev_comp_done[s]);
+        if (g->ev_dn_done[s]) cudaEventDestroy(g->ev_dn_done[s]);
+    }
+    if (g->s_up) cudaStreamDestroy(g->s_up);
+    if (g->s_comp) cudaStreamDestroy(g->s_comp);
+    if (g->s_dn) cudaStreamDestroy(g->s_dn);
+    free(g);
+}
+
+extern "C" gt_status gt_stitch_gpu_create(const gt_stitch_plan *plan, gt_stitch_gpu **out)
+{
+    *out = NULL;
+    if (plan->ncam > GT_SK_MAX_CAMS) return gt_fail(GT_ERR_USAGE, "too many cameras");
+    gt_stitch_gpu *g = (gt_stitch_gpu *)calloc(1, sizeof *g);
+    if (!g) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    gt_status st = create(plan, g);
+    if (st) {
+        gt_stitch_gpu_destroy(g);
+        return st;
+    }
+    *out = g;
+    return GT_OK;
+}
+
+extern "C" uint8_t *gt_stitch_gpu_in_buf(gt_stitch_gpu *g, int slot, int cam)
+{
+    return g->h_in[slot] + (size_t)cam * g->plan->in_bytes;
+}
+extern "C" uint8_t *gt_stitch_gpu_out_buf(gt_stitch_gpu *g, int slot)
+{
+    return g->h_out[slot];
+}
+
+static gt_status compute(gt_stitch_gpu *g, const uint8_t *din, uint8_t *dout, cudaEvent_t ev_warp_done)
+{
+    const gt_stitch_plan *plan = g->plan;
+    cudaStream_t s = g->s_comp;
+    bool packed = plan->fmt == GT_PIX_YUYV422 || plan->fmt == GT_PIX_UYVY422;
+    if (plan->blend != GT_BLEND_MULTIBAND) {
+        // warp and blend are one fused pass: the blend stage reads 0
+        GT_CU(cudaEventRecord(ev_warp_done, s));
+        if (packed) {
+            const uint8_t *ow[3] = {g->d_owner[0], g->d_owner[1], g->d_owner[2]};
+            const float *wt[3] = {g->d_weight[0], g->d_weight[1], g->d_weight[2]};
+            return gt_sk_warp_blend_packed(g->kp, plan->fmt == GT_PIX_UYVY422, din, ow, wt, dout, s);
+        }
+        for (int p = 0; p < 3; p++)
+            GT_TRY(gt_sk_warp_blend_plane(&g->kp[p], din, g->d_owner[p], g->d_weight[p], dout, s));
+        return GT_OK;
+    }
+    int N = plan->ncam;
+    // warp all planes of all cameras first (the warp stage), then blend
+    for (int p = 0; p < 3; p++) GT_TRY(gt_sk_warp_float(&g->kp[p], din, g->d_G[p], s));
+    GT_CU(cudaEventRecord(ev_warp_done, s));
+    for (int p = 0; p < 3; p++) {
+        const gt_stitch_plane *pl = &plan->plane[p];
+        float *G = g->d_G[p], *B = g->d_B[p];
+        int L = pl->levels;
+        const size_t *off = g->mb_off[p];
+        for (int l = 1; l < L; l++)
+            GT_TRY(gt_sk_reduce(G + off[l - 1] * N, pl->lw[l - 1], pl->lh[l - 1], G + off[l] * N, N, s));
+        for (int l = 0; l < L; l++) {
+            const float *coarse = l + 1 < L ? G + off[l + 1] * N : NULL;
+            GT_TRY(gt_sk_level(G + off[l] * N, coarse, g->d_mbw[p] + off[l] * N, N, B + off[l], pl->lw[l], pl->lh[l],
+                               l + 1 < L ? pl->lw[l + 1] : 0, l + 1 < L ? pl->lh[l + 1] : 0, s));
+        }
+        for (int l = L - 2; l >= 0; l--)
+            GT_TRY(gt_sk_level(NULL, B + off[l + 1], NULL, N, B + off[l], pl->lw[l], pl->lh[l], pl->lw[l + 1],
+                               pl->lh[l + 1], s));
+        GT_TRY(gt_sk_store(&g->kp[p], B, g->d_owner[p], dout, s));
+    }
+    return GT_OK;
+}
+
+extern "C" gt_status gt_stitch_gpu_submit(gt_stitch_gpu *g, int slot)
+{
+    const gt_stitch_plan *plan = g->plan;
+    size_t inb = plan->in_bytes * plan->ncam;
+    cudaEvent_t *ev = g->ev[slot];
+    // upload: d_in[slot] is free once the last compute that read it is done
+    if (g->busy[slot]) return gt_fail(GT_ERR_RUNTIME, "stitch slot %d submitted twice", slot);
+    GT_CU(cudaStreamWaitEvent(g->s_up, g->ev_comp_done[slot], 0));
+    GT_CU(cudaEventRecord(ev[EV_UP0], g->s_up));
+    GT_CU(cudaMemcpyAsync(g->d_in[slot], g->h_in[slot], inb, cudaMemcpyHostToDevice, g->s_up));
+    GT_CU(cudaEventRecord(ev[EV_UP1], g->s_up));
+    // compute: after the upload, and after the previous download of d_out[slot]
+    GT_CU(cudaStreamWaitEvent(g->s_comp, ev[EV_UP1], 0));
+    GT_CU(cudaStreamWaitEvent(g->s_comp, g->ev_dn_done[slot], 0));
+    GT_CU(cudaEventRecord(ev[EV_C0], g->s_comp));
+    GT_TRY(compute(g, g->d_in[slot], g->d_out[slot], ev[EV_WARP1]));
+    GT_CU(cudaEventRecord(ev[EV_BLEND1], g->s_comp));
+    GT_CU(cudaEventRecord(g->ev_comp_done[slot], g->s_comp));
+    // download
+    GT_CU(cudaStreamWaitEvent(g->s_dn, g->ev_comp_done[slot], 0));
+    GT_CU(cudaEventRecord(ev[EV_DN0], g->s_dn));
+    GT_CU(cudaMemcpyAsync(g->h_out[slot], g->d_out[slot], plan->out_bytes, cudaMemcpyDeviceToHost, g->s_dn));
+    GT_CU(cudaEventRecord(ev[EV_DN1], g->s_dn));
+    GT_CU(cudaEventRecord(g->ev_dn_done[slot], g->s_dn));
+    g->busy[slot] = true;
+    return GT_OK;
+}
+
+extern "C" gt_status gt_stitch_gpu_wait(gt_stitch_gpu *g, int slot)
+{
+    if (!g->busy[slot]) return GT_OK;
+    cudaEvent_t *ev = g->ev[slot];
+    GT_CU(cudaEventSynchronize(ev[EV_DN1]));
+    g->busy[slot] = false;
+    float t[4];
+    GT_CU(cudaEventElapsedTime(&t[0], ev[EV_UP0], ev[EV_UP1]));
+    GT_CU(cudaEventElapsedTime(&t[1], ev[EV_C0], ev[EV_WARP1]));
+    GT_CU(cudaEventElapsedTime(&t[2], ev[EV_WARP1], ev[EV_BLEND1]));
+    GT_CU(cudaEventElapsedTime(&t[3], ev[EV_DN0], ev[EV_DN1]));
+    for (int k = 0; k < 4; k++) g->stage[k] += t[k];
+    g->frames++;
+    return GT_OK;
+}
+
+extern "C" void gt_stitch_gpu_stage_ms(gt_stitch_gpu *g, double ms[4], long *frames)
+{
+    for (int k = 0; k < 4; k++) ms[k] = g->frames ? g->stage[k] / g->frames : 0.0;
+    *frames = g->frames;
+}
+
+extern "C" gt_status gt_stitch_gpu_frame(gt_stitch_gpu *g, const uint8_t *const *in, uint8_t *out)
+{
+    const gt_stitch_plan *plan = g->plan;
+    GT_TRY(gt_stitch_gpu_wait(g, 0));
+    for (int i = 0; i < plan->ncam; i++) memcpy(gt_stitch_gpu_in_buf(g, 0, i), in[i], plan->in_bytes);
+    GT_TRY(gt_stitch_gpu_submit(g, 0));
+    GT_TRY(gt_stitch_gpu_wait(g, 0));
+    memcpy(out, g->h_out[0], plan->out_bytes);
+    return GT_OK;
+}

@@ -1,0 +1,115 @@
+// Perspective warp + direct/feather blending (planar and packed 4:2:2), and
+// the float warp feeding multi-band blending. Arithmetic: stitch/stitch_math.h,
+// shared with the CPU reference.
+#include <cuda_runtime.h>
+
+#include "kernels/common/cu_check.h"
+#include "kernels/stitch/stitch_cu.h"
+#include "stitch/stitch_math.h"
+
+namespace {
+
+__device__ __forceinline__ float sample(const gt_sk_plane &pl, const uint8_t *in, int i, float x, float y)
+{
+    float u, v;
+    gt_sm_project(pl.P[i], x, y, &u, &v);
+    const uint8_t *base = in + (long long)i * pl.in_bytes + pl.in.off;
+    float s = gt_sm_bilinear(base, pl.in.pitch, pl.in.step, pl.in.w, pl.in.h, u, v);
+    return s * pl.gain[i];
+}
+
+// one output sample of plane pl at (x, y), index j in the plane's owner/weight maps
+__device__ __forceinline__ uint8_t blend_one(const gt_sk_plane &pl, const uint8_t *in, const uint8_t *owner,
+                                             const float *weight, int x, int y)
+{
+    long long j = (long long)y * pl.out.w + x;
+    if (!weight) {
+        int i = owner[j];
+        return i == 255 ? (uint8_t)pl.black : gt_sm_quant(sample(pl, in, i, (float)x, (float)y));
+    }
+    long long n = (long long)pl.out.w * pl.out.h;
+    float acc = 0.0f;
+    int any = 0;
+    for (int i = 0; i < pl.ncam; i++) {
+        float w = weight[n * i + j];
+        if (w > 0.0f) {
+            acc = fmaf(w, sample(pl, in, i, (float)x, (float)y), acc);
+            any = 1;
+        }
+    }
+    return any ? gt_sm_quant(acc) : (uint8_t)pl.black;
+}
+
+__global__ void k_warp_blend_plane(const gt_sk_plane pl, const uint8_t *__restrict__ in,
+                                   const uint8_t *__restrict__ owner, const float *__restrict__ weight,
+                                   uint8_t *__restrict__ out)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= pl.out.w || y >= pl.out.h) return;
+    out[pl.out.off + (long long)y * pl.out.pitch + (long long)x * pl.out.step] =
+        blend_one(pl, in, owner, weight, x, y);
+}
+
+struct packed_args {
+    gt_sk_plane pl[3];
+    const uint8_t *owner[3];
+    const float *weight[3];
+};
+
+// one thread per macro-pixel (2 luma + 1 U + 1 V): 4-byte coalesced store
+__global__ void k_warp_blend_packed(const packed_args a, int uyvy, const uint8_t *__restrict__ in,
+                                    uint8_t *__restrict__ out)
+{
+    int mx = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (mx >= a.pl[1].out.w || y >= a.pl[1].out.h) return;
+    uint8_t y0 = blend_one(a.pl[0], in, a.owner[0], a.weight[0], 2 * mx, y);
+    uint8_t y1 = blend_one(a.pl[0], in, a.owner[0], a.weight[0], 2 * mx + 1, y);
+    uint8_t u = blend_one(a.pl[1], in, a.owner[1], a.weight[1], mx, y);
+    uint8_t v = blend_one(a.pl[2], in, a.owner[2], a.weight[2], mx, y);
+    uchar4 q = uyvy ? make_uchar4(u, y0, v, y1) : make_uchar4(y0, u, y1, v);
+    reinterpret_cast<uchar4 *>(out + (long long)y * a.pl[0].out.pitch)[mx] = q;
+}
+
+__global__ void k_warp_float(const gt_sk_plane pl, const uint8_t *__restrict__ in, float *__restrict__ dst)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    int i = blockIdx.z;
+    if (x >= pl.out.w || y >= pl.out.h) return;
+    long long n = (long long)pl.out.w * pl.out.h;
+    dst[n * i + (long long)y * pl.out.w + x] = sample(pl, in, i, (float)x, (float)y);
+}
+
+} // namespace
+
+extern "C" gt_status gt_sk_warp_blend_plane(const gt_sk_plane *pl, const uint8_t *in, const uint8_t *owner,
+                                            const float *weight, uint8_t *out, void *stream)
+{
+    dim3 b(32, 8), g((pl->out.w + 31) / 32, (pl->out.h + 7) / 8);
+    k_warp_blend_plane<<<g, b, 0, (cudaStream_t)stream>>>(*pl, in, owner, weight, out);
+    GT_CU_LAUNCH("warp_blend_plane");
+    return GT_OK;
+}
+
+extern "C" gt_status gt_sk_warp_blend_packed(const gt_sk_plane pl[3], int uyvy, const uint8_t *in,
+                                             const uint8_t *const owner[3], const float *const weight[3],
+                                             uint8_t *out, void *stream)
+{
+    packed_args a;
+    for (int p = 0; p < 3; p++) {
+        a.pl[p] = pl[p];
+        a.owner[p] = owner[p];
+        a.weight[p] = weight[p];
+    }
+    dim3 b(64, 4), g((pl[1].out.w + 63) / 64, (pl[1].out.h + 3) / 4);
+    k_warp_blend_packed<<<g, b, 0, (cudaStream_t)stream>>>(a, uyvy, in, out);
+    GT_CU_LAUNCH("warp_blend_packed");
+    return GT_OK;
+}
+
+extern "C" gt_status gt_sk_warp_float(const gt_sk_plane *pl, const uint8_t *in, float *dst, void *stream)
+{
+    dim3 b(32, 8), g((pl->out.w + 31) / 32, (pl->out.h + 7) / 8, pl->ncam);
+    k_warp_float<<<g, b, 0, (cudaStream_t)stream>>>(*pl, in, dst);
+    GT_CU_LAUNCH("warp_float");
+    return GT_OK;
+}

@@ -1,0 +1,53 @@
+/* CUDA entry points of lib/tps (extern "C"). Double precision throughout.
+ * Matrices are column-major. One cuBLAS and one cuSOLVER handle are created
+ * on first use and kept for the life of the process. */
+#ifndef GT_KERNELS_TPS_CUDA_H
+#define GT_KERNELS_TPS_CUDA_H
+
+#include <stddef.h>
+
+#include "common/status.h"
+#include "common/timer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Create the handles (once); the time it took lands in stage "context". */
+gt_status gt_tps_cuda_init(gt_timings *tm);
+
+typedef struct gt_tps_cuda_fit gt_tps_cuda_fit;
+
+/* Upload control points c (n*3 row-major), X (n x m, column-major, m = 3 or
+ * 4) and Y (n x 3 column-major); build K, QR of X (geqrf), K <- Q^T K Q and
+ * Y <- Q^T Y (ormqr from both sides). R (m x m column-major) comes back. */
+gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const double *c, const double *X,
+                              const double *Y, double *R, gt_timings *tm, gt_tps_cuda_fit **out);
+/* Eigenvalues d (n-m) of Q2^T K Q2 and z = U^T Q2^T Y ((n-m) x 3 column-major)
+ * through syevd on a copy. */
+gt_status gt_tps_cuda_spectrum(gt_tps_cuda_fit *f, double *d, double *z, gt_timings *tm);
+/* Cholesky of Q2^T K Q2 + lambda I (potrf; *not_pd = 1 and GT_OK when it is
+ * not positive definite), solve, w = Q2 z (n x 3 column-major) and
+ * top = (Q^T Y)[0:m] - (Q^T K Q)[0:m, m:] z (m x 3 column-major). Once per fit. */
+gt_status gt_tps_cuda_solve(gt_tps_cuda_fit *f, double lambda, double *w, double *top,
+                            int *not_pd, gt_timings *tm);
+void gt_tps_cuda_fit_free(gt_tps_cuda_fit *f);
+
+/* f at npts points p (row-major xyz) -> out (row-major, may equal p).
+ * c, w: n*3 row-major; a: 4x3 row-major (constant, then x, y, z rows). */
+gt_status gt_tps_cuda_eval(int kernel, size_t n, const double *c, const double *w,
+                           const double *a, const double *p, size_t npts, double *out,
+                           gt_timings *tm);
+
+/* Volume warp: out voxel (i,j,k) at world q = o + M [i j k]^T gets the
+ * trilinear sample of `in` (float, x fastest, dims d) at index
+ * Minv (f(q) - o); 0 outside. */
+gt_status gt_tps_cuda_warp_volume(int kernel, size_t n, const double *c, const double *w,
+                                  const double *a, const float *in, const long long dims[3],
+                                  const double M[9], const double Minv[9], const double o[3],
+                                  float *out, gt_timings *tm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,309 @@
+// Smoothed thin-plate spline fit on the GPU, double precision throughout:
+// kernel matrix, QR of X = [1 c] (geqrf, 4 reflectors), K <- Q^T K Q by
+// ormqr from both sides (never forming Q), Cholesky (potrf/potrs) of
+// Q2^T K Q2 + lambda I in place in the trailing block, w = Q [0; z] (ormqr),
+// and the affine right-hand side by one gemm. GCV: syevd on a copy.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <cstdlib>
+
+#include "kernels/common/cu_check.h"
+#include "kernels/common/cu_runtime.h"
+#include "kernels/tps/tps_cuda.h"
+
+static cublasHandle_t g_blas;
+static cusolverDnHandle_t g_sol;
+static cusolverDnParams_t g_par; // for the 64-bit API (potrf/potrs/syevd: n^2 > 2^31 elements)
+static bool g_init;
+
+extern "C" gt_status gt_tps_cuda_init(gt_timings *tm)
+{
+    if (g_init) return GT_OK;
+    double t0 = gt_now_ms();
+    GT_CU(cudaFree(0)); // make sure the context exists
+    GT_CUBLAS(cublasCreate(&g_blas));
+    GT_CUSOLVER(cusolverDnCreate(&g_sol));
+    GT_CUSOLVER(cusolverDnCreateParams(&g_par));
+    g_init = true;
+    if (tm) gt_timings_add(tm, "context", gt_now_ms() - t0);
+    return GT_OK;
+}
+
+struct gt_tps_cuda_fit {
+    size_t n;
+    int m;
+    double *K, *X, *tau, *Y, *W, *work;
+    int lwork;
+    int *info;
+    void *xdev, *xhost; // potrf workspace (64-bit API)
+    size_t xdev_bytes, xhost_bytes;
+};
+
+__device__ __forceinline__ double tps_u(int kernel, double r2)
+{
+    if (kernel == 1) return -sqrt(r2);
+    return r2 > 0.0 ? 0.5 * r2 * log(r2) : 0.0;
+}
+
+// K[i + j*n] = U(|c_i - c_j|); x over i (coalesced writes), grid-stride over j
+__global__ void tps_kmat(int kernel, size_t n, const double *__restrict__ c, double *__restrict__ K)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double xi = c[3 * i], yi = c[3 * i + 1], zi = c[3 * i + 2];
+    for (size_t j = blockIdx.y * (size_t)blockDim.y + threadIdx.y; j < n;
+         j += (size_t)gridDim.y * blockDim.y) {
+        double dx = xi - c[3 * j], dy = yi - c[3 * j + 1], dz = zi - c[3 * j + 2];
+        K[i + j * n] = tps_u(kernel, dx * dx + dy * dy + dz * dz);
+    }
+}
+
+__global__ void tps_add_diag(double *A, size_t ld, size_t N, double v)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < N;
+         i += (size_t)gridDim.x * blockDim.x)
+        A[i + i * ld] += v;
+}
+
+static gt_status stage_end(gt_timer *t, gt_timings *tm, const char *name)
+{
+    double ms = gt_timer_stop(t);
+    if (tm) gt_timings_add(tm, name, ms);
+    return GT_OK;
+}
+
+static gt_status check_info(const int *dinfo, const char *what)
+{
+    int h = 0;
+    GT_CU(cudaMemcpy(&h, dinfo, sizeof h, cudaMemcpyDeviceToHost));
+    if (h < 0) return gt_fail(GT_ERR_GPU, "%s: parameter %d is invalid", what, -h);
+    return GT_OK;
+}
+
+extern "C" void gt_tps_cuda_fit_free(gt_tps_cuda_fit *f)
+{
+    if (!f) return;
+    gt_cu_free(f->K);
+    gt_cu_free(f->X);
+    gt_cu_free(f->tau);
+    gt_cu_free(f->Y);
+    gt_cu_free(f->W);
+    gt_cu_free(f->work);
+    gt_cu_free(f->info);
+    gt_cu_free(f->xdev);
+    free(f->xhost);
+    delete f;
+}
+
+extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const double *c,
+                                         const double *X, const double *Y, double *R,
+                                         gt_timings *tm, gt_tps_cuda_fit **out)
+{
+    *out = nullptr;
+    if (n > (size_t)INT32_MAX / 2)
+        return gt_fail(GT_ERR_GPU, "n = %zu is beyond cuSOLVER's 32-bit sizes", n);
+    gt_tps_cuda_fit *f = new gt_tps_cuda_fit();
+    f->n = n;
+    f->m = m;
+    *out = f;
+    const int ni = (int)n;
+    double *dc = nullptr;
+    gt_timer t;
+    double t_alloc = gt_now_ms();
+    GT_TRY(gt_cu_malloc((void **)&f->K, n * n * sizeof(double), "kernel matrix"));
+    GT_TRY(gt_cu_malloc((void **)&f->X, n * m * sizeof(double), "design matrix"));
+    GT_TRY(gt_cu_malloc((void **)&f->tau, 4 * sizeof(double), "reflector scales"));
+    GT_TRY(gt_cu_malloc((void **)&f->Y, n * 3 * sizeof(double), "targets"));
+    GT_TRY(gt_cu_malloc((void **)&f->W, n * 3 * sizeof(double), "weights"));
+    GT_TRY(gt_cu_malloc((void **)&f->info, sizeof(int), "solver info"));
+    GT_TRY(gt_cu_malloc((void **)&dc, n * 3 * sizeof(double), "control points"));
+    if (tm) gt_timings_add(tm, "allocate", gt_now_ms() - t_alloc);
+    gt_timer_start(&t, true, nullptr);
+    gt_status st = GT_OK;
+#define CHK(x) do { st = (x); if (st != GT_OK) goto done; } while (0)
+    CHK(gt_cu_memcpy_h2d(dc, c, n * 3 * sizeof(double), nullptr));
+    CHK(gt_cu_memcpy_h2d(f->X, X, n * m * sizeof(double), nullptr));
+    CHK(gt_cu_memcpy_h2d(f->Y, Y, n * 3 * sizeof(double), nullptr));
+    stage_end(&t, tm, "transfer");
+    {
+        // one workspace for every solver call of this fit
+        int lw = 0, l;
+        double *B = f->K + m + (size_t)m * n;
+        CHK(gt_cusolver_status_from(cusolverDnDgeqrf_bufferSize(g_sol, ni, m, f->X, ni, &l),
+                                    "geqrf_bufferSize", __FILE__, __LINE__));
+        lw = l > lw ? l : lw;
+        CHK(gt_cusolver_status_from(
+            cusolverDnDormqr_bufferSize(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, ni, m, f->X, ni,
+                                        f->tau, f->K, ni, &l),
+            "ormqr_bufferSize", __FILE__, __LINE__));
+        lw = l > lw ? l : lw;
+        CHK(gt_cusolver_status_from(
+            cusolverDnDormqr_bufferSize(g_sol, CUBLAS_SIDE_RIGHT, CUBLAS_OP_N, ni, ni, m, f->X,
+                                        ni, f->tau, f->K, ni, &l),
+            "ormqr_bufferSize", __FILE__, __LINE__));
+        lw = l > lw ? l : lw;
+        CHK(gt_cusolver_status_from(
+            cusolverDnDormqr_bufferSize(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, ni, 3, m, f->X, ni,
+                                        f->tau, f->W, ni, &l),
+            "ormqr_bufferSize", __FILE__, __LINE__));
+        lw = l > lw ? l : lw;
+        f->lwork = lw > 1 ? lw : 1;
+        CHK(gt_cu_malloc((void **)&f->work, (size_t)f->lwork * sizeof(double), "solver workspace"));
+        CHK(gt_cusolver_status_from(
+            cusolverDnXpotrf_bufferSize(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)(n - m),
+                                        CUDA_R_64F, B, (int64_t)n, CUDA_R_64F, &f->xdev_bytes,
+                                        &f->xhost_bytes),
+            "Xpotrf_bufferSize", __FILE__, __LINE__));
+        CHK(gt_cu_malloc(&f->xdev, f->xdev_bytes ? f->xdev_bytes : 8, "Cholesky workspace"));
+        if (f->xhost_bytes) {
+            f->xhost = malloc(f->xhost_bytes);
+            if (!f->xhost) CHK(gt_fail(GT_ERR_RUNTIME, "out of host memory for the Cholesky workspace"));
+        }
+    }
+    gt_timer_start(&t, true, nullptr);
+    {
+        dim3 blk(128, 4);
+        size_t gy = (n + 3) / 4;
+        dim3 grd((unsigned)((n + 127) / 128), (unsigned)(gy > 65535 ? 65535 : gy));
+        tps_kmat<<<grd, blk>>>(kernel, n, dc, f->K);
+        CHK(gt_cu_status_from(cudaGetLastError(), "tps_kmat", __FILE__, __LINE__));
+    }
+    stage_end(&t, tm, "kernel matrix");
+    gt_timer_start(&t, true, nullptr);
+    CHK(gt_cusolver_status_from(
+        cusolverDnDgeqrf(g_sol, ni, m, f->X, ni, f->tau, f->work, f->lwork, f->info), "geqrf",
+        __FILE__, __LINE__));
+    stage_end(&t, tm, "QR");
+    CHK(check_info(f->info, "geqrf"));
+    CHK(gt_cu_status_from(cudaMemcpy2D(R, m * sizeof(double), f->X, n * sizeof(double),
+                                       m * sizeof(double), m, cudaMemcpyDeviceToHost),
+                          "copy R", __FILE__, __LINE__));
+    for (int j = 0; j < m; j++)
+        for (int i = j + 1; i < m; i++) R[i + j * m] = 0.0;
+    gt_timer_start(&t, true, nullptr);
+    CHK(gt_cusolver_status_from(cusolverDnDormqr(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, ni, m,
+                                                 f->X, ni, f->tau, f->K, ni, f->work, f->lwork,
+                                                 f->info),
+                                "ormqr (Q^T K)", __FILE__, __LINE__));
+    CHK(gt_cusolver_status_from(cusolverDnDormqr(g_sol, CUBLAS_SIDE_RIGHT, CUBLAS_OP_N, ni, ni,
+                                                 m, f->X, ni, f->tau, f->K, ni, f->work,
+                                                 f->lwork, f->info),
+                                "ormqr (K Q)", __FILE__, __LINE__));
+    CHK(gt_cusolver_status_from(cusolverDnDormqr(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, 3, m,
+                                                 f->X, ni, f->tau, f->Y, ni, f->work, f->lwork,
+                                                 f->info),
+                                "ormqr (Q^T Y)", __FILE__, __LINE__));
+    stage_end(&t, tm, "Q2^T K Q2");
+    CHK(check_info(f->info, "ormqr"));
+done:
+#undef CHK
+    gt_cu_free(dc);
+    return st;
+}
+
+extern "C" gt_status gt_tps_cuda_spectrum(gt_tps_cuda_fit *f, double *d, double *z,
+                                          gt_timings *tm)
+{
+    const size_t n = f->n, N = n - f->m;
+    const int Ni = (int)N;
+    double *S = nullptr, *dd = nullptr, *dz = nullptr;
+    void *wk = nullptr, *hk = nullptr;
+    gt_status st = GT_OK;
+    gt_timer t;
+    gt_timer_start(&t, true, nullptr);
+#define CHK(x) do { st = (x); if (st != GT_OK) goto done; } while (0)
+    CHK(gt_cu_malloc((void **)&S, N * N * sizeof(double), "GCV matrix"));
+    CHK(gt_cu_malloc((void **)&dd, N * sizeof(double), "GCV eigenvalues"));
+    CHK(gt_cu_malloc((void **)&dz, N * 3 * sizeof(double), "GCV projections"));
+    CHK(gt_cu_status_from(cudaMemcpy2D(S, N * sizeof(double), f->K + f->m + (size_t)f->m * n,
+                                       n * sizeof(double), N * sizeof(double), N,
+                                       cudaMemcpyDeviceToDevice),
+                          "copy Q2^T K Q2", __FILE__, __LINE__));
+    {
+        size_t dbytes = 0, hbytes = 0;
+        CHK(gt_cusolver_status_from(
+            cusolverDnXsyevd_bufferSize(g_sol, g_par, CUSOLVER_EIG_MODE_VECTOR,
+                                        CUBLAS_FILL_MODE_LOWER, (int64_t)N, CUDA_R_64F, S,
+                                        (int64_t)N, CUDA_R_64F, dd, CUDA_R_64F, &dbytes, &hbytes),
+            "Xsyevd_bufferSize", __FILE__, __LINE__));
+        CHK(gt_cu_malloc(&wk, dbytes ? dbytes : 8, "syevd workspace"));
+        if (hbytes) {
+            hk = malloc(hbytes);
+            if (!hk) CHK(gt_fail(GT_ERR_RUNTIME, "out of host memory for the syevd workspace"));
+        }
+        CHK(gt_cusolver_status_from(
+            cusolverDnXsyevd(g_sol, g_par, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER,
+                             (int64_t)N, CUDA_R_64F, S, (int64_t)N, CUDA_R_64F, dd, CUDA_R_64F, wk,
+                             dbytes, hk, hbytes, f->info),
+            "Xsyevd", __FILE__, __LINE__));
+        int h = 0;
+        CHK(gt_cu_status_from(cudaMemcpy(&h, f->info, sizeof h, cudaMemcpyDeviceToHost),
+                              "syevd info", __FILE__, __LINE__));
+        if (h != 0) {
+            st = gt_fail(GT_ERR_RUNTIME, "syevd failed (info %d)", h);
+            goto done;
+        }
+        const double one = 1.0, zero = 0.0;
+        CHK(gt_cublas_status_from(cublasDgemm(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, Ni, 3, Ni, &one,
+                                              S, Ni, f->Y + f->m, (int)n, &zero, dz, Ni),
+                                  "gemm U^T Q2^T Y", __FILE__, __LINE__));
+    }
+    CHK(gt_cu_memcpy_d2h(d, dd, N * sizeof(double), nullptr));
+    CHK(gt_cu_memcpy_d2h(z, dz, N * 3 * sizeof(double), nullptr));
+    stage_end(&t, tm, "GCV eigen");
+done:
+#undef CHK
+    gt_cu_free(S);
+    gt_cu_free(dd);
+    gt_cu_free(dz);
+    gt_cu_free(wk);
+    free(hk);
+    return st;
+}
+
+extern "C" gt_status gt_tps_cuda_solve(gt_tps_cuda_fit *f, double lambda, double *w, double *top,
+                                       int *not_pd, gt_timings *tm)
+{
+    const size_t n = f->n;
+    const int m = f->m, ni = (int)n, Ni = (int)(n - m);
+    double *B = f->K + m + (size_t)m * n;
+    *not_pd = 0;
+    gt_timer t;
+    gt_timer_start(&t, true, nullptr);
+    if (lambda != 0.0) {
+        tps_add_diag<<<gt_grid(n - m, 256, 4096), 256>>>(B, n, n - m, lambda);
+        GT_CU_LAUNCH("tps_add_diag");
+    }
+    GT_CUSOLVER(cusolverDnXpotrf(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)Ni, CUDA_R_64F, B,
+                                 (int64_t)ni, CUDA_R_64F, f->xdev, f->xdev_bytes, f->xhost,
+                                 f->xhost_bytes, f->info));
+    stage_end(&t, tm, "Cholesky");
+    int h = 0;
+    GT_CU(cudaMemcpy(&h, f->info, sizeof h, cudaMemcpyDeviceToHost));
+    if (h < 0) return gt_fail(GT_ERR_GPU, "potrf: parameter %d is invalid", -h);
+    if (h > 0) {
+        *not_pd = 1;
+        return GT_OK;
+    }
+    gt_timer_start(&t, true, nullptr);
+    GT_CU(cudaMemcpyAsync(f->W, f->Y, n * 3 * sizeof(double), cudaMemcpyDeviceToDevice, 0));
+    GT_CUSOLVER(cusolverDnXpotrs(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)Ni, 3, CUDA_R_64F,
+                                 B, (int64_t)ni, CUDA_R_64F, f->W + m, (int64_t)ni, f->info));
+    // top rows: (Q^T Y)[0:m] - (Q^T K Q)[0:m, m:] z   (disjoint rows of W)
+    const double mone = -1.0, one = 1.0;
+    GT_CUBLAS(cublasDgemm(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, m, 3, Ni, &mone, f->K + (size_t)m * n,
+                          ni, f->W + m, ni, &one, f->W, ni));
+    GT_CU(cudaMemcpy2D(top, m * sizeof(double), f->W, n * sizeof(double), m * sizeof(double), 3,
+                       cudaMemcpyDeviceToHost));
+    GT_CU(cudaMemset2D(f->W, n * sizeof(double), 0, m * sizeof(double), 3));
+    GT_CUSOLVER(cusolverDnDormqr(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, ni, 3, m, f->X, ni, f->tau,
+                                 f->W, ni, f->work, f->lwork, f->info));
+    stage_end(&t, tm, "back-substitution");
+    GT_TRY(check_info(f->info, "potrs/ormqr"));
+    gt_timer_start(&t, false, nullptr);
+    GT_TRY(gt_cu_memcpy_d2h(w, f->W, n * 3 * sizeof(double), nullptr));
+    stage_end(&t, tm, "transfer");
+    return GT_OK;
+}

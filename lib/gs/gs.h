@@ -1,0 +1,168 @@
+/* 3D Gaussian Splatting: scenes, cameras and the forward rasterizer of the
+ * reference implementation (Kerbl et al. 2023, diff-gaussian-rasterization).
+ *
+ * Conventions (those of the reference training code):
+ *  - camera space: x right, y down, z forward (COLMAP/OpenCV);
+ *  - pixel centres at integer coordinates: a view-space point (x,y,z) lands
+ *    on pixel u = fx*x/z + (W-1)/2, v = fy*y/z + (H-1)/2;
+ *  - SH coefficients per Gaussian: K = (deg+1)^2 RGB triples, coefficient
+ *    major: sh[(i*K + k)*3 + c].
+ * The CPU path (gs_render_cpu.c) is the oracle: the reference algorithm per
+ * pixel, with the reference's bounding-square tile binning. The CUDA path
+ * bins Gaussians to tiles by the exact ellipse/tile overlap of the region
+ * where alpha >= 1/255, which skips only Gaussians that cannot change a pixel
+ * of the tile, so both give the same image up to float rounding. */
+#ifndef GT_GS_H
+#define GT_GS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/status.h"
+#include "common/timer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GT_GS_TILE 16
+#define GT_GS_MAX_SIZE 16384
+#define GT_GS_NEAR 0.2f
+
+/* SH basis constants of the reference (real SH, degrees 0-3). */
+#define GT_GS_SH_C0 0.28209479177387814f
+#define GT_GS_SH_C1 0.4886025119029199f
+extern const float gt_gs_sh_c2[5];
+extern const float gt_gs_sh_c3[7];
+
+typedef struct gt_gs_scene {
+    size_t n;
+    int sh_degree; /* 0..3 */
+    int sh_k;      /* (sh_degree+1)^2 */
+    float *pos;    /* n*3 */
+    float *scale;  /* n*3, linear (exp of the PLY's log scales) */
+    float *rot;    /* n*4, w x y z, normalized */
+    float *opacity;/* n, in [0,1] (sigmoid of the PLY's logit) */
+    float *sh;     /* n*sh_k*3 */
+} gt_gs_scene;
+
+gt_status gt_gs_scene_alloc(gt_gs_scene *s, size_t n, int sh_degree);
+void gt_gs_scene_free(gt_gs_scene *s);
+/* Standard 3DGS PLY (gs_ply.c). */
+gt_status gt_gs_scene_read_ply(const char *path, gt_gs_scene *s);
+/* Compact .splat (32 bytes per Gaussian: pos f32x3, scale f32x3, RGBA u8x4,
+ * rot u8x4 as (q*128+128), w x y z); SH degree 0. */
+gt_status gt_gs_scene_read_splat(const char *path, gt_gs_scene *s);
+/* By extension: ".splat" -> splat, else PLY. */
+gt_status gt_gs_scene_read(const char *path, gt_gs_scene *s);
+/* Centre (per-axis median of the positions) and extent (75th percentile of
+ * the distances to it): robust to far floaters and background Gaussians. */
+void gt_gs_scene_bounds(const gt_gs_scene *s, float centre[3], float *extent);
+
+typedef struct gt_gs_camera {
+    int width, height;
+    float fx, fy;      /* focal lengths in pixels */
+    float R[9];        /* world -> camera rotation, row-major */
+    float t[3];        /* world -> camera translation: p_cam = R p + t */
+    float campos[3];   /* camera centre in world */
+    char name[128];    /* img_name from cameras.json, or "" */
+} gt_gs_camera;
+
+/* From the reference cameras.json entry: position (centre) and rotation
+ * (camera-to-world, rows). */
+void gt_gs_camera_from_c2w(gt_gs_camera *c, int w, int h, float fx, float fy, const double pos[3],
+                           const double rot_rows[9]);
+/* Look-at camera; GT_ERR_USAGE when eye == target or up is parallel to the
+ * view direction, fovy outside (0,180), size outside [1, GT_GS_MAX_SIZE]. */
+gt_status gt_gs_camera_lookat(gt_gs_camera *c, const double eye[3], const double target[3],
+                              const double up[3], double fovy_deg, int w, int h);
+/* Camera i of n on an orbit around `centre` (radius, elevation in degrees
+ * above the plane orthogonal to `up`). */
+gt_status gt_gs_camera_orbit(gt_gs_camera *c, const double centre[3], const double up[3],
+                             double radius, double elev_deg, int i, int n, double fovy_deg, int w,
+                             int h);
+
+/* cameras.json of the reference training (array of objects with id,
+ * img_name, width, height, position, rotation, fx, fy). */
+gt_status gt_gs_cameras_read(const char *path, gt_gs_camera **cams, int *ncams);
+/* Parse the JSON text (path used for messages). */
+gt_status gt_gs_cameras_parse(const char *text, size_t len, const char *path, gt_gs_camera **cams,
+                              int *ncams);
+
+typedef struct gt_gs_params {
+    float bg[3];          /* background colour (0..1) */
+    int sh_degree;        /* cap; -1 or >= scene degree: use the scene's */
+    float scale_modifier; /* 1 */
+    bool antialias;       /* Mip-Splatting/gsplat opacity compensation */
+    bool square_binning;  /* GPU: bin into the reference's bounding square
+                             instead of the exact ellipse/tile overlap (same
+                             image, more pairs; for comparisons) */
+} gt_gs_params;
+void gt_gs_params_init(gt_gs_params *p);
+
+/* Render result: rgb W*H*3 (row-major, top row first), alpha W*H (1 - final
+ * transmittance), depth W*H (sum of view depth * alpha_i * T_i, not
+ * normalized: divide by alpha for the expected depth of the covered part). */
+typedef struct gt_gs_image {
+    int w, h;
+    float *rgb;
+    float *alpha;
+    float *depth;
+    uint8_t *rgba8; /* w*h*4: rgb clamped to [0,1], *255, rounded; alpha likewise */
+} gt_gs_image;
+gt_status gt_gs_image_alloc(gt_gs_image *im, int w, int h);
+void gt_gs_image_free(gt_gs_image *im);
+
+/* ---- per-Gaussian math shared by the CPU reference and the tests ---- */
+/* Projected Gaussian (the reference's preprocess output). */
+typedef struct gt_gs_proj {
+    float x, y;          /* pixel position */
+    float depth;         /* view-space z */
+    float conic[3];      /* inverse 2-D covariance a, b, c */
+    float opacity;       /* opacity (times the antialias compensation) */
+    float rgb[3];
+    int radius;          /* 0: culled */
+    int rect[4];         /* tile rect x0, y0, x1, y1 (exclusive) */
+} gt_gs_proj;
+/* Colour from SH for unit direction dir (camera to mean), degree deg,
+ * coefficients sh[k*3 + c]; +0.5, clamped at 0. */
+void gt_gs_sh_eval(int deg, const float *sh, const float dir[3], float rgb[3]);
+/* Preprocess Gaussian i of s for camera c (the reference's preprocessCUDA). */
+void gt_gs_preprocess_one(const gt_gs_scene *s, size_t i, const gt_gs_camera *c,
+                          const gt_gs_params *p, int sh_deg, gt_gs_proj *out);
+
+/* The SH degree used: the scene's, capped by p->sh_degree when >= 0. */
+int gt_gs_effective_degree(const gt_gs_scene *s, const gt_gs_params *p);
+/* Fill im->rgba8 from rgb and alpha. */
+void gt_gs_image_to_rgba8(gt_gs_image *im);
+
+/* CPU reference renderer (OpenMP over tiles). */
+gt_status gt_gs_render_cpu(const gt_gs_scene *s, const gt_gs_camera *c, const gt_gs_params *p,
+                           gt_gs_image *out);
+
+/* CUDA renderer: a context holds the scene on the device and buffers that
+ * are reused from frame to frame (they grow, never shrink). */
+typedef struct gt_gs_gpu gt_gs_gpu;
+gt_status gt_gs_gpu_create(const gt_gs_scene *s, const gt_gs_params *p, gt_gs_gpu **g);
+/* What gt_gs_gpu_render downloads into `out`. */
+enum { GT_GS_OUT_FLOAT = 1, GT_GS_OUT_AUX = 2, GT_GS_OUT_RGBA8 = 4 };
+/* Render; `tm` (may be NULL) accumulates the stage times preprocess,
+ * duplicate, sort, ranges, blend, download. `what`: GT_GS_OUT_* flags (rgb
+ * floats, alpha+depth floats, rgba8). */
+gt_status gt_gs_gpu_render(gt_gs_gpu *g, const gt_gs_camera *c, gt_gs_image *out, int what,
+                           gt_timings *tm);
+/* Number of (Gaussian, tile) pairs of the last frame. */
+size_t gt_gs_gpu_last_pairs(const gt_gs_gpu *g);
+void gt_gs_gpu_destroy(gt_gs_gpu *g);
+/* Most device memory held at once since the process started (0 without CUDA). */
+size_t gt_gs_gpu_peak_bytes(void);
+
+/* Dispatch: CUDA (gt_gs_gpu for one frame) or the CPU reference. */
+gt_status gt_gs_render(bool use_gpu, const gt_gs_scene *s, const gt_gs_camera *c,
+                       const gt_gs_params *p, gt_gs_image *out, gt_timings *tm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,112 @@
+/* lib/gs dispatch: the CUDA renderer (kernels/gs) behind gt_gs_gpu, or the
+ * CPU reference. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gs/gs.h"
+#include "gt_config.h"
+
+#if GT_HAVE_CUDA
+#include "kernels/common/cu_runtime.h"
+#include "kernels/gs/gs_cuda.h"
+#endif
+
+struct gt_gs_gpu {
+    const gt_gs_scene *scene;
+    gt_gs_params params;
+#if GT_HAVE_CUDA
+    gt_gs_cu *cu;
+#endif
+    size_t last_pairs;
+};
+
+gt_status gt_gs_gpu_create(const gt_gs_scene *s, const gt_gs_params *p, gt_gs_gpu **out)
+{
+    *out = NULL;
+#if GT_HAVE_CUDA
+    gt_gs_gpu *g = calloc(1, sizeof *g);
+    if (!g) return gt_fail(GT_ERR_RUNTIME, "out of memory (renderer)");
+    g->scene = s;
+    g->params = *p;
+    gt_status st = gt_gs_cu_create(s->n, s->sh_k, s->pos, s->scale, s->rot, s->opacity, s->sh,
+                                   p->scale_modifier, p->antialias ? 1 : 0, p->square_binning ? 0 : 1, &g->cu);
+    if (st != GT_OK) {
+        free(g);
+        return st;
+    }
+    *out = g;
+    return GT_OK;
+#else
+    (void)s;
+    (void)p;
+    return gt_fail(GT_ERR_GPU, "gsrender was built without CUDA");
+#endif
+}
+
+gt_status gt_gs_gpu_render(gt_gs_gpu *g, const gt_gs_camera *c, gt_gs_image *out, int what,
+                           gt_timings *tm)
+{
+    if (out->w != c->width || out->h != c->height)
+        return gt_fail(GT_ERR_RUNTIME, "render target %dx%d does not match the camera's %dx%d", out->w,
+                       out->h, c->width, c->height);
+#if GT_HAVE_CUDA
+    gt_gs_cu_cam cam;
+    cam.width = c->width;
+    cam.height = c->height;
+    cam.fx = c->fx;
+    cam.fy = c->fy;
+    memcpy(cam.R, c->R, sizeof cam.R);
+    memcpy(cam.t, c->t, sizeof cam.t);
+    memcpy(cam.campos, c->campos, sizeof cam.campos);
+    int deg = gt_gs_effective_degree(g->scene, &g->params);
+    return gt_gs_cu_render(g->cu, &cam, deg, g->params.bg, (what & GT_GS_OUT_FLOAT) ? out->rgb : NULL,
+                           (what & GT_GS_OUT_AUX) ? out->alpha : NULL,
+                           (what & GT_GS_OUT_AUX) ? out->depth : NULL,
+                           (what & GT_GS_OUT_RGBA8) ? out->rgba8 : NULL, tm, &g->last_pairs);
+#else
+    (void)g;
+    (void)what;
+    (void)tm;
+    return gt_fail(GT_ERR_GPU, "gsrender was built without CUDA");
+#endif
+}
+
+size_t gt_gs_gpu_last_pairs(const gt_gs_gpu *g)
+{
+    return g ? g->last_pairs : 0;
+}
+
+size_t gt_gs_gpu_peak_bytes(void)
+{
+#if GT_HAVE_CUDA
+    return gt_cu_peak_bytes();
+#else
+    return 0;
+#endif
+}
+
+void gt_gs_gpu_destroy(gt_gs_gpu *g)
+{
+    if (!g) return;
+#if GT_HAVE_CUDA
+    gt_gs_cu_destroy(g->cu);
+#endif
+    free(g);
+}
+
+gt_status gt_gs_render(bool use_gpu, const gt_gs_scene *s, const gt_gs_camera *c,
+                       const gt_gs_params *p, gt_gs_image *out, gt_timings *tm)
+{
+    if (!use_gpu) {
+        gt_timer t;
+        gt_timer_start(&t, false, NULL);
+        gt_status st = gt_gs_render_cpu(s, c, p, out);
+        if (tm) gt_timings_add(tm, "render (cpu)", gt_timer_stop(&t));
+        return st;
+    }
+    gt_gs_gpu *g;
+    GT_TRY(gt_gs_gpu_create(s, p, &g));
+    gt_status st = gt_gs_gpu_render(g, c, out, GT_GS_OUT_FLOAT | GT_GS_OUT_AUX | GT_GS_OUT_RGBA8, tm);
+    gt_gs_gpu_destroy(g);
+    return st;
+}

@@ -1,0 +1,86 @@
+/* The compact .splat format: 32 bytes per Gaussian (position f32x3, linear
+ * scale f32x3, RGBA u8x4 with colour = SH_C0*dc + 0.5 and alpha = opacity,
+ * rotation u8x4 as q*128+128 in w x y z order), little endian. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/output.h"
+#include "gs/gs.h"
+
+static void normalize_quat(float *q)
+{
+    float l = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (!(l > 0.0f) || !isfinite(l)) {
+        q[0] = 1.0f;
+        q[1] = q[2] = q[3] = 0.0f;
+        return;
+    }
+    for (int k = 0; k < 4; k++) q[k] /= l;
+}
+
+gt_status gt_gs_scene_read_splat(const char *path, gt_gs_scene *s)
+{
+    memset(s, 0, sizeof *s);
+    gt_status st = GT_OK;
+    FILE *f = gt_in_open(path, &st);
+    if (!f) return st;
+    const char *name = gt_in_name(path);
+    size_t cap = 1 << 16, len = 0;
+    unsigned char *buf = malloc(cap);
+    if (!buf) {
+        gt_in_close(f);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory reading %s", name);
+    }
+    for (;;) {
+        if (len == cap) {
+            unsigned char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                gt_in_close(f);
+                return gt_fail(GT_ERR_RUNTIME, "out of memory reading %s", name);
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    int err = ferror(f);
+    gt_in_close(f);
+    if (err) {
+        free(buf);
+        return gt_fail(GT_ERR_RUNTIME, "read error on %s", name);
+    }
+    if (len % 32 != 0) {
+        free(buf);
+        return gt_fail_at_byte(GT_ERR_DATA, name, (long long)(len - len % 32),
+                               "not a .splat file: size %zu is not a multiple of 32 bytes", len);
+    }
+    size_t n = len / 32;
+    st = gt_gs_scene_alloc(s, n, 0);
+    if (st != GT_OK) {
+        free(buf);
+        return st;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *r = buf + 32 * i;
+        float v[6];
+        memcpy(v, r, sizeof v); /* little-endian float32, as written by the format's tools */
+        for (int k = 0; k < 3; k++) {
+            s->pos[3 * i + k] = v[k];
+            s->scale[3 * i + k] = v[3 + k];
+        }
+        /* colour byte = (SH_C0 * dc + 0.5) * 255 */
+        for (int c = 0; c < 3; c++) s->sh[3 * i + c] = ((float)r[24 + c] / 255.0f - 0.5f) / GT_GS_SH_C0;
+        s->opacity[i] = (float)r[27] / 255.0f;
+        float *q = s->rot + 4 * i;
+        for (int k = 0; k < 4; k++) q[k] = ((float)r[28 + k] - 128.0f) / 128.0f;
+        normalize_quat(q);
+    }
+    free(buf);
+    return GT_OK;
+}
+

@@ -1,0 +1,168 @@
+/* Marching cubes dispatch: whole-volume and slab-streamed extraction on the
+ * CPU reference or the CUDA path, and the soup conversion. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gt_config.h"
+#include "common/log.h"
+#include "common/progress.h"
+#include "mc/mc.h"
+#if GT_HAVE_CUDA
+#include "kernels/common/cu_runtime.h"
+#include "kernels/mc/mc_cuda.h"
+#endif
+
+typedef struct mem_src {
+    const float *vol;
+    size_t plane;
+} mem_src;
+
+static gt_status mem_read(void *ctx, int64_t z0, int64_t nz, float *dst)
+{
+    mem_src *s = ctx;
+    memcpy(dst, s->vol + (size_t)z0 * s->plane, (size_t)nz * s->plane * sizeof(float));
+    return GT_OK;
+}
+
+gt_status gt_mc_extract(gt_device_kind dev, const float *vol, const int64_t dims[3],
+                        const gt_mc_params *p, gt_mc_mesh *m, gt_timings *tm)
+{
+    gt_mc_geom g;
+    GT_TRY(gt_mc_geom_init(&g, dims, p));
+    if (dims[0] < 2 || dims[1] < 2 || dims[2] < 2) return GT_OK; /* no voxels: empty mesh */
+    if (dev != GT_DEVICE_CUDA) {
+        gt_timer t;
+        gt_timer_start(&t, false, NULL);
+        gt_status st = gt_mc_slab_cpu(vol, 0, dims[2], 0, dims[2], &g, m);
+        if (tm) gt_timings_add(tm, "extract (cpu)", gt_timer_stop(&t));
+        return st;
+    }
+    mem_src src = {vol, (size_t)(dims[0] * dims[1])};
+    return gt_mc_extract_stream(dev, dims, mem_read, &src, p, 0, dims[2], m, tm);
+}
+
+/* planes per slab so that the working set fits in `budget` */
+static int64_t planes_for(size_t budget, size_t per_plane, int64_t Z)
+{
+    if (budget == 0) return Z;
+    int64_t P = (int64_t)(budget / (per_plane ? per_plane : 1)) - 3;
+    if (P < 1) P = 1;
+    return P > Z ? Z : P;
+}
+
+gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read,
+                               void *ctx, const gt_mc_params *p, size_t max_mem,
+                               int64_t slab_planes, gt_mc_mesh *m, gt_timings *tm)
+{
+    gt_mc_geom g;
+    GT_TRY(gt_mc_geom_init(&g, dims, p));
+    /* no voxels: an empty mesh (edge crossings alone make no triangles) */
+    if (dims[0] < 2 || dims[1] < 2 || dims[2] < 2) return GT_OK;
+    const int64_t Z = dims[2];
+    const size_t plane = (size_t)dims[0] * (size_t)dims[1];
+    int64_t P = slab_planes;
+#if GT_HAVE_CUDA
+    gt_mc_cuda *cu = NULL;
+#endif
+    if (dev == GT_DEVICE_CUDA) {
+#if GT_HAVE_CUDA
+        if (P <= 0) {
+            size_t freeb = 0, total = 0;
+            GT_TRY(gt_cu_mem_info(&freeb, &total));
+            size_t budget = max_mem ? max_mem : freeb - freeb / 8;
+            /* volume planes take at most half; the rest is for the mesh */
+            size_t per = gt_mc_cuda_base_bytes(&g, 1) * 2;
+            P = planes_for(budget, per, Z);
+            if (max_mem && gt_mc_cuda_base_bytes(&g, 3) * 2 > max_mem)
+                return gt_fail(GT_ERR_USAGE, "--max-gpu-mem: %zu bytes cannot hold 4 planes of %lldx%lld voxels",
+                               max_mem, (long long)dims[0], (long long)dims[1]);
+        }
+#else
+        return gt_fail(GT_ERR_GPU, "built without CUDA");
+#endif
+    } else if (P <= 0) {
+        P = planes_for(max_mem, plane * (sizeof(float) + 9), Z);
+    }
+    if (P > Z) P = Z;
+    int64_t cap = P + 3 < Z ? P + 3 : Z;
+    size_t bufbytes = (size_t)cap * plane * sizeof(float);
+    float *buf = malloc(bufbytes ? bufbytes : 1);
+    if (!buf) return gt_fail(GT_ERR_RUNTIME, "out of memory (%lld planes of %zu voxels)", (long long)cap, plane);
+    gt_status st = GT_OK;
+    gt_progress prog;
+    gt_progress_start(&prog, P < Z ? "z-slabs" : "extract", (double)Z);
+#if GT_HAVE_CUDA
+    if (dev == GT_DEVICE_CUDA) {
+        st = gt_mc_cuda_create(&g, cap, &cu);
+        if (st != GT_OK) goto done;
+    }
+#endif
+    if (P < Z) gt_info("processing %lld z-slabs of %lld planes", (long long)((Z + P - 1) / P), (long long)P);
+    int64_t lb = 0, le = 0; /* planes held in buf */
+    for (int64_t z0 = 0; z0 < Z; z0 += P) {
+        gt_progress_update(&prog, (double)z0, NULL);
+        int64_t z1 = z0 + P < Z ? z0 + P : Z;
+        int64_t nb = z0 > 0 ? z0 - 1 : 0, ne = z1 + 2 < Z ? z1 + 2 : Z;
+        if (nb > lb && le > nb) memmove(buf, buf + (size_t)(nb - lb) * plane, (size_t)(le - nb) * plane * sizeof(float));
+        if (le < nb) le = nb; /* not reached: slabs overlap */
+        int64_t have = le - nb;
+        lb = nb;
+        if (ne > le) {
+            gt_timer t;
+            gt_timer_start(&t, false, NULL);
+            st = read(ctx, le, ne - le, buf + (size_t)have * plane);
+            if (tm) gt_timings_add(tm, "file I/O", gt_timer_stop(&t));
+            if (st != GT_OK) goto done;
+            le = ne;
+        }
+        if (dev != GT_DEVICE_CUDA) {
+            gt_timer t;
+            gt_timer_start(&t, false, NULL);
+            st = gt_mc_slab_cpu(buf, nb, ne - nb, z0, z1, &g, m);
+            if (tm) gt_timings_add(tm, "extract (cpu)", gt_timer_stop(&t));
+            if (st != GT_OK) goto done;
+        }
+#if GT_HAVE_CUDA
+        else {
+            uint64_t nv = 0, nt = 0;
+            st = gt_mc_cuda_upload(cu, buf, nb, ne - nb, tm);
+            if (st == GT_OK) st = gt_mc_cuda_slab(cu, z0, z1, m->nvert, &nv, &nt, tm);
+            if (st == GT_OK) st = gt_mc_cuda_download(cu, m, tm);
+            if (st != GT_OK) goto done;
+        }
+#endif
+    }
+    gt_progress_update(&prog, (double)Z, NULL);
+done:
+    gt_progress_end(&prog);
+#if GT_HAVE_CUDA
+    if (cu) gt_mc_cuda_destroy(cu);
+#endif
+    free(buf);
+    return st;
+}
+
+gt_status gt_mc_mesh_to_soup(const gt_mc_mesh *m, gt_mc_mesh *soup)
+{
+    memset(soup, 0, sizeof *soup);
+    GT_TRY(gt_mc_mesh_reserve(soup, 3 * m->ntri, m->ntri, m->nrm != NULL));
+    for (size_t t = 0; t < m->ntri; t++)
+        for (int w = 0; w < 3; w++) {
+            size_t v = (size_t)m->tris[3 * t + w], o = 3 * t + (size_t)w;
+            memcpy(soup->xyz + 3 * o, m->xyz + 3 * v, 3 * sizeof(float));
+            if (m->nrm) memcpy(soup->nrm + 3 * o, m->nrm + 3 * v, 3 * sizeof(float));
+            soup->tris[o] = (int32_t)o;
+        }
+    soup->nvert = 3 * m->ntri;
+    soup->ntri = m->ntri;
+    return GT_OK;
+}
+
+size_t gt_mc_device_peak_bytes(void)
+{
+#if GT_HAVE_CUDA
+    return gt_cu_peak_bytes();
+#else
+    return 0;
+#endif
+}

@@ -1,0 +1,120 @@
+/* Marching cubes with shared vertices: an indexed, watertight mesh.
+ *
+ * Conventions (CPU reference and CUDA path compute the same function):
+ * - Values are float32 (other voxel types are converted on load; 8/16-bit
+ *   integers exactly). A corner is "in" when value >= iso; NaN is never in
+ *   (NaN is "outside", the low side). One rule, used for topology everywhere.
+ * - One vertex per grid edge whose two corners differ, identified by the edge
+ *   id 3*(i + X*(j + Y*k)) + axis of its lower point (i,j,k); vertices are
+ *   numbered in increasing edge id, so every path numbers them identically.
+ * - The vertex lies at t = (iso - v0) / (v1 - v0) along the edge, clamped to
+ *   [GT_MC_TMIN, 1 - GT_MC_TMIN] so that iso-valued corners give no zero-length
+ *   edges (t = 0.5 when a value is not finite).
+ * - Triangles come from a 256-case table derived at run time from a face rule
+ *   that looks only at a face's four corners (on an ambiguous face the two
+ *   "in" corners are separated), so neighbouring cubes agree on every shared
+ *   face: the mesh is closed and manifold wherever it does not reach the
+ *   volume's border (see mc_table.c).
+ * - Triangles are wound so that their normals point toward decreasing field
+ *   values (from "in" to "out") in world space; flip reverses both winding and
+ *   normals. Normals: minus the central-difference gradient (one-sided at the
+ *   border) interpolated along the edge, in world units, normalised.
+ * - A volume thinner than 2 points along an axis has no voxels: empty mesh. */
+#ifndef GT_MC_H
+#define GT_MC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/device.h"
+#include "common/status.h"
+#include "common/timer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GT_MC_MAXTRI 12
+#define GT_MC_TMIN 1e-3
+
+/* The case table: for cube index c (bit n set when corner n is in, corner
+ * n = dx + 2*dy + 4*dz), ntri[c] triangles of edge numbers tri[c][3*t..].
+ * Edge e: axis a = e >> 2; along the two other axes u < v its offsets are
+ * (e & 1, (e >> 1) & 1). */
+typedef struct gt_mc_table {
+    uint8_t ntri[256];
+    uint8_t tri[256][GT_MC_MAXTRI * 3];
+    int bad_cases; /* cases where no face-diagonal-free triangulation exists (0 expected) */
+} gt_mc_table;
+const gt_mc_table *gt_mc_table_get(void);
+
+typedef struct gt_mc_params {
+    double iso;
+    bool normals;
+    bool flip;
+    double dir[3][3];   /* space directions (rows: axis 0,1,2) */
+    double origin[3];
+} gt_mc_params;
+/* identity directions, zero origin */
+void gt_mc_params_init(gt_mc_params *p, double iso);
+
+/* Derived constants shared by both paths. */
+typedef struct gt_mc_geom {
+    int64_t dims[3];
+    float isof;          /* smallest float f with (double)f >= iso: v >= isof <=> v >= iso */
+    double iso;
+    double dir[3][3];
+    double origin[3];
+    double dinv[3][3];   /* inverse of dir (gradient to world) */
+    double nsign;        /* -1: normals toward decreasing values, +1 with flip */
+    bool reverse;        /* reverse triangle winding (flip xor left-handed dir) */
+    bool normals;
+} gt_mc_geom;
+gt_status gt_mc_geom_init(gt_mc_geom *g, const int64_t dims[3], const gt_mc_params *p);
+
+/* An indexed triangle mesh (host). */
+typedef struct gt_mc_mesh {
+    size_t nvert, ntri;
+    float *xyz;          /* nvert*3 */
+    float *nrm;          /* nvert*3 or NULL */
+    int32_t *tris;       /* ntri*3 */
+    size_t cap_v, cap_t;
+} gt_mc_mesh;
+void gt_mc_mesh_free(gt_mc_mesh *m);
+/* make room for nv more vertices and nt more triangles (fails past INT32_MAX vertices) */
+gt_status gt_mc_mesh_reserve(gt_mc_mesh *m, size_t nv, size_t nt, bool normals);
+
+/* One z-slab of the extraction (both paths have one). `buf` holds planes
+ * [zb, zb + nzb) of the volume (x fastest); the slab owns point planes
+ * [z0, z1): the vertices of edges starting there and the triangles of voxels
+ * whose lower corner is there. Needs zb <= max(z0-1, 0) and
+ * zb + nzb >= min(z1+2, Z). Vertices get global numbers from m->nvert on;
+ * appends to m. */
+gt_status gt_mc_slab_cpu(const float *buf, int64_t zb, int64_t nzb, int64_t z0, int64_t z1,
+                         const gt_mc_geom *g, gt_mc_mesh *m);
+
+/* Whole volume in memory (float32, X*Y*Z). */
+gt_status gt_mc_extract(gt_device_kind dev, const float *vol, const int64_t dims[3],
+                        const gt_mc_params *p, gt_mc_mesh *m, gt_timings *tm);
+
+/* Streamed: read(ctx, z0, nz, dst) fills planes [z0, z0+nz) as float32,
+ * called with increasing z0. Slabs are sized so that the working set stays
+ * under max_mem bytes (device memory on CUDA, host buffer on CPU; 0 = one
+ * pass when it fits). The mesh is the same as one pass gives. */
+typedef gt_status (*gt_mc_read_fn)(void *ctx, int64_t z0, int64_t nz, float *dst);
+gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read,
+                               void *ctx, const gt_mc_params *p, size_t max_mem,
+                               int64_t slab_planes /* 0 = from max_mem */, gt_mc_mesh *m,
+                               gt_timings *tm);
+
+/* Most device memory held at once by libcore's CUDA allocations (0 without CUDA). */
+size_t gt_mc_device_peak_bytes(void);
+
+/* Soup: each triangle gets its own three vertices (for comparison output). */
+gt_status gt_mc_mesh_to_soup(const gt_mc_mesh *m, gt_mc_mesh *soup);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

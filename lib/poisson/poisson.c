@@ -1,0 +1,188 @@
+/* Poisson reconstruction pipeline: input checks, normalisation to the unit
+ * cube, and the dispatch between the CPU reference and the CUDA path. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/log.h"
+#include "gt_config.h"
+#include "poisson/poisson.h"
+#if GT_HAVE_CUDA
+#include "kernels/poisson/pr_gpu.h"
+#endif
+
+void gt_pr_params_default(gt_pr_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->depth = 8;
+    p->point_weight = 4.0;
+    p->samples_per_node = 1.5;
+    p->scale = 1.1;
+    p->iters = 0;
+    p->solver = GT_PR_SOLVER_MULTIGRID;
+    p->trim = 0.0;
+}
+
+void gt_pr_mesh_free(gt_pr_mesh *m)
+{
+    free(m->xyz); free(m->density); free(m->rgb); free(m->tri); free(m->vol);
+    memset(m, 0, sizeof *m);
+}
+
+gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u_out, float **n_out, float **rgb_out,
+                          size_t *n_out_count, double center[3], double *side, size_t *skipped_nonfinite,
+                          size_t *skipped_zero)
+{
+    size_t n = in->n, m = 0, bad = 0, zero = 0;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    uint8_t *keep = gt_malloc(n ? n : 1, "point flags");
+    if (!keep) return GT_ERR_RUNTIME;
+    for (size_t i = 0; i < n; i++) {
+        const float *p = in->xyz + 3 * i, *q = in->nrm + 3 * i;
+        keep[i] = 0;
+        int fin = 1;
+        for (int a = 0; a < 3; a++) fin &= isfinite(p[a]) && isfinite(q[a]);
+        if (!fin) { bad++; continue; }
+        double l2 = (double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2];
+        if (!(l2 > 1e-24)) { zero++; continue; }
+        keep[i] = 1;
+        m++;
+        for (int a = 0; a < 3; a++) {
+            if (p[a] < lo[a]) lo[a] = p[a];
+            if (p[a] > hi[a]) hi[a] = p[a];
+        }
+    }
+    *skipped_nonfinite = bad;
+    *skipped_zero = zero;
+    if (m < GT_PR_MIN_POINTS) {
+        free(keep);
+        if (zero > 0 && m == 0)
+            return gt_fail(GT_ERR_DATA, "all %zu points have zero normals", n);
+        return gt_fail(GT_ERR_DATA, "too few usable points: %zu (need at least %d; %zu non-finite, %zu zero normals skipped)",
+                       m, GT_PR_MIN_POINTS, bad, zero);
+    }
+    double ext = 0;
+    for (int a = 0; a < 3; a++) {
+        center[a] = 0.5 * (lo[a] + hi[a]);
+        if (hi[a] - lo[a] > ext) ext = hi[a] - lo[a];
+    }
+    if (!(ext > 0) || ext < 1e-7 * (fabs(center[0]) + fabs(center[1]) + fabs(center[2]))) {
+        free(keep);
+        return gt_fail(GT_ERR_DATA, "all %zu points are coincident", m);
+    }
+    /* coplanar: the covariance is (nearly) singular */
+    {
+        double mean[3] = {0, 0, 0}, C[3][3] = {{0}};
+        for (size_t i = 0; i < n; i++)
+            if (keep[i])
+                for (int a = 0; a < 3; a++) mean[a] += in->xyz[3 * i + a];
+        for (int a = 0; a < 3; a++) mean[a] /= (double)m;
+        for (size_t i = 0; i < n; i++)
+            if (keep[i])
+                for (int a = 0; a < 3; a++)
+                    for (int b = 0; b < 3; b++)
+                        C[a][b] += (in->xyz[3 * i + a] - mean[a]) * (in->xyz[3 * i + b] - mean[b]) / (double)m;
+        double det = C[0][0] * (C[1][1] * C[2][2] - C[1][2] * C[2][1]) - C[0][1] * (C[1][0] * C[2][2] - C[1][2] * C[2][0]) +
+                     C[0][2] * (C[1][0] * C[2][1] - C[1][1] * C[2][0]);
+        double tr = (C[0][0] + C[1][1] + C[2][2]) / 3.0;
+        if (!(det > 1e-9 * tr * tr * tr)) {
+            free(keep);
+            return gt_fail(GT_ERR_DATA, "all %zu points are coplanar (or collinear): a surface needs a volume to enclose", m);
+        }
+    }
+    *side = ext * (scale > 1.0 ? scale : 1.0);
+    float *u = gt_malloc_array(m, 3 * sizeof(float), "unit coords");
+    float *nn = gt_malloc_array(m, 3 * sizeof(float), "normals");
+    float *rgb = (in->rgb && rgb_out) ? gt_malloc_array(m, 3 * sizeof(float), "colours") : NULL;
+    if (!u || !nn || (in->rgb && rgb_out && !rgb)) { free(u); free(nn); free(rgb); free(keep); return GT_ERR_RUNTIME; }
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!keep[i]) continue;
+        const float *q = in->nrm + 3 * i;
+        double l = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2]);
+        for (int a = 0; a < 3; a++) {
+            double v = (in->xyz[3 * i + a] - center[a]) / *side + 0.5;
+            if (v < 0) v = 0;
+            if (v > 0.99999994) v = 0.99999994;
+            u[3 * j + a] = (float)v;
+            nn[3 * j + a] = (float)(q[a] / l);
+            if (rgb) rgb[3 * j + a] = in->rgb[3 * i + a];
+        }
+        j++;
+    }
+    free(keep);
+    *u_out = u;
+    *n_out = nn;
+    if (rgb_out) *rgb_out = rgb;
+    *n_out_count = m;
+    return GT_OK;
+}
+
+gt_status gt_pr_prepare_cpu(const gt_pr_input *in, const gt_pr_params *p, gt_timings *tm, gt_pr_state *s,
+                            size_t *skipped_nonfinite, size_t *skipped_zero)
+{
+    memset(s, 0, sizeof *s);
+    double t0 = gt_now_ms();
+    float *u = NULL, *nn = NULL, *rgb = NULL;
+    size_t m = 0;
+    GT_TRY(gt_pr_normalize(in, p->scale, &u, &nn, p->want_colors ? &rgb : NULL, &m, s->center, &s->side,
+                           skipped_nonfinite, skipped_zero));
+    gt_status st = gt_pr_octree_build_cpu(u, m, p->depth, &s->oct);
+    if (st != GT_OK) { free(u); free(nn); free(rgb); return st; }
+    st = gt_pr_sort_points(s, u, nn, rgb);
+    free(u);
+    free(nn);
+    free(rgb);
+    if (st != GT_OK) { gt_pr_state_free(s); return st; }
+    if (tm) gt_timings_add(tm, "octree", gt_now_ms() - t0);
+    return GT_OK;
+}
+
+gt_status gt_pr_sort_points(gt_pr_state *s, const float *u, const float *nn, const float *rgb)
+{
+    size_t m = s->oct.npts;
+    /* points in key order */
+    s->u = gt_malloc_array(m, 3 * sizeof(float), "sorted points");
+    s->n = gt_malloc_array(m, 3 * sizeof(float), "sorted normals");
+    s->rgb = rgb ? gt_malloc_array(m, 3 * sizeof(float), "sorted colours") : NULL;
+    if (!s->u || !s->n || (rgb && !s->rgb)) return GT_ERR_RUNTIME;
+    for (size_t k = 0; k < m; k++) {
+        uint32_t i = s->oct.order[k];
+        memcpy(s->u + 3 * k, u + 3 * (size_t)i, 3 * sizeof(float));
+        memcpy(s->n + 3 * k, nn + 3 * (size_t)i, 3 * sizeof(float));
+        if (rgb) memcpy(s->rgb + 3 * k, rgb + 3 * (size_t)i, 3 * sizeof(float));
+    }
+    return GT_OK;
+}
+
+gt_status gt_poisson_reconstruct(const gt_pr_input *in, const gt_pr_params *p, gt_device_kind dev,
+                                 gt_timings *tm, gt_pr_mesh *out)
+{
+    memset(out, 0, sizeof *out);
+    gt_pr_state s;
+    size_t bad = 0, zero = 0;
+    gt_status st;
+    if (dev == GT_DEVICE_CUDA) {
+#if GT_HAVE_CUDA
+        st = gt_pr_prepare_cuda(in, p, tm, &s, &bad, &zero);
+#else
+        return gt_fail(GT_ERR_GPU, "built without CUDA");
+#endif
+    } else {
+        st = gt_pr_prepare_cpu(in, p, tm, &s, &bad, &zero);
+    }
+    if (st != GT_OK) return st;
+    if (dev != GT_DEVICE_CUDA) {
+        st = gt_pr_solve_cpu(&s, p, tm);
+        if (st != GT_OK) { gt_pr_state_free(&s); return st; }
+    }
+    double t0 = gt_now_ms();
+    st = gt_pr_extract_cpu(&s, p, out);
+    if (tm) gt_timings_add(tm, "extract", gt_now_ms() - t0);
+    out->nnodes = s.oct.nnodes;
+    out->skipped_nonfinite = bad;
+    out->skipped_zero_normal = zero;
+    gt_pr_state_free(&s);
+    return st;
+}

@@ -1,0 +1,187 @@
+/* Poisson surface reconstruction on an octree (Kazhdan et al. 2006; screened,
+ * Kazhdan & Hoppe 2013), built data-parallel as in Zhou et al. 2011:
+ *
+ *   points -> bounding cube -> Morton keys at depth D -> sort -> unique leaves
+ *   -> per level: parents (key >> 3), unique, all 8 siblings allocated per
+ *   occupied parent -> parent/child links -> 27 neighbours of every node from
+ *   its parent's 27 neighbours through LUTparent/LUTchild (no search)
+ *   -> degree-2 B-spline splat of the normals at depth D -> divergence of every
+ *   node's basis function against the splatted field -> cascadic solve, coarse
+ *   to fine: at each level CG on (Laplacian + screening) with the coarser
+ *   levels' solution moved to the right-hand side -> iso = mean chi at the
+ *   samples -> marching tetrahedra (Kuhn split, no ambiguous cases) on the
+ *   depth-D cells, grown until the surface is closed, vertices shared by edge.
+ *
+ * Every node of every level carries one basis function: the tensor product of
+ * centred quadratic B-splines of width 3 cells, so the Laplacian couples a
+ * node with its 125 same-level neighbours (found from the parent's 27 by the
+ * same LUT rule) and with the 125-neighbourhoods of its ancestors.
+ *
+ * The CPU path (this library) and the CUDA path (kernels/poisson) run the same
+ * algorithm and produce the same octree (keys, links, neighbours). */
+#ifndef GT_POISSON_H
+#define GT_POISSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/device.h"
+#include "common/status.h"
+#include "common/timer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GT_PR_MAX_DEPTH 12
+#define GT_PR_MIN_POINTS 16
+/* sample area factor (int B^2 of the quadratic B-spline) and screening target */
+#define GT_PR_KAPPA 0.55
+#define GT_PR_TARGET (-0.5)
+
+/* ------------------------------------------------------------------ octree */
+typedef struct gt_pr_octree {
+    int depth;
+    size_t nnodes;
+    size_t level_start[GT_PR_MAX_DEPTH + 2]; /* level l: [level_start[l], level_start[l+1]) */
+    uint64_t *key;      /* Morton key at the node's level (3*l bits), sorted within a level */
+    int32_t *parent;    /* -1 for the root */
+    int32_t *child;     /* first of 8 consecutive children, -1 when none */
+    int32_t *nbr;       /* 27 per node, index (dx+1)+3(dy+1)+9(dz+1); -1 when absent */
+    uint32_t *pt_start; /* range in the key-sorted points (0,0 when empty) */
+    uint32_t *pt_count;
+    size_t npts;
+    uint32_t *order;    /* sorted position -> input point index */
+} gt_pr_octree;
+
+/* Morton key of cell (x, y, z): bit 3i = x_i, 3i+1 = y_i, 3i+2 = z_i. */
+uint64_t gt_pr_morton(uint32_t x, uint32_t y, uint32_t z);
+void gt_pr_demorton(uint64_t k, uint32_t *x, uint32_t *y, uint32_t *z);
+
+/* The LUTs of the neighbour rule. For a node that is child c (bits x,y,z) of
+ * its parent, its neighbour at offset i (27-index) is child
+ * gt_pr_lut_child[c][i] of the parent's neighbour gt_pr_lut_parent[c][i].
+ * The 125 tables do the same for offsets -2..2 (index (dx+2)+5(dy+2)+25(dz+2)),
+ * still within the parent's 27-neighbourhood. */
+extern uint8_t gt_pr_lut_parent[8][27];
+extern uint8_t gt_pr_lut_child[8][27];
+extern uint8_t gt_pr_lut_parent125[8][125];
+extern uint8_t gt_pr_lut_child125[8][125];
+/* Fill the tables (idempotent; the octree builders call it). */
+void gt_pr_luts_init(void);
+
+/* Points in unit-cube coordinates ([0,1)^3, xyz interleaved, n of them). */
+gt_status gt_pr_octree_build_cpu(const float *ucoords, size_t n, int depth, gt_pr_octree *o);
+void gt_pr_octree_free(gt_pr_octree *o);
+/* Node at `level` with cell coordinates (x,y,z) by binary search, or -1. */
+int32_t gt_pr_find(const gt_pr_octree *o, int level, int64_t x, int64_t y, int64_t z);
+/* Same-level neighbour at offset (dx,dy,dz) in -2..2 via the parent's 27
+ * neighbours (the 125-LUT), or -1. */
+int32_t gt_pr_nbr125(const gt_pr_octree *o, int32_t node, int i125);
+static inline int gt_pr_node_level(const gt_pr_octree *o, size_t node)
+{
+    int l = 0;
+    while (l < o->depth && node >= o->level_start[l + 1]) l++;
+    return l;
+}
+
+/* ------------------------------------------------------------ basis/solve */
+/* Centred quadratic B-spline (support |t| < 1.5) and its derivative. */
+double gt_pr_bspline(double t);
+double gt_pr_dbspline(double t);
+/* Integral over the real line of f^(a) g^(b), where f is the level-df
+ * B-spline of cell i and g the level-dg B-spline of cell j (dg <= df),
+ * a, b in {0, 1} (derivative order). Exact (Gauss on the finer knot spans). */
+double gt_pr_integral1d(int df, int64_t i, int a, int dg, int64_t j, int b);
+
+typedef enum gt_pr_solver { GT_PR_SOLVER_MULTIGRID = 0, GT_PR_SOLVER_CG = 1 } gt_pr_solver;
+
+typedef struct gt_pr_params {
+    int depth;               /* octree depth (default 8) */
+    double point_weight;     /* screening weight alpha (default 4) */
+    double samples_per_node; /* lower bound of the density used for sample areas (default 1.5) */
+    double scale;            /* bounding cube / data box (default 1.1) */
+    int iters;               /* CG iterations per level (0: default for the solver) */
+    gt_pr_solver solver;
+    double cg_tol;           /* relative residual to stop CG (default 1e-7 for cg, 0 for multigrid) */
+    bool want_density;       /* per-vertex density in the result */
+    double trim;             /* drop triangles touching the lowest `trim` fraction of densities */
+    bool want_colors;
+    int volume_depth;        /* > 0: also sample chi on a (2^v)^3 grid */
+    bool progress;
+} gt_pr_params;
+
+void gt_pr_params_default(gt_pr_params *p);
+
+/* Input: n points, xyz + normals (+ rgb 0..255 when colors != NULL). */
+typedef struct gt_pr_input {
+    size_t n;
+    const float *xyz;
+    const float *nrm;
+    const float *rgb; /* may be NULL */
+} gt_pr_input;
+
+typedef struct gt_pr_mesh {
+    size_t nvert, ntri;
+    float *xyz;      /* nvert*3 */
+    float *density;  /* nvert, or NULL */
+    float *rgb;      /* nvert*3 (0..255), or NULL */
+    int32_t *tri;    /* ntri*3 */
+    double iso;
+    size_t nnodes;   /* octree size, for reports */
+    size_t skipped_nonfinite, skipped_zero_normal;
+    /* chi on a regular grid (volume_depth > 0) */
+    int vol_n;       /* samples per axis */
+    float *vol;      /* vol_n^3, x fastest */
+    double vol_origin[3], vol_spacing;
+} gt_pr_mesh;
+
+/* Whole pipeline on the chosen device (GT_DEVICE_CPU or GT_DEVICE_CUDA). */
+gt_status gt_poisson_reconstruct(const gt_pr_input *in, const gt_pr_params *p, gt_device_kind dev,
+                                 gt_timings *tm, gt_pr_mesh *out);
+void gt_pr_mesh_free(gt_pr_mesh *m);
+/* m->vol as NRRD (float32 raw, space directions/origin, key iso), atomically */
+gt_status gt_pr_write_volume(const char *path, const gt_pr_mesh *m);
+
+/* ------------------------------------------- the stages, exposed for tests */
+typedef struct gt_pr_state {
+    gt_pr_octree oct;
+    double center[3], side;  /* unit coords u = (p - center)/side + 0.5 */
+    float *u;                /* sorted points in unit coords (npts*3) */
+    float *n;                /* sorted normals */
+    float *area;             /* per sorted point: sample area weight */
+    int density_depth;
+    double *wdens;           /* per node at density_depth (indexed by node), else 0 */
+    float *rgb;              /* sorted point colours (NULL without --colors) */
+    double *cdens;           /* 3 * nnodes, channel-major: colour sums like wdens */
+    double *coef;            /* solution per node */
+    double *rhs;             /* divergence per node */
+    double alpha;            /* screening weight in the energy */
+    bool eval_on_gpu;        /* extraction evaluates chi at the corners on the GPU */
+    double iso;
+} gt_pr_state;
+
+/* Normalise and filter the input (counts skipped points), build the octree and
+ * everything up to and including the solve, on the CPU. */
+gt_status gt_pr_prepare_cpu(const gt_pr_input *in, const gt_pr_params *p, gt_timings *tm,
+                            gt_pr_state *s, size_t *skipped_nonfinite, size_t *skipped_zero);
+gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm);
+/* colour sums per density-depth node (s->cdens) from s->rgb; needs wdens' depth */
+gt_status gt_pr_colors_cpu(gt_pr_state *s);
+/* chi at unit-cube point q (sum over all levels). */
+double gt_pr_eval(const gt_pr_state *s, const double q[3]);
+gt_status gt_pr_extract_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out);
+void gt_pr_state_free(gt_pr_state *s);
+/* s->u, s->n (and s->rgb when rgb != NULL) in the octree's key order */
+gt_status gt_pr_sort_points(gt_pr_state *s, const float *u, const float *nn, const float *rgb);
+
+/* Shared pieces of the pipeline (used by both paths). */
+gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u, float **nrm, float **rgb,
+                          size_t *n, double center[3], double *side, size_t *skipped_nonfinite,
+                          size_t *skipped_zero);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,424 @@
+/* Basis, splatting, divergence and the cascadic screened-Poisson solve on the
+ * octree, CPU reference.
+ *
+ * chi(q) = sum over all nodes o of x_o F_o(q), F_o the tensor product of
+ * centred quadratic B-splines of the node's level. The energy
+ *   E(chi) = int |grad chi - V|^2 + alpha' sum_p A_p chi(p)^2,  alpha' = alpha 2^D
+ * (screening as in Kazhdan & Hoppe 2013, scaled so both terms weigh alike at
+ * depth D) is minimised coarse to fine: at level d the coarser levels are
+ * fixed and their contribution moves to the right-hand side; the level's
+ * system (125-point Laplacian stencil + point screening) is solved by CG. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/log.h"
+#include "common/progress.h"
+#include "poisson/poisson.h"
+
+double gt_pr_bspline(double t)
+{
+    double a = fabs(t);
+    if (a < 0.5) return 0.75 - t * t;
+    if (a < 1.5) return 0.5 * (1.5 - a) * (1.5 - a);
+    return 0.0;
+}
+double gt_pr_dbspline(double t)
+{
+    double a = fabs(t);
+    if (a < 0.5) return -2.0 * t;
+    if (a < 1.5) return t > 0 ? -(1.5 - a) : (1.5 - a);
+    return 0.0;
+}
+
+double gt_pr_integral1d(int df, int64_t i, int a, int dg, int64_t j, int b)
+{
+    static const double gx[3] = {-0.7745966692414834, 0.0, 0.7745966692414834};
+    static const double gw[3] = {5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0};
+    double sf = ldexp(1.0, df), sg = ldexp(1.0, dg);
+    double h = 1.0 / sf, sum = 0.0;
+    for (int k = 0; k < 3; k++) {
+        double x0 = (double)(i - 1 + k) * h;
+        for (int g = 0; g < 3; g++) {
+            double x = x0 + 0.5 * h * (1.0 + gx[g]);
+            double tf = x * sf - (double)i - 0.5, tg = x * sg - (double)j - 0.5;
+            double fv = a ? sf * gt_pr_dbspline(tf) : gt_pr_bspline(tf);
+            double gv = b ? sg * gt_pr_dbspline(tg) : gt_pr_bspline(tg);
+            sum += gw[g] * fv * gv;
+        }
+    }
+    return sum * 0.5 * h;
+}
+
+/* A sample's area is w^2 / W(p) times the mean over positions of
+ * sum_k B(t-k)^2 = int B^2 = 11/20, the factor by which the B-spline density
+ * estimate W of a flat, uniformly sampled surface exceeds samples per w^2;
+ * with it the indicator's jump across the surface is 1. */
+#define KAPPA GT_PR_KAPPA
+/* Screening target: with the basis decaying away from the data chi tends to
+ * 0 far outside and to -1 inside, so the samples are pulled to -1/2. */
+#define TARGET GT_PR_TARGET
+
+/* 1D integrals between a level-df function and the level-dg (dg <= df)
+ * functions around its ancestor: they depend only on r = i - 2^(df-dg) j0
+ * (the position inside the ancestor cell j0) and the offset k - 2 of the
+ * coarse function, so one table of 2^(df-dg) x 5 values serves every node.
+ * t[(r * 5 + k)] = integral1d(df, r, a, dg, k - 2, b). */
+static double *cross_table(int df, int dg, int a, int b)
+{
+    size_t rows = (size_t)1 << (df - dg);
+    double *t = gt_malloc_array(rows, 5 * sizeof(double), "integral table");
+    if (!t) return NULL;
+    for (size_t r = 0; r < rows; r++)
+        for (int k = 0; k < 5; k++) t[r * 5 + k] = gt_pr_integral1d(df, (int64_t)r, a, dg, k - 2, b);
+    return t;
+}
+
+static inline void node_xyz(const gt_pr_octree *o, size_t v, int64_t c[3])
+{
+    uint32_t x, y, z;
+    gt_pr_demorton(o->key[v], &x, &y, &z);
+    c[0] = x; c[1] = y; c[2] = z;
+}
+
+static inline double basis_at(int level, const int64_t c[3], const float *p)
+{
+    double s = ldexp(1.0, level), r = 1.0;
+    for (int a = 0; a < 3; a++) r *= gt_pr_bspline((double)p[a] * s - (double)c[a] - 0.5);
+    return r;
+}
+
+void gt_pr_state_free(gt_pr_state *s)
+{
+    gt_pr_octree_free(&s->oct);
+    free(s->u); free(s->n); free(s->area); free(s->wdens); free(s->coef); free(s->rhs);
+    free(s->rgb); free(s->cdens);
+    memset(s, 0, sizeof *s);
+}
+
+/* Node of `level` containing sorted point p: walk up from its depth-D leaf. */
+static int32_t *leaf_of_points(const gt_pr_octree *o)
+{
+    int32_t *leaf = gt_malloc_array(o->npts, sizeof *leaf, "point leaves");
+    if (!leaf) return NULL;
+    for (size_t v = o->level_start[o->depth]; v < o->level_start[o->depth + 1]; v++)
+        for (uint32_t k = 0; k < o->pt_count[v]; k++) leaf[o->pt_start[v] + k] = (int32_t)v;
+    return leaf;
+}
+static inline int32_t up(const gt_pr_octree *o, int32_t v, int levels)
+{
+    while (levels-- > 0) v = o->parent[v];
+    return v;
+}
+
+/* sum over the points in the 27 neighbour cells of node v of F_v(p) * w(p) * val(p) */
+static double gather_points(const gt_pr_octree *o, int level, size_t v, const float *u, const double *pv,
+                            const float *pw)
+{
+    int64_t c[3];
+    node_xyz(o, v, c);
+    double s = 0.0;
+    for (int i = 0; i < 27; i++) {
+        int32_t nb = o->nbr[27 * v + i];
+        if (nb < 0) continue;
+        uint32_t st = o->pt_start[nb], cn = o->pt_count[nb];
+        for (uint32_t k = st; k < st + cn; k++) {
+            double f = basis_at(level, c, u + 3 * (size_t)k);
+            if (f == 0.0) continue;
+            s += f * (pw ? pw[k] : 1.0) * (pv ? pv[k] : 1.0);
+        }
+    }
+    return s;
+}
+
+/* value at point k of the level-`level` functions with coefficients x */
+static double eval_point_level(const gt_pr_octree *o, int level, int32_t node, const float *p, const double *x)
+{
+    double s = 0.0;
+    for (int i = 0; i < 27; i++) {
+        int32_t nb = o->nbr[27 * (size_t)node + i];
+        if (nb < 0) continue;
+        int64_t c[3];
+        node_xyz(o, (size_t)nb, c);
+        s += x[nb] * basis_at(level, c, p);
+    }
+    return s;
+}
+
+gt_status gt_pr_colors_cpu(gt_pr_state *s)
+{
+    const gt_pr_octree *o = &s->oct;
+    const size_t NN = o->nnodes;
+    const int Dw = s->density_depth;
+    free(s->cdens);
+    s->cdens = gt_calloc(3 * NN, sizeof *s->cdens, "colours");
+    if (!s->cdens) return GT_ERR_RUNTIME;
+    for (size_t v = o->level_start[Dw]; v < o->level_start[Dw + 1]; v++) {
+        int64_t c[3];
+        node_xyz(o, v, c);
+        for (int i = 0; i < 27; i++) {
+            int32_t nb = o->nbr[27 * v + i];
+            if (nb < 0) continue;
+            for (uint32_t k = o->pt_start[nb]; k < o->pt_start[nb] + o->pt_count[nb]; k++) {
+                double f = basis_at(Dw, c, s->u + 3 * (size_t)k);
+                for (int a = 0; a < 3; a++) s->cdens[a * NN + v] += f * s->rgb[3 * (size_t)k + a];
+            }
+        }
+    }
+    return GT_OK;
+}
+
+gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
+{
+    gt_pr_octree *o = &s->oct;
+    const int D = o->depth;
+    const size_t N = o->npts, NN = o->nnodes;
+    gt_status st = GT_OK;
+    double t0 = gt_now_ms();
+    int32_t *leaf = leaf_of_points(o);
+    double *ptval = gt_malloc_array(N, sizeof *ptval, "point values"); /* chi - TARGET */
+    double *uval = gt_malloc_array(N, sizeof *uval, "point values");
+    int32_t *lnode = gt_malloc_array(N, sizeof *lnode, "point nodes");
+    s->coef = gt_calloc(NN, sizeof *s->coef, "coefficients");
+    s->rhs = gt_calloc(NN, sizeof *s->rhs, "rhs");
+    s->wdens = gt_calloc(NN, sizeof *s->wdens, "density");
+    s->area = gt_malloc_array(N, sizeof *s->area, "areas");
+    double *vf = gt_calloc(3 * (o->level_start[D + 1] - o->level_start[D]), sizeof *vf, "vector field");
+    size_t nmax = 0;
+    for (int l = 0; l <= D; l++)
+        if (o->level_start[l + 1] - o->level_start[l] > nmax) nmax = o->level_start[l + 1] - o->level_start[l];
+    double *r = gt_malloc_array(nmax, sizeof *r, "cg"), *pp = gt_malloc_array(nmax, sizeof *pp, "cg");
+    double *ap = gt_malloc_array(nmax, sizeof *ap, "cg"), *b = gt_malloc_array(nmax, sizeof *b, "cg");
+    if (!leaf || !ptval || !uval || !lnode || !s->coef || !s->rhs || !s->wdens || !s->area || !vf || !r || !pp || !ap || !b) {
+        st = GT_ERR_RUNTIME;
+        goto done;
+    }
+
+    for (size_t k = 0; k < N; k++) ptval[k] = -TARGET;
+    /* 1. sampling density at depth Dw and per-sample areas */
+    const int Dw = D >= 2 ? D - 2 : 0;
+    s->density_depth = Dw;
+    for (size_t v = o->level_start[Dw]; v < o->level_start[Dw + 1]; v++)
+        s->wdens[v] = gather_points(o, Dw, v, s->u, NULL, NULL);
+    if (s->rgb && (st = gt_pr_colors_cpu(s)) != GT_OK) goto done;
+    {
+        double w2 = ldexp(1.0, -2 * Dw);
+        double spn = p->samples_per_node > 0 ? p->samples_per_node : 1e-9;
+        for (size_t k = 0; k < N; k++) {
+            int32_t nd = up(o, leaf[k], D - Dw);
+            double W = eval_point_level(o, Dw, nd, s->u + 3 * k, s->wdens);
+            s->area[k] = (float)(KAPPA * w2 / (W > spn ? W : spn));
+        }
+    }
+    /* 2. splat the normals into the depth-D functions */
+    {
+        double inv_w3 = ldexp(1.0, 3 * D);
+        size_t s0 = o->level_start[D];
+        for (size_t v = s0; v < o->level_start[D + 1]; v++) {
+            int64_t c[3];
+            node_xyz(o, v, c);
+            double acc[3] = {0, 0, 0};
+            for (int i = 0; i < 27; i++) {
+                int32_t nb = o->nbr[27 * v + i];
+                if (nb < 0) continue;
+                for (uint32_t k = o->pt_start[nb]; k < o->pt_start[nb] + o->pt_count[nb]; k++) {
+                    double f = basis_at(D, c, s->u + 3 * (size_t)k) * s->area[k];
+                    for (int a = 0; a < 3; a++) acc[a] += f * s->n[3 * (size_t)k + a];
+                }
+            }
+            for (int a = 0; a < 3; a++) vf[3 * (v - s0) + a] = acc[a] * inv_w3;
+        }
+    }
+    if (tm) gt_timings_add(tm, "splat", gt_now_ms() - t0);
+    t0 = gt_now_ms();
+    /* 3. divergence: b_o = sum_f v_f . int grad F_o F_f, scattered from every
+     * depth-D node f into the 125-neighbourhoods of its ancestors */
+    double *tabM[GT_PR_MAX_DEPTH + 1] = {0}, *tabG[GT_PR_MAX_DEPTH + 1] = {0};
+    for (int d = 0; d <= D; d++) {
+        tabM[d] = cross_table(D, d, 0, 0);
+        tabG[d] = cross_table(D, d, 0, 1);
+        if (!tabM[d] || !tabG[d]) st = GT_ERR_RUNTIME;
+    }
+    for (size_t v = o->level_start[D]; st == GT_OK && v < o->level_start[D + 1]; v++) {
+        const double *vv = vf + 3 * (v - o->level_start[D]);
+        if (vv[0] == 0 && vv[1] == 0 && vv[2] == 0) continue;
+        int64_t cf[3];
+        node_xyz(o, v, cf);
+        int32_t anc = (int32_t)v;
+        for (int d = D; d >= 0; d--, anc = d >= 0 ? o->parent[anc] : anc) {
+            int64_t ca[3];
+            node_xyz(o, (size_t)anc, ca);
+            double M[3][5], G[3][5];
+            for (int a = 0; a < 3; a++) {
+                size_t r = (size_t)(cf[a] - (ca[a] << (D - d)));
+                for (int k = 0; k < 5; k++) {
+                    M[a][k] = tabM[d][r * 5 + k];
+                    G[a][k] = tabG[d][r * 5 + k];
+                }
+            }
+            for (int i = 0; i < 125; i++) {
+                int32_t t = gt_pr_nbr125(o, anc, i);
+                if (t < 0) continue;
+                int kx = i % 5, ky = (i / 5) % 5, kz = i / 25;
+                s->rhs[t] += vv[0] * G[0][kx] * M[1][ky] * M[2][kz] + vv[1] * M[0][kx] * G[1][ky] * M[2][kz] +
+                             vv[2] * M[0][kx] * M[1][ky] * G[2][kz];
+            }
+            if (d == 0) break;
+        }
+    }
+    for (int d = 0; d <= D; d++) { free(tabM[d]); free(tabG[d]); }
+    if (st != GT_OK) goto done;
+    if (tm) gt_timings_add(tm, "divergence", gt_now_ms() - t0);
+
+    /* 4. cascadic solve */
+    t0 = gt_now_ms();
+    s->alpha = p->point_weight * ldexp(1.0, D);
+    int iters = p->iters > 0 ? p->iters : (p->solver == GT_PR_SOLVER_CG ? 200 : 24);
+    double tol = p->cg_tol > 0 ? p->cg_tol : (p->solver == GT_PR_SOLVER_CG ? 1e-7 : 0.0);
+    gt_progress prog;
+    if (p->progress) gt_progress_start(&prog, "solve", D + 1);
+    for (int d = 0; d <= D; d++) {
+        size_t s0 = o->level_start[d], n = o->level_start[d + 1] - s0;
+        /* one energy for all levels: screening weight alpha 2^D (tried alpha 2^d
+         * per level as in Kazhdan & Hoppe's solver: it let unevenly sampled
+         * surfaces leak to the cube's boundary here) */
+        const double alpha = s->alpha;
+        double stencil[125];
+        for (int i = 0; i < 125; i++) {
+            int k[3] = {i % 5 - 2, (i / 5) % 5 - 2, i / 25 - 2};
+            double M[3], G[3];
+            for (int a = 0; a < 3; a++) {
+                M[a] = gt_pr_integral1d(d, 0, 0, d, k[a], 0);
+                G[a] = gt_pr_integral1d(d, 0, 1, d, k[a], 1);
+            }
+            stencil[i] = G[0] * M[1] * M[2] + M[0] * G[1] * M[2] + M[0] * M[1] * G[2];
+        }
+        double *cM[GT_PR_MAX_DEPTH + 1] = {0}, *cG[GT_PR_MAX_DEPTH + 1] = {0};
+        for (int dc = 0; dc < d; dc++) {
+            cM[dc] = cross_table(d, dc, 0, 0);
+            cG[dc] = cross_table(d, dc, 1, 1);
+            if (!cM[dc] || !cG[dc]) st = GT_ERR_RUNTIME;
+        }
+        if (st != GT_OK) {
+            for (int dc = 0; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
+            goto done;
+        }
+        /* right-hand side: divergence - coarser Laplacian - coarser screening */
+        for (size_t q = 0; q < n; q++) {
+            size_t v = s0 + q;
+            double acc = s->rhs[v];
+            int64_t cv[3];
+            node_xyz(o, v, cv);
+            int32_t anc = o->parent[v];
+            for (int dc = d - 1; dc >= 0; dc--, anc = o->parent[anc]) {
+                int64_t ca[3];
+                node_xyz(o, (size_t)anc, ca);
+                double M[3][5], G[3][5];
+                for (int a = 0; a < 3; a++) {
+                    size_t r = (size_t)(cv[a] - (ca[a] << (d - dc)));
+                    for (int k = 0; k < 5; k++) {
+                        M[a][k] = cM[dc][r * 5 + k];
+                        G[a][k] = cG[dc][r * 5 + k];
+                    }
+                }
+                for (int i = 0; i < 125; i++) {
+                    int32_t t = gt_pr_nbr125(o, anc, i);
+                    if (t < 0) continue;
+                    int kx = i % 5, ky = (i / 5) % 5, kz = i / 25;
+                    double L = G[0][kx] * M[1][ky] * M[2][kz] + M[0][kx] * G[1][ky] * M[2][kz] +
+                               M[0][kx] * M[1][ky] * G[2][kz];
+                    acc -= L * s->coef[t];
+                }
+                if (dc == 0) break;
+            }
+            if (alpha > 0) acc -= alpha * gather_points(o, d, v, s->u, ptval, s->area);
+            b[q] = acc;
+        }
+        for (int dc = 0; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
+        /* CG on (L_d + S_d) x = b, x0 = 0; the level's 125-neighbour table and
+         * the points' level-d nodes are gathered once */
+        int32_t *n125 = gt_malloc_array(n, 125 * sizeof(int32_t), "level neighbours");
+        if (!n125) { st = GT_ERR_RUNTIME; goto done; }
+        for (size_t q = 0; q < n; q++)
+            for (int i = 0; i < 125; i++) {
+                int32_t t = gt_pr_nbr125(o, (int32_t)(s0 + q), i);
+                n125[125 * q + i] = t >= 0 ? t - (int32_t)s0 : -1;
+            }
+        for (size_t k = 0; k < N; k++) lnode[k] = up(o, leaf[k], D - d);
+        double *x = s->coef + s0;
+        memcpy(r, b, n * sizeof *r);
+        memcpy(pp, b, n * sizeof *pp);
+        double rr = 0, bb;
+        for (size_t q = 0; q < n; q++) rr += r[q] * r[q];
+        bb = rr;
+        for (int it = 0; it < iters && rr > 0 && rr > tol * tol * bb; it++) {
+            /* ap = L pp + S pp */
+            for (size_t k = 0; k < N; k++) uval[k] = 0;
+            if (alpha > 0)
+                for (size_t k = 0; k < N; k++) {
+                    uval[k] = eval_point_level(o, d, lnode[k], s->u + 3 * k, pp - s0);
+                }
+            for (size_t q = 0; q < n; q++) {
+                size_t v = s0 + q;
+                double acc = 0;
+                const int32_t *nq = n125 + 125 * q;
+                for (int i = 0; i < 125; i++)
+                    if (nq[i] >= 0) acc += stencil[i] * pp[nq[i]];
+                if (alpha > 0) acc += alpha * gather_points(o, d, v, s->u, uval, s->area);
+                ap[q] = acc;
+            }
+            double pap = 0;
+            for (size_t q = 0; q < n; q++) pap += pp[q] * ap[q];
+            if (!(pap > 0)) break;
+            double al = rr / pap, rr2 = 0;
+            for (size_t q = 0; q < n; q++) {
+                x[q] += al * pp[q];
+                r[q] -= al * ap[q];
+                rr2 += r[q] * r[q];
+            }
+            double be = rr2 / rr;
+            rr = rr2;
+            for (size_t q = 0; q < n; q++) pp[q] = r[q] + be * pp[q];
+        }
+        free(n125);
+        /* the level's contribution at the samples */
+        for (size_t k = 0; k < N; k++) ptval[k] += eval_point_level(o, d, lnode[k], s->u + 3 * k, s->coef);
+        if (p->progress) gt_progress_update(&prog, d + 1, NULL);
+    }
+    if (p->progress) gt_progress_end(&prog);
+    {
+        double sum = 0;
+        for (size_t k = 0; k < N; k++) sum += ptval[k];
+        s->iso = sum / (double)N + TARGET;
+    }
+    if (tm) gt_timings_add(tm, "solve", gt_now_ms() - t0);
+done:
+    free(leaf); free(ptval); free(uval); free(lnode); free(vf); free(r); free(pp); free(ap); free(b);
+    return st;
+}
+
+double gt_pr_eval(const gt_pr_state *s, const double q[3])
+{
+    const gt_pr_octree *o = &s->oct;
+    double sum = 0.0;
+    float qf[3] = {(float)q[0], (float)q[1], (float)q[2]};
+    (void)qf;
+    for (int d = 0; d <= o->depth; d++) {
+        double sc = ldexp(1.0, d);
+        int64_t c[3];
+        for (int a = 0; a < 3; a++) {
+            double v = floor(q[a] * sc);
+            c[a] = (int64_t)v;
+        }
+        for (int i = 0; i < 27; i++) {
+            int64_t nc[3] = {c[0] + i % 3 - 1, c[1] + (i / 3) % 3 - 1, c[2] + i / 9 - 1};
+            int32_t t = gt_pr_find(o, d, nc[0], nc[1], nc[2]);
+            if (t < 0) continue;
+            double f = 1.0;
+            for (int a = 0; a < 3; a++) f *= gt_pr_bspline(q[a] * sc - (double)nc[a] - 0.5);
+            sum += s->coef[t] * f;
+        }
+    }
+    return sum;
+}

@@ -1,0 +1,207 @@
+/* Sparse matrices: the COO, CSR, ELL, DIA and HYB storage formats, their
+ * conversions, SpMV (CPU reference in double and single precision), structure
+ * analysis with the automatic format choice, and the iterative solvers
+ * (Richardson, weighted Jacobi, Gauss-Seidel, CG, Jacobi-PCG, BiCGStab).
+ *
+ * Layouts follow Bell & Garland (2008) and the lecture notes:
+ *  - COO: row, col, val per nonzero, sorted by (row, col).
+ *  - CSR: ptr[nrows+1] (64-bit), col and val per nonzero.
+ *  - ELL: width M = longest row; col/val are nrows x M stored column-major
+ *    (entry k of row i at k*nrows + i); padding has col -1 and val 0.
+ *  - DIA: ndiag offsets (col - row), ascending; val is nrows x ndiag
+ *    column-major (diagonal d of row i at d*nrows + i holds A[i][i+off[d]]);
+ *    positions outside the matrix hold 0.
+ *  - HYB: an ELL part of width K (Bell & Garland's choice) plus a COO part
+ *    with the entries beyond K in each row.
+ * Indices are 0-based, int32 (matrix dimensions < 2^31); nonzero counts and
+ * positions are int64/size_t. */
+#ifndef GT_SPARSE_H
+#define GT_SPARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { GT_SP_COO = 0, GT_SP_CSR, GT_SP_ELL, GT_SP_DIA, GT_SP_HYB, GT_SP_NFORMATS } gt_sp_format;
+const char *gt_sp_format_name(gt_sp_format f); /* "coo", ... */
+
+typedef struct gt_coo {
+    int64_t nrows, ncols, nnz;
+    int32_t *row, *col;
+    double *val;
+} gt_coo;
+
+typedef struct gt_csr {
+    int64_t nrows, ncols, nnz;
+    int64_t *ptr;
+    int32_t *col;
+    double *val;
+} gt_csr;
+
+typedef struct gt_ell {
+    int64_t nrows, ncols, width;
+    int32_t *col; /* width*nrows, column-major, -1 = padding */
+    double *val;  /* width*nrows, column-major, 0 = padding */
+} gt_ell;
+
+typedef struct gt_dia {
+    int64_t nrows, ncols, ndiag;
+    int32_t *offsets; /* ndiag, ascending */
+    double *val;      /* ndiag*nrows, column-major */
+} gt_dia;
+
+typedef struct gt_hyb {
+    gt_ell ell;
+    gt_coo coo;
+} gt_hyb;
+
+/* Build CSR from COO triplets (any order; duplicates summed; explicit zeros
+ * kept). Checks indices against the dimensions (GT_ERR_DATA). */
+gt_status gt_csr_from_triplets(int64_t nrows, int64_t ncols, int64_t nnz, const int32_t *row,
+                               const int32_t *col, const double *val, gt_csr *out);
+gt_status gt_csr_from_dense(int64_t nrows, int64_t ncols, const double *rowmajor, gt_csr *out);
+void gt_csr_free(gt_csr *a);
+void gt_coo_free(gt_coo *a);
+void gt_ell_free(gt_ell *a);
+void gt_dia_free(gt_dia *a);
+void gt_hyb_free(gt_hyb *a);
+
+gt_status gt_csr_to_coo(const gt_csr *a, gt_coo *out);
+gt_status gt_coo_to_csr(const gt_coo *a, gt_csr *out); /* a sorted by row */
+gt_status gt_csr_to_ell(const gt_csr *a, gt_ell *out);
+/* Fails (GT_ERR_RUNTIME) when the padded size would exceed max_bytes (0: no limit). */
+gt_status gt_csr_to_dia(const gt_csr *a, size_t max_bytes, gt_dia *out);
+/* width < 0: Bell & Garland's choice (gt_hyb_width). */
+gt_status gt_csr_to_hyb(const gt_csr *a, int64_t width, gt_hyb *out);
+gt_status gt_ell_to_csr(const gt_ell *a, gt_csr *out);
+gt_status gt_dia_to_csr(const gt_dia *a, gt_csr *out);
+gt_status gt_hyb_to_csr(const gt_hyb *a, gt_csr *out);
+
+/* Bell & Garland's HYB width: the largest K such that at least
+ * max(4096, nrows/3) rows have K or more entries (the ELL part is then at
+ * least a third full); 0 for tiny matrices. */
+int64_t gt_hyb_width(const gt_csr *a);
+
+/* y = A x, CPU reference. Single precision: values and x rounded to float,
+ * float accumulation, in the same order as double. */
+void gt_csr_spmv(const gt_csr *a, const double *x, double *y);
+void gt_coo_spmv(const gt_coo *a, const double *x, double *y);
+void gt_ell_spmv(const gt_ell *a, const double *x, double *y);
+void gt_dia_spmv(const gt_dia *a, const double *x, double *y);
+void gt_hyb_spmv(const gt_hyb *a, const double *x, double *y);
+void gt_csr_spmv_f32(const gt_csr *a, const float *x, float *y);
+void gt_coo_spmv_f32(const gt_coo *a, const float *x, float *y);
+void gt_ell_spmv_f32(const gt_ell *a, const float *x, float *y);
+void gt_dia_spmv_f32(const gt_dia *a, const float *x, float *y);
+void gt_hyb_spmv_f32(const gt_hyb *a, const float *x, float *y);
+
+/* ---------------------------------------------------------------- analysis */
+typedef struct gt_sp_info {
+    int64_t nrows, ncols, nnz;
+    bool symmetric;          /* structurally and numerically (|a_ij - a_ji| <= 1e-12 |a|) */
+    bool diag_dominant;      /* strictly row diagonally dominant */
+    bool positive_diagonal;
+    int64_t zero_diag_row;   /* first row with a zero or missing diagonal, -1 if none */
+    int64_t row_min, row_max;
+    double row_mean, row_std;
+    int64_t empty_rows;
+    int64_t ndiag;           /* distinct diagonals holding nonzeros */
+    int64_t hyb_width;       /* Bell & Garland K */
+    int64_t hyb_coo_nnz;     /* entries beyond K */
+    size_t bytes[GT_SP_NFORMATS][2]; /* [format][0 single, 1 double] */
+} gt_sp_info;
+
+gt_status gt_sp_analyze(const gt_csr *a, gt_sp_info *info);
+/* Bytes a format needs (indices + values), prec 4 or 8. */
+size_t gt_sp_format_bytes(const gt_sp_info *info, gt_sp_format f, int prec);
+
+/* The automatic choice: DIA when few diagonals hold the nonzeros with little
+ * padding (DIA bytes <= 1.2x ELL bytes and padding fill >= 2/3), ELL when row
+ * lengths are even (ELL fill >= 2/3), HYB when a regular part exists and the
+ * COO remainder is small, CSR otherwise. `why` gets one sentence. */
+gt_sp_format gt_sp_choose_format(const gt_sp_info *info, char *why, size_t why_len);
+
+/* The --info table. */
+void gt_sp_print_info(const gt_sp_info *info, FILE *f);
+
+/* Greedy colouring of the symmetrised graph of A (rows adjacent when a_ij or
+ * a_ji != 0). colour[i] in [0, *ncolours). Rows of one colour do not couple. */
+gt_status gt_sp_colour(const gt_csr *a, int32_t *colour, int32_t *ncolours);
+
+/* ---------------------------------------------------------------- solvers */
+typedef enum {
+    GT_SOLVE_CG = 0,
+    GT_SOLVE_PCG,
+    GT_SOLVE_BICGSTAB,
+    GT_SOLVE_JACOBI,
+    GT_SOLVE_GS,
+    GT_SOLVE_RICHARDSON,
+    GT_SOLVE_NMETHODS
+} gt_solve_method;
+const char *gt_solve_method_name(gt_solve_method m); /* "cg", "pcg", ..., "gauss-seidel" */
+
+typedef enum {
+    GT_SOLVE_CONVERGED = 0,
+    GT_SOLVE_MAXITER,
+    GT_SOLVE_BREAKDOWN,
+    GT_SOLVE_NAN,
+    GT_SOLVE_STAGNATION,
+    GT_SOLVE_NOT_SPD
+} gt_solve_outcome;
+
+typedef struct gt_solve_opts {
+    gt_solve_method method;
+    double tol;        /* relative residual ||b - A x|| / ||b|| */
+    int64_t maxiter;
+    double omega;      /* Jacobi / Gauss-Seidel relaxation (default 1; Jacobi 2/3 is typical) */
+    double tau;        /* Richardson step; <= 0: estimated */
+    int check_every;   /* GPU: iterations between host convergence checks */
+    int64_t stagnation; /* iterations without a 1e-3 relative improvement of the best residual: stagnation (0 = 1000) */
+    /* Called with the relative residual of each iteration (may be NULL). */
+    void (*on_iter)(void *ctx, int64_t it, double relres);
+    void *ctx;
+} gt_solve_opts;
+
+typedef struct gt_solve_result {
+    gt_solve_outcome outcome;
+    int64_t iters;
+    double relres;      /* the solver's own (recurrence) relative residual */
+    double true_relres; /* ||b - A x|| / ||b|| recomputed from x */
+    double tau;         /* Richardson step used */
+    int ncolours;       /* multicolour Gauss-Seidel */
+    double loop_ms;     /* GPU: wall time of the iteration loop only (for ms/iteration) */
+    char msg[256];      /* why it stopped, when not converged */
+} gt_solve_result;
+
+void gt_solve_opts_init(gt_solve_opts *o);
+
+/* Checks common to all paths: square, sizes, zero diagonals for the methods
+ * that divide by it (message names the 1-based row). GT_ERR_DATA on failure. */
+gt_status gt_solve_check(const gt_csr *a, int64_t nb, gt_solve_method m);
+
+/* Richardson's tau from the Gershgorin bounds: 2/(lmax + lmin) when all
+ * Gershgorin discs lie right of 0; 1.9/lmax for symmetric matrices with a
+ * positive diagonal whose discs touch 0; else 1/max row sum |a_ij|. */
+double gt_richardson_tau(const gt_csr *a);
+
+/* CPU reference solver, double precision. x holds x0 on entry. Returns GT_OK
+ * whatever the outcome (res->outcome says it); errors only for bad input. */
+gt_status gt_solve_cpu(const gt_csr *a, const double *b, double *x, const gt_solve_opts *o,
+                       gt_solve_result *res);
+
+/* Sequential Gauss-Seidel sweep order (the CPU reference): one forward sweep. */
+void gt_gs_sweep(const gt_csr *a, const double *b, double *x, double omega);
+
+double gt_vec_norm2(const double *v, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,246 @@
+/* Rig files and 3x3 homography helpers. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/output.h"
+#include "stitch/stitch.h"
+
+void gt_stitch_h_mul(const double A[9], const double B[9], double C[9])
+{
+    double T[9];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            T[r * 3 + c] = A[r * 3] * B[c] + A[r * 3 + 1] * B[3 + c] + A[r * 3 + 2] * B[6 + c];
+    memcpy(C, T, sizeof T);
+}
+
+gt_status gt_stitch_h_invert(const double H[9], double Hinv[9])
+{
+    double a = H[0], b = H[1], c = H[2], d = H[3], e = H[4], f = H[5], g = H[6], h = H[7],
+           i = H[8];
+    double A = e * i - f * h, B = -(d * i - f * g), C = d * h - e * g;
+    double det = a * A + b * B + c * C;
+    double mx = 0;
+    for (int k = 0; k < 9; k++) {
+        if (!isfinite(H[k])) return gt_fail(GT_ERR_DATA, "homography has a non-finite entry");
+        if (fabs(H[k]) > mx) mx = fabs(H[k]);
+    }
+    if (mx == 0 || !(fabs(det) > 1e-12 * mx * mx * mx))
+        return gt_fail(GT_ERR_DATA, "singular homography (determinant %.3g)", det);
+    double id = 1.0 / det;
+    Hinv[0] = A * id;
+    Hinv[1] = -(b * i - c * h) * id;
+    Hinv[2] = (b * f - c * e) * id;
+    Hinv[3] = B * id;
+    Hinv[4] = (a * i - c * g) * id;
+    Hinv[5] = -(a * f - c * d) * id;
+    Hinv[6] = C * id;
+    Hinv[7] = -(a * h - b * g) * id;
+    Hinv[8] = (a * e - b * d) * id;
+    return GT_OK;
+}
+
+void gt_stitch_h_macro(const double H[9], double Hm[9])
+{
+    /* s H s^-1 with s = diag(1/2, 1, 1): row 0 scaled by 1/2, column 0 by 2 */
+    double s[9] = {0.5, 0, 0, 0, 1, 0, 0, 0, 1}, si[9] = {2, 0, 0, 0, 1, 0, 0, 0, 1};
+    double T[9];
+    gt_stitch_h_mul(s, H, T);
+    gt_stitch_h_mul(T, si, Hm);
+}
+
+void gt_stitch_rig_free(gt_stitch_rig *rig)
+{
+    if (!rig) return;
+    for (int i = 0; i < rig->ncam; i++) free(rig->cam[i].mask_path);
+    free(rig->path);
+    memset(rig, 0, sizeof *rig);
+}
+
+/* Tokenizer over lines with comments. */
+typedef struct {
+    FILE *f;
+    const char *name;
+    char line[4096];
+    char *p;
+    long lineno;
+    int eof;
+} tok_t;
+
+static char *next_tok(tok_t *t)
+{
+    for (;;) {
+        if (t->p) {
+            while (*t->p && isspace((unsigned char)*t->p)) t->p++;
+            if (*t->p && *t->p != '#') {
+                char *s = t->p;
+                while (*t->p && !isspace((unsigned char)*t->p)) t->p++;
+                if (*t->p) *t->p++ = 0;
+                return s;
+            }
+        }
+        if (!fgets(t->line, sizeof t->line, t->f)) {
+            t->eof = 1;
+            t->p = NULL;
+            return NULL;
+        }
+        t->lineno++;
+        t->p = t->line;
+    }
+}
+
+static gt_status tok_double(tok_t *t, const char *what, double *v)
+{
+    char *s = next_tok(t);
+    if (!s) return gt_fail_at(GT_ERR_DATA, t->name, t->lineno, "unexpected end of file, expected %s", what);
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    if (*end || errno || !isfinite(*v))
+        return gt_fail_at(GT_ERR_DATA, t->name, t->lineno, "bad %s '%s' (expected a number)", what, s);
+    return GT_OK;
+}
+
+/* Rest of the current line (trimmed), for paths with spaces. */
+static char *rest_of_line(tok_t *t)
+{
+    if (!t->p) return NULL;
+    while (*t->p && isspace((unsigned char)*t->p)) t->p++;
+    char *s = t->p;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) s[--n] = 0;
+    t->p = s + n;
+    return n ? s : NULL;
+}
+
+gt_status gt_stitch_rig_parse(FILE *f, const char *name, gt_stitch_rig *rig)
+{
+    memset(rig, 0, sizeof *rig);
+    tok_t t = {.f = f, .name = name ? name : "-"};
+    gt_status st = GT_OK;
+    int have_pano = 0, have_h = 1;
+    char *s;
+    while ((s = next_tok(&t))) {
+        if (!strcmp(s, "panorama")) {
+            double w, h;
+            if ((st = tok_double(&t, "panorama width", &w)) || (st = tok_double(&t, "panorama height", &h)))
+                goto fail;
+            if (w < 1 || h < 1 || w > 65536 || h > 65536 || w != floor(w) || h != floor(h)) {
+                st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "panorama size %gx%g is not a whole size in 1..65536", w, h);
+                goto fail;
+            }
+            rig->pano_w = (int)w;
+            rig->pano_h = (int)h;
+            have_pano = 1;
+        } else if (!strcmp(s, "camera")) {
+            if (!have_h) {
+                st = gt_fail_at(GT_ERR_DATA, t.name, rig->cam[rig->ncam - 1].line, "camera %d has no H", rig->ncam);
+                goto fail;
+            }
+            if (rig->ncam == GT_STITCH_MAX_CAMS) {
+                st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "more than %d cameras", GT_STITCH_MAX_CAMS);
+                goto fail;
+            }
+            gt_stitch_cam *c = &rig->cam[rig->ncam++];
+            c->gain = 1.0f;
+            c->line = t.lineno;
+            have_h = 0;
+        } else if (!strcmp(s, "H") || !strcmp(s, "mask") || !strcmp(s, "gain")) {
+            if (rig->ncam == 0) {
+                st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "'%s' before the first 'camera'", s);
+                goto fail;
+            }
+            gt_stitch_cam *c = &rig->cam[rig->ncam - 1];
+            if (s[0] == 'H') {
+                long l0 = t.lineno;
+                for (int k = 0; k < 9; k++)
+                    if ((st = tok_double(&t, "H entry", &c->H[k]))) goto fail;
+                if ((st = gt_stitch_h_invert(c->H, c->Hinv))) {
+                    char why[256];
+                    snprintf(why, sizeof why, "%s", gt_errmsg());
+                    st = gt_fail_at(GT_ERR_DATA, t.name, l0, "camera %d: %s", rig->ncam, why);
+                    goto fail;
+                }
+                have_h = 1;
+            } else if (s[0] == 'm') {
+                char *p = rest_of_line(&t);
+                if (!p) {
+                    st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "'mask' needs a path");
+                    goto fail;
+                }
+                free(c->mask_path);
+                c->mask_path = strdup(p);
+                if (!c->mask_path) {
+                    st = gt_fail(GT_ERR_RUNTIME, "out of memory");
+                    goto fail;
+                }
+            } else {
+                double g;
+                if ((st = tok_double(&t, "gain", &g))) goto fail;
+                if (!(g > 0) || g > 100) {
+                    st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "gain %g out of range (0, 100]", g);
+                    goto fail;
+                }
+                c->gain = (float)g;
+            }
+        } else {
+            st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno,
+                            "unknown keyword '%s' (expected panorama, camera, H, mask or gain)", s);
+            goto fail;
+        }
+    }
+    if (ferror(f)) {
+        st = gt_fail(GT_ERR_RUNTIME, "read error on '%s'", t.name);
+        goto fail;
+    }
+    if (!have_pano) {
+        st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "no 'panorama W H' line");
+        goto fail;
+    }
+    if (rig->ncam == 0) {
+        st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "no cameras");
+        goto fail;
+    }
+    if (!have_h) {
+        st = gt_fail_at(GT_ERR_DATA, t.name, rig->cam[rig->ncam - 1].line, "camera %d has no H", rig->ncam);
+        goto fail;
+    }
+    return GT_OK;
+fail:
+    gt_stitch_rig_free(rig);
+    return st;
+}
+
+gt_status gt_stitch_rig_load(const char *path, gt_stitch_rig *rig)
+{
+    gt_status st;
+    FILE *f = gt_in_open(path, &st);
+    if (!f) return st;
+    st = gt_stitch_rig_parse(f, gt_in_name(path), rig);
+    gt_in_close(f);
+    if (st) return st;
+    /* resolve relative mask paths against the rig's folder */
+    const char *slash = strrchr(path, '/');
+    if (slash && strcmp(path, "-")) {
+        size_t dl = (size_t)(slash - path) + 1;
+        for (int i = 0; i < rig->ncam; i++) {
+            char *m = rig->cam[i].mask_path;
+            if (!m || m[0] == '/') continue;
+            char *n = malloc(dl + strlen(m) + 1);
+            if (!n) {
+                gt_stitch_rig_free(rig);
+                return gt_fail(GT_ERR_RUNTIME, "out of memory");
+            }
+            memcpy(n, path, dl);
+            strcpy(n + dl, m);
+            free(m);
+            rig->cam[i].mask_path = n;
+        }
+    }
+    rig->path = strdup(path);
+    return GT_OK;
+}

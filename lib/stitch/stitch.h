@@ -1,0 +1,177 @@
+/* Multi-camera YUV stitching: rig files, seams, feather and multi-band
+ * (Burt-Adelson) blending, and the CPU reference of the per-frame work.
+ *
+ * Geometry. H_i maps camera-i luma pixel coordinates to panorama luma pixel
+ * coordinates (pixel centres at integers, full resolution). A panorama sample
+ * is filled by mapping its position back through H_i^-1 and sampling the
+ * camera plane bilinearly.
+ *
+ * Planes. Every format is handled as three planes (Y, U, V) seen through a
+ * strided view, so packed and planar layouts share one code path. A sample
+ * (px, py) of a plane sits at luma position (px*sx + ox, py*sy + oy):
+ *   Y             sx=1 sy=1 ox=0 oy=0
+ *   4:2:2 chroma  sx=2 sy=1 ox=0 oy=0   (co-sited with the left luma of a pair)
+ *   4:2:0 chroma  sx=2 sy=2 ox=0 oy=0.5 (left, vertically between two rows:
+ *                                        MPEG-2 / ffmpeg "left" siting)
+ * so the plane-to-plane map is P_i = S^-1 H_i^-1 S with S = [[sx,0,ox],
+ * [0,sy,oy],[0,0,1]]. For packed 4:2:2 chroma this is the seed's macro-pixel
+ * homography H_i' = s H_i s^-1, s = diag(1/2, 1, 1), inverted.
+ *
+ * Arithmetic (identical on CPU and GPU, see stitch_math.h): float32, every
+ * multiply-add an explicit fmaf, divisions IEEE; final value v is stored as
+ * clamp(floor(v + 0.5), 0, 255). The two paths agree to within 1 per sample
+ * (in practice bit-exactly).
+ *
+ * Gains multiply luma only (Y' = g*Y); chroma is left unchanged.
+ * Pixels no camera covers are black: Y=16, U=V=128. */
+#ifndef GT_STITCH_H
+#define GT_STITCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/status.h"
+#include "io/yuv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GT_STITCH_MAX_CAMS 16
+#define GT_STITCH_MAX_BANDS 12
+
+typedef struct gt_stitch_cam {
+    double H[9];      /* camera -> panorama, row-major */
+    double Hinv[9];   /* panorama -> camera */
+    char *mask_path;  /* NULL: seams from footprints; relative paths are resolved against the rig's folder */
+    float gain;       /* luma gain, default 1 */
+    long line;        /* rig line of the camera, for messages */
+} gt_stitch_cam;
+
+typedef struct gt_stitch_rig {
+    int pano_w, pano_h;
+    int ncam;
+    gt_stitch_cam cam[GT_STITCH_MAX_CAMS];
+    char *path;
+} gt_stitch_rig;
+
+/* Rig file (text, '#' comments, blank lines ignored, keywords case-sensitive):
+ *   panorama W H
+ *   camera                  starts a camera (at most 16)
+ *   H h00 h01 h02 h10 h11 h12 h20 h21 h22   (the 9 numbers may span lines)
+ *   mask PATH               optional, PNG of panorama size, nonzero = owned
+ *   gain G                  optional, > 0
+ * Errors are GT_ERR_DATA "<what> (<file>:<line>)"; a singular H is an error. */
+gt_status gt_stitch_rig_parse(FILE *f, const char *name, gt_stitch_rig *rig);
+gt_status gt_stitch_rig_load(const char *path, gt_stitch_rig *rig);
+void gt_stitch_rig_free(gt_stitch_rig *rig);
+
+/* Inverse of a 3x3 (double); GT_ERR_DATA when |det| is tiny relative to the
+ * entries (condition check), message "singular homography". */
+gt_status gt_stitch_h_invert(const double H[9], double Hinv[9]);
+/* C = A * B */
+void gt_stitch_h_mul(const double A[9], const double B[9], double C[9]);
+/* The macro-pixel homography for packed 4:2:2: s H s^-1, s = diag(1/2,1,1). */
+void gt_stitch_h_macro(const double H[9], double Hm[9]);
+
+/* Exact Euclidean distance transform (Felzenszwalb-Huttenlocher): for every
+ * pixel with inside[p] != 0, the distance to the nearest pixel with inside == 0;
+ * 0 for outside pixels. The image border is not a boundary (pixels beyond it
+ * count as inside); if no pixel is outside, every distance is `far`. */
+gt_status gt_stitch_edt(const uint8_t *inside, int w, int h, float far, float *dist);
+
+typedef enum { GT_BLEND_NONE = 0, GT_BLEND_FEATHER = 1, GT_BLEND_MULTIBAND = 2 } gt_blend_mode;
+
+/* One plane of a frame in memory: sample (x, y) is at
+ * base[off + y*pitch + x*step]. */
+typedef struct gt_plane_view {
+    size_t off;
+    int pitch, step;
+    int w, h;
+    float sx, sy, ox, oy; /* luma position of sample (px,py): (px*sx+ox, py*sy+oy) */
+} gt_plane_view;
+
+/* The three plane views (Y, U, V) of format f at w x h. */
+gt_status gt_stitch_planes(gt_pixfmt f, int w, int h, gt_plane_view pv[3]);
+
+/* Per-plane data of a plan. */
+typedef struct gt_stitch_plane {
+    gt_plane_view in, out;     /* camera plane, panorama plane */
+    float P[GT_STITCH_MAX_CAMS][9]; /* panorama plane -> camera plane */
+    /* direct: owner per panorama sample (0..ncam-1, 255 = none) */
+    uint8_t *owner;
+    /* feather: normalized weights ncam x (w*h), sum 1 where covered */
+    float *weight;
+    /* multiband: levels, sizes, normalized mask pyramids per level:
+     * mbw[k] holds ncam x (lw[k]*lh[k]) */
+    int levels;
+    int lw[GT_STITCH_MAX_BANDS], lh[GT_STITCH_MAX_BANDS];
+    float *mbw[GT_STITCH_MAX_BANDS];
+    float black;               /* 16 for Y, 128 for U/V */
+    float gain[GT_STITCH_MAX_CAMS]; /* gains for this plane (1 for chroma) */
+} gt_stitch_plane;
+
+/* Everything computed once from the rig for given input size/format. */
+typedef struct gt_stitch_plan {
+    int ncam;
+    int in_w, in_h, pano_w, pano_h;
+    gt_pixfmt fmt;
+    gt_blend_mode blend;
+    int bands;
+    float feather_alpha;
+    size_t in_bytes, out_bytes; /* one camera frame, one panorama frame */
+    gt_stitch_plane plane[3];
+    uint8_t *owner_luma;        /* panorama-size owner map (for --save-masks) */
+    float *dist_luma;           /* ncam x pano: distance to region border */
+} gt_stitch_plan;
+
+typedef struct gt_stitch_plan_opts {
+    gt_blend_mode blend;
+    int bands;            /* multiband, default 5 */
+    float feather_alpha;  /* default 0.01 */
+    /* masks[i]: panorama-size 8-bit masks (nonzero = owned) or NULL */
+    const uint8_t *masks[GT_STITCH_MAX_CAMS];
+} gt_stitch_plan_opts;
+
+void gt_stitch_plan_opts_init(gt_stitch_plan_opts *o);
+/* Build the plan: footprints, regions, distance transforms, seams (owner
+ * map), feather weights, mask pyramids. */
+gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_pixfmt fmt,
+                               const gt_stitch_plan_opts *o, gt_stitch_plan *plan);
+void gt_stitch_plan_free(gt_stitch_plan *plan);
+
+/* CPU reference: stitch one frame set (in[i]: plan->in_bytes each) into out
+ * (plan->out_bytes). */
+gt_status gt_stitch_frame_cpu(const gt_stitch_plan *plan, const uint8_t *const *in, uint8_t *out);
+
+/* Burt-Adelson primitives on float images (CPU reference; exposed for tests).
+ * Reduce: [1 4 6 4 1]/16 rows then columns, reflect-101 borders,
+ * output ((w+1)/2) x ((h+1)/2). Expand: to (ow x oh) with the same kernel
+ * (weights 1 6 1 / 8 at even, 4 4 / 8 at odd positions), rows then columns. */
+void gt_stitch_reduce(const float *src, int w, int h, float *dst);
+void gt_stitch_expand(const float *src, int w, int h, float *dst, int ow, int oh);
+
+/* Number of pyramid levels actually used for a w x h plane given `bands`. */
+int gt_stitch_levels(int w, int h, int bands);
+
+/* GPU streaming stitcher (CUDA builds; GT_ERR_GPU otherwise). */
+typedef struct gt_stitch_gpu gt_stitch_gpu;
+gt_status gt_stitch_gpu_create(const gt_stitch_plan *plan, gt_stitch_gpu **g);
+/* Synchronous: one frame set in, one panorama out (for tests). */
+gt_status gt_stitch_gpu_frame(gt_stitch_gpu *g, const uint8_t *const *in, uint8_t *out);
+/* Pinned staging buffers for streaming: slot 0/1. */
+uint8_t *gt_stitch_gpu_in_buf(gt_stitch_gpu *g, int slot, int cam);
+uint8_t *gt_stitch_gpu_out_buf(gt_stitch_gpu *g, int slot);
+/* Asynchronous: enqueue upload+stitch+download of slot; wait for completion. */
+gt_status gt_stitch_gpu_submit(gt_stitch_gpu *g, int slot);
+gt_status gt_stitch_gpu_wait(gt_stitch_gpu *g, int slot);
+/* Mean per-stage GPU times so far (ms): upload, warp, blend, download. */
+void gt_stitch_gpu_stage_ms(gt_stitch_gpu *g, double ms[4], long *frames);
+void gt_stitch_gpu_destroy(gt_stitch_gpu *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

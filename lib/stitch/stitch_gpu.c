@@ -1,0 +1,50 @@
+/* Without CUDA the GPU stitcher is unavailable (the CUDA build implements
+ * gt_stitch_gpu_* in kernels/stitch/pipeline.cu). */
+#include "gt_config.h"
+#include "stitch/stitch.h"
+
+#if !GT_HAVE_CUDA
+gt_status gt_stitch_gpu_create(const gt_stitch_plan *plan, gt_stitch_gpu **g)
+{
+    (void)plan;
+    *g = NULL;
+    return gt_fail(GT_ERR_GPU, "this build has no CUDA support");
+}
+gt_status gt_stitch_gpu_frame(gt_stitch_gpu *g, const uint8_t *const *in, uint8_t *out)
+{
+    (void)g, (void)in, (void)out;
+    return gt_fail(GT_ERR_GPU, "this build has no CUDA support");
+}
+uint8_t *gt_stitch_gpu_in_buf(gt_stitch_gpu *g, int slot, int cam)
+{
+    (void)g, (void)slot, (void)cam;
+    return NULL;
+}
+uint8_t *gt_stitch_gpu_out_buf(gt_stitch_gpu *g, int slot)
+{
+    (void)g, (void)slot;
+    return NULL;
+}
+gt_status gt_stitch_gpu_submit(gt_stitch_gpu *g, int slot)
+{
+    (void)g, (void)slot;
+    return gt_fail(GT_ERR_GPU, "this build has no CUDA support");
+}
+gt_status gt_stitch_gpu_wait(gt_stitch_gpu *g, int slot)
+{
+    (void)g, (void)slot;
+    return gt_fail(GT_ERR_GPU, "this build has no CUDA support");
+}
+void gt_stitch_gpu_stage_ms(gt_stitch_gpu *g, double ms[4], long *frames)
+{
+    (void)g;
+    for (int k = 0; k < 4; k++) ms[k] = 0;
+    *frames = 0;
+}
+void gt_stitch_gpu_destroy(gt_stitch_gpu *g)
+{
+    (void)g;
+}
+#else
+typedef int gt_stitch_gpu_c_unused;
+#endif

@@ -1,0 +1,111 @@
+/* Smoothed thin-plate splines (Wahba 1990) in 3-D: fit, GCV, evaluation,
+ * parameter files and volume warps.
+ *
+ *   f(p) = a0 + A^T p + sum_k w_k U(|p - c_k|)            (p, f(p) in R^3)
+ *
+ * U(r) = r^2 log r (U(0) = 0, GT_TPS_R2LOGR, scipy's thin_plate_spline) or
+ * U(r) = -r (GT_TPS_R, the 3-D biharmonic kernel). With K_ij = U(|c_i-c_j|),
+ * X = [1 c] (n x 4) = [Q1 Q2] [R1; 0] (four Householder reflectors, never an
+ * n x n Q), the fit for targets Y (n x 3) and smoothing lambda >= 0 is
+ *
+ *   w = Q2 (Q2^T K Q2 + lambda I)^-1 Q2^T Y,   a = R1^-1 Q1^T (Y - K w)
+ *
+ * i.e. the minimiser of |Y - f(c)|^2 + lambda * w^T K w (bending energy),
+ * subject to X^T w = 0. lambda = 0 interpolates exactly.
+ *
+ * Planar inputs: when every source point has the same z (2-D data with z = 0
+ * is the usual case) the z column of X is dropped (X = [1 x y], three
+ * reflectors) and the affine part gets no z term (A's z row is 0). Any other
+ * coplanar or collinear source set leaves the affine part undetermined and is
+ * an error (GT_ERR_DATA).
+ *
+ * Precision: double throughout, on the CPU and the GPU (fit and evaluation). */
+#ifndef GT_TPS_H
+#define GT_TPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/device.h"
+#include "common/status.h"
+#include "common/timer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gt_tps_kernel { GT_TPS_R2LOGR = 0, GT_TPS_R = 1 } gt_tps_kernel;
+
+const char *gt_tps_kernel_name(gt_tps_kernel k); /* "r2logr", "r" */
+/* U(r) from r^2 (the form every path evaluates): 0.5 r2 log r2, or -sqrt(r2) */
+double gt_tps_u(gt_tps_kernel k, double r2);
+
+typedef struct gt_tps {
+    gt_tps_kernel kernel;
+    double lambda;
+    size_t n;
+    bool planar;     /* fitted with X = [1 x y] (all source z equal) */
+    double a[4][3];  /* a[0] = constant a0; a[1+d][j] = coefficient of p_d in f_j */
+    double *c;       /* n*3 control points (source), row-major xyz */
+    double *w;       /* n*3 weights, row-major */
+} gt_tps;
+
+void gt_tps_init(gt_tps *t);
+void gt_tps_free(gt_tps *t);
+
+/* GCV curve: filled when requested (lambda_gcv). */
+typedef struct gt_tps_gcv {
+    int npts;
+    double *lambda; /* npts values, increasing (the log grid, then the refinement) */
+    double *score;  /* GCV(lambda) */
+    double best_lambda, best_score;
+} gt_tps_gcv;
+void gt_tps_gcv_free(gt_tps_gcv *g);
+
+typedef struct gt_tps_fit_opts {
+    gt_tps_kernel kernel;
+    double lambda;        /* >= 0, used when gcv is false */
+    bool gcv;             /* choose lambda by GCV */
+    gt_device_kind device;/* GT_DEVICE_CUDA or GT_DEVICE_CPU (resolved) */
+    gt_timings *timings;  /* may be NULL */
+    gt_tps_gcv *gcv_out;  /* may be NULL: receives the curve when gcv */
+} gt_tps_fit_opts;
+
+/* Check inputs: n >= 5, finite, no coincident control points, affine part
+ * determined (see "Planar inputs"). GT_ERR_DATA with a clear message. */
+gt_status gt_tps_check_points(const double *src, size_t n, bool *planar);
+
+/* Fit f with f(src_k) ~ dst_k (src, dst: n*3 row-major). */
+gt_status gt_tps_fit(const double *src, const double *dst, size_t n, const gt_tps_fit_opts *o,
+                     gt_tps *out);
+
+/* GCV(lambda) from eigenvalues d (m, of Q2^T K Q2) and z = U^T Q2^T Y (m x 3,
+ * row-major), n the number of points: (1/3n)|(I-A)Y|^2 / ((1/n) tr(I-A))^2,
+ * with I - A(lambda) = lambda Q2 (Q2^T K Q2 + lambda I)^-1 Q2^T. */
+double gt_tps_gcv_score(const double *d, const double *z, size_t m, size_t n, double lambda);
+/* Minimise GCV over a log grid refined by golden section. */
+gt_status gt_tps_gcv_choose(const double *d, const double *z, size_t m, size_t n,
+                            gt_tps_gcv *curve /* may be NULL */, double *lambda);
+
+/* Evaluate f at npts points (xyz row-major in, out; in == out allowed) on the
+ * CPU (double, OpenMP). */
+void gt_tps_eval_cpu(const gt_tps *t, const double *p, size_t npts, double *out);
+/* Evaluate on the chosen device. */
+gt_status gt_tps_eval(const gt_tps *t, const double *p, size_t npts, double *out,
+                      gt_device_kind device, gt_timings *tm);
+
+/* Parameter file: documented text, %.17g (exact round trip). "-" = stdout/stdin. */
+gt_status gt_tps_write(const char *path, const gt_tps *t);
+gt_status gt_tps_read(const char *path, gt_tps *t);
+
+/* CPU building blocks (exposed for tests). */
+/* Symmetric eigenvalues d (m) of the m x m matrix S (column-major, ld, lower
+ * triangle used; destroyed) and z = U^T b for nb right-hand sides b (m x nb,
+ * column-major, overwritten by z): Householder tridiagonalisation and
+ * implicit QL with the rotations applied to b only. */
+gt_status gt_tps_syev_apply(double *S, size_t ld, size_t m, double *d, double *b, int nb);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# CLI tests of poissonrec: usage, input errors (exit codes, messages, no output
+# file left behind) and a real run on the bunny points.
+# Usage: cli_poissonrec.sh PATH/TO/poissonrec
+set -u
+prog=$1
+td=${GT_TESTDATA:-testdata}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() { # name expected_rc actual_rc
+  if [ "$2" != "$3" ]; then echo "FAIL $1: exit $3, expected $2"; cat "$tmp/err" 2>/dev/null; fails=$((fails+1)); else echo "ok   $1"; fi
+}
+has() { # name file pattern
+  if grep -q -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: '$3' not in $2"; cat "$2"; fails=$((fails+1)); fi
+}
+absent() { if [ -e "$2" ]; then echo "FAIL $1: $2 exists"; fails=$((fails+1)); else echo "ok   $1"; fi; }
+
+# ascii PLY of points on a sphere (awk), optional header tweaks
+sphere() { # n file [props]
+  awk -v n="$1" -v props="${3:-xyzn}" 'BEGIN{srand(3); print "ply\nformat ascii 1.0\nelement vertex " n;
+    print "property float x\nproperty float y\nproperty float z";
+    if (props=="xyzn") print "property float nx\nproperty float ny\nproperty float nz";
+    print "end_header";
+    for(i=0;i<n;i++){z=2*rand()-1; p=6.2831853*rand(); s=sqrt(1-z*z); x=s*cos(p); y=s*sin(p);
+      if (props=="xyzn") print x, y, z, x, y, z; else print x, y, z}}' > "$2"
+}
+
+"$prog" --help > "$tmp/out" 2> "$tmp/err"; check help 0 $?
+has help-options "$tmp/out" "--point-weight"
+has help-trim "$tmp/out" "--trim"
+"$prog" > /dev/null 2> "$tmp/err"; check no-args 2 $?
+has no-args-msg "$tmp/err" "poissonrec: error:"
+"$prog" --depth 13 x.ply -o "$tmp/o.ply" 2> "$tmp/err"; check bad-depth 2 $?
+has bad-depth-msg "$tmp/err" "depth"
+"$prog" --solver foo x.ply -o "$tmp/o.ply" 2> "$tmp/err"; check bad-solver 2 $?
+"$prog" "$tmp/missing.ply" -o "$tmp/o.ply" 2> "$tmp/err"; check missing-file 1 $?
+absent missing-file-no-output "$tmp/o.ply"
+
+sphere 500 "$tmp/nonormals.ply" xyz
+"$prog" --device cpu "$tmp/nonormals.ply" -o "$tmp/o.ply" 2> "$tmp/err"; check no-normals 3 $?
+has no-normals-names "$tmp/err" "nx"
+has no-normals-says "$tmp/err" "normals"
+absent no-normals-no-output "$tmp/o.ply"
+
+sphere 5 "$tmp/few.ply"
+"$prog" --device cpu "$tmp/few.ply" -o "$tmp/o.ply" 2> "$tmp/err"; check too-few 3 $?
+has too-few-msg "$tmp/err" "too few"
+absent too-few-no-output "$tmp/o.ply"
+
+# coplanar: z = 0.3 x
+awk 'BEGIN{srand(4); print "ply\nformat ascii 1.0\nelement vertex 300\nproperty float x\nproperty float y\nproperty float z\nproperty float nx\nproperty float ny\nproperty float nz\nend_header";
+  for(i=0;i<300;i++){x=rand(); y=rand(); print x, y, 0.3*x, -0.3, 0, 1}}' > "$tmp/plane.ply"
+"$prog" --device cpu "$tmp/plane.ply" -o "$tmp/o.ply" 2> "$tmp/err"; check coplanar 3 $?
+has coplanar-msg "$tmp/err" "coplanar"
+
+# NaN points are skipped and counted
+sphere 2000 "$tmp/s.ply"
+sed -i '12s/.*/nan 0 0 1 0 0/; 13s/.*/0 0 0 0 0 0/' "$tmp/s.ply"
+"$prog" --device cpu -d 4 "$tmp/s.ply" -o "$tmp/s_out.ply" 2> "$tmp/err"; check nan-ok 0 $?
+has nan-warn "$tmp/err" "skipped 1 points with NaN"
+has zero-warn "$tmp/err" "skipped 1 points with zero normals"
+has nan-out-faces "$tmp/s_out.ply" "element face"
+
+# the bunny, with density, timings and trimming
+"$prog" --device cpu -d 5 --density --timings "$td/poisson/bunny_8k.ply" -o "$tmp/b.ply" 2> "$tmp/err"; check bunny 0 $?
+has bunny-density "$tmp/b.ply" "property float density"
+has bunny-timings "$tmp/err" "solve"
+"$prog" --device cpu -d 5 --trim 0.2 -q "$td/poisson/bunny_8k.ply" -o "$tmp/bt.ply" 2> "$tmp/err"; check trim 0 $?
+nf() { grep -a -m1 "element face" "$1" | awk '{print $3}'; }
+if [ "$(nf "$tmp/bt.ply")" -lt "$(nf "$tmp/b.ply")" ]; then echo "ok   trim-fewer-faces"; else echo "FAIL trim-fewer-faces"; fails=$((fails+1)); fi
+"$prog" --device cpu -d 5 --volume "$tmp/chi.nrrd" --volume-depth 4 -q "$td/poisson/bunny_8k.ply" -o "$tmp/bv.ply" 2> "$tmp/err"; check volume 0 $?
+has volume-sizes "$tmp/chi.nrrd" "16 16 16"
+has volume-iso "$tmp/chi.nrrd" "iso:="
+
+# the volume is what mcmesh reads: it meshes chi at the iso in the file
+mc="${GT_BUILD_DIR:-}/tools/mcmesh"
+if [ -x "$mc" ]; then
+  "$mc" --device cpu "$tmp/chi.nrrd" -o "$tmp/mc.ply" 2> "$tmp/err"; check mcmesh-reads-volume 0 $?
+  if [ "$(nf "$tmp/mc.ply")" -gt 0 ]; then echo "ok   mcmesh-faces"; else echo "FAIL mcmesh-faces"; fails=$((fails+1)); fi
+fi
+
+# colours: points red on x > 0, blue elsewhere -> vertices carry them
+awk 'BEGIN{srand(5); print "ply\nformat ascii 1.0\nelement vertex 3000\nproperty float x\nproperty float y\nproperty float z\nproperty float nx\nproperty float ny\nproperty float nz\nproperty uchar red\nproperty uchar green\nproperty uchar blue\nend_header";
+  for(i=0;i<3000;i++){z=2*rand()-1; p=6.2831853*rand(); s=sqrt(1-z*z); x=s*cos(p); y=s*sin(p);
+    if (x > 0) c="255 0 0"; else c="0 0 255"; print x, y, z, x, y, z, c}}' > "$tmp/col.ply"
+"$prog" --device cpu -d 4 --colors "$tmp/col.ply" -o "$tmp/col_out.ply" 2> "$tmp/err"; check colors 0 $?
+has colors-red "$tmp/col_out.ply" "property float red"
+"$prog" --device cpu -d 4 --colors "$tmp/s.ply" -o "$tmp/col2.ply" 2> "$tmp/err"; check colors-missing 3 $?
+has colors-missing-msg "$tmp/err" "red"
+
+# --device cuda without a GPU: exit 4
+if [ -n "${GT_NO_GPU:-}" ] || ! nvidia-smi > /dev/null 2>&1; then
+  GT_NO_GPU=1 "$prog" --device cuda -d 4 "$tmp/s.ply" -o "$tmp/g.ply" 2> "$tmp/err"; check no-gpu 4 $?
+  absent no-gpu-no-output "$tmp/g.ply"
+fi
+[ "$fails" = 0 ] || { echo "$fails failures"; exit 1; }
+echo "all passed"
