@@ -81,7 +81,7 @@ static void compare_recon(const gt_pr_input *in, int depth)
     print_message("depth %d: max |coef| %.3g, max diff %.3g, iso %.9g vs %.9g\n", depth, mx, err, sc.iso, sg.iso);
     assert_true(err <= 1e-4 * mx);
     assert_true(fabs(sc.iso - sg.iso) <= 1e-4 * fabs(sc.iso));
-    gt_pr_mesh mc, mg;
+    gt_pr_mesh mc = {0}, mg = {0};
     GT_ASSERT_OK(gt_pr_extract_cpu(&sc, &p, &mc));
     GT_ASSERT_OK(gt_pr_extract_cpu(&sg, &p, &mg));
     /* same topology on small inputs (a corner value within 1e-4 of iso could
