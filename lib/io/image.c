@@ -113,6 +113,26 @@ gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_i
         free(buf);
         return gt_fail_at(GT_ERR_DATA, path, 0, "image file too large");
     }
+    /* stb trusts PNG chunk lengths and reallocates to them before reading:
+     * walk the chunks first so that a lying length is an error, not a
+     * gigabyte allocation (found by fuzz_image) */
+    if (len >= 8 && memcmp(buf, "\x89PNG\r\n\x1a\n", 8) == 0) {
+        size_t at = 8;
+        while (at + 8 <= len) {
+            uint32_t clen = (uint32_t)buf[at] << 24 | (uint32_t)buf[at + 1] << 16 |
+                            (uint32_t)buf[at + 2] << 8 | buf[at + 3];
+            if ((uint64_t)clen + 12 > (uint64_t)(len - at)) {
+                gt_status st = gt_fail_at_byte(GT_ERR_DATA, path, (long long)at,
+                                               "PNG chunk '%.4s' of %u bytes runs past the end of the file",
+                                               (const char *)buf + at + 4, clen);
+                free(buf);
+                return st;
+            }
+            int end = memcmp(buf + at + 4, "IEND", 4) == 0;
+            at += (size_t)clen + 12;
+            if (end) break;
+        }
+    }
     int w, h, comp;
     if (!stbi_info_from_memory(buf, (int)len, &w, &h, &comp)) {
         /* stbi_info tries every format and keeps the last one's reason; for a
