@@ -113,6 +113,15 @@ gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_i
         free(buf);
         return gt_fail_at(GT_ERR_DATA, path, 0, "image file too large");
     }
+    /* PNG and JPEG only: stb's other decoders are not fuzzed here, and its
+     * PNM header parser overflows a signed int on long numbers (found by
+     * fuzz_image) */
+    bool is_png = len >= 8 && memcmp(buf, "\x89PNG\r\n\x1a\n", 8) == 0;
+    bool is_jpeg = len >= 3 && buf[0] == 0xff && buf[1] == 0xd8 && buf[2] == 0xff;
+    if (!is_png && !is_jpeg) {
+        free(buf);
+        return gt_fail_at_byte(GT_ERR_DATA, path, 0, "not a PNG or JPEG image");
+    }
     /* stb trusts PNG chunk lengths and reallocates to them before reading:
      * walk the chunks first so that a lying length is an error, not a
      * gigabyte allocation (found by fuzz_image) */

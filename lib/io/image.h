@@ -18,7 +18,7 @@ typedef struct gt_image {
     void *data;         /* w*h*channels samples of uint8_t or uint16_t, row-major */
 } gt_image;
 
-/* Read a PNG (or any format stb_image reads). desired_channels 0 keeps the
+/* Read a PNG (or a JPEG; other formats are refused). desired_channels 0 keeps the
  * file's; 1..4 converts. want16: keep 16-bit samples when the file has them. */
 gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_image *img);
 void gt_image_free(gt_image *img);
