@@ -137,6 +137,13 @@ gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_i
                 free(buf);
                 return st;
             }
+            if (clen == 0 && memcmp(buf + at + 4, "IDAT", 4) == 0) {
+                /* legal but useless; stb does pointer arithmetic on NULL for
+                 * it (UB, found by fuzz_image): drop the chunk */
+                memmove(buf + at, buf + at + 12, len - at - 12);
+                len -= 12;
+                continue;
+            }
             int end = memcmp(buf + at + 4, "IEND", 4) == 0;
             at += (size_t)clen + 12;
             if (end) break;
