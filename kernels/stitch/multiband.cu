@@ -11,10 +11,18 @@
 namespace {
 
 constexpr int TX = 32, TY = 8;
+
+// Does the tile [X0, X0+TX) x [Y0, Y0+TY) meet box i? Block-uniform: every
+// thread of a block gets the same answer, so skipping on it keeps the
+// barriers reached by all threads.
+__device__ __forceinline__ bool tile_meets(const gt_sk_boxes &b, int i, int X0, int Y0)
+{
+    return X0 <= b.x1[i] && X0 + TX - 1 >= b.x0[i] && Y0 <= b.y1[i] && Y0 + TY - 1 >= b.y0[i];
+}
 // reduce: input tile (2*TX+4) x (2*TY+4)
 constexpr int RIX = 2 * TX + 4, RIY = 2 * TY + 4;
 
-__global__ void k_reduce(const float *__restrict__ src, int w, int h, float *__restrict__ dst)
+__global__ void k_reduce(const float *__restrict__ src, int w, int h, float *__restrict__ dst, const gt_sk_boxes box)
 {
     __shared__ float in[RIY][RIX];
     __shared__ float hr[RIY][TX];
@@ -22,6 +30,7 @@ __global__ void k_reduce(const float *__restrict__ src, int w, int h, float *__r
     const float *s = src + (long long)blockIdx.z * w * h;
     float *d = dst + (long long)blockIdx.z * ow * oh;
     int X0 = blockIdx.x * TX, Y0 = blockIdx.y * TY;
+    if (!tile_meets(box, blockIdx.z, X0, Y0)) return; // whole block, before any barrier
     int tid = threadIdx.y * TX + threadIdx.x;
     int gx0 = 2 * X0 - 2, gy0 = 2 * Y0 - 2;
     for (int k = tid; k < RIX * RIY; k += TX * TY) {
@@ -77,7 +86,7 @@ __device__ float expand_tile(const float *__restrict__ c, int cw, int ch, float 
 
 __global__ void k_level(const float *__restrict__ fine_g, const float *__restrict__ coarse,
                         const float *__restrict__ weights, int ncam, float *__restrict__ dst, int w, int h, int cw,
-                        int ch)
+                        int ch, const gt_sk_boxes box)
 {
     __shared__ float cin[ECY][ECX];
     __shared__ float hx[ECY][TX];
@@ -91,6 +100,8 @@ __global__ void k_level(const float *__restrict__ fine_g, const float *__restric
     }
     float acc = 0.0f;
     for (int i = 0; i < ncam; i++) {
+        // weight i is 0 on the whole tile: the term is fmaf(0, finite, acc) == acc
+        if (!tile_meets(box, i, blockIdx.x * TX, blockIdx.y * TY)) continue;
         if (coarse) {
             float e = expand_tile(coarse + nc * i, cw, ch, cin, hx);
             if (in) acc = fmaf(weights[n * i + j], fine_g[n * i + j] - e, acc);
@@ -111,22 +122,37 @@ __global__ void k_store(const gt_sk_plane pl, const float *__restrict__ src, con
         owner[j] == 255 ? (uint8_t)pl.black : gt_sm_quant(src[j]);
 }
 
+gt_sk_boxes boxes_or_all(const gt_sk_boxes *b)
+{
+    if (b) return *b;
+    gt_sk_boxes a;
+    for (int i = 0; i < GT_SK_MAX_CAMS; i++) {
+        a.x0[i] = a.y0[i] = 0;
+        a.x1[i] = a.y1[i] = 1 << 30;
+    }
+    return a;
+}
+
 } // namespace
 
-extern "C" gt_status gt_sk_reduce(const float *src, int w, int h, float *dst, int count, void *stream)
+extern "C" gt_status gt_sk_reduce(const float *src, int w, int h, float *dst, int count, const gt_sk_boxes *boxes,
+                                  void *stream)
 {
+    if (count > GT_SK_MAX_CAMS) return gt_fail(GT_ERR_USAGE, "reduce: too many images");
     int ow = (w + 1) / 2, oh = (h + 1) / 2;
     dim3 b(TX, TY), g((ow + TX - 1) / TX, (oh + TY - 1) / TY, count);
-    k_reduce<<<g, b, 0, (cudaStream_t)stream>>>(src, w, h, dst);
+    k_reduce<<<g, b, 0, (cudaStream_t)stream>>>(src, w, h, dst, boxes_or_all(boxes));
     GT_CU_LAUNCH("reduce");
     return GT_OK;
 }
 
 extern "C" gt_status gt_sk_level(const float *fine_g, const float *coarse, const float *weights, int ncam, float *dst,
-                                 int w, int h, int cw, int ch, void *stream)
+                                 int w, int h, int cw, int ch, const gt_sk_boxes *boxes, void *stream)
 {
+    if (ncam > GT_SK_MAX_CAMS) return gt_fail(GT_ERR_USAGE, "level: too many cameras");
     dim3 b(TX, TY), g((w + TX - 1) / TX, (h + TY - 1) / TY);
-    k_level<<<g, b, 0, (cudaStream_t)stream>>>(fine_g, coarse, weights, ncam, dst, w, h, cw, ch);
+    k_level<<<g, b, 0, (cudaStream_t)stream>>>(fine_g, coarse, weights, ncam, dst, w, h, cw, ch,
+                                               boxes_or_all(boxes));
     GT_CU_LAUNCH("level");
     return GT_OK;
 }

@@ -25,6 +25,8 @@ struct gt_stitch_gpu {
     float *d_mbw[3];                // all levels of one plane, level k at mb_off[p][k] * ncam
     size_t mb_off[3][GT_STITCH_MAX_BANDS], mb_total[3];
     float *d_G[3], *d_B[3];         // multiband scratch per plane (ncam pyramids, one blended pyramid)
+    gt_sk_boxes wbox[3][GT_STITCH_MAX_BANDS]; // per level: where camera i's mask weight is nonzero
+    gt_sk_boxes gbox[3][GT_STITCH_MAX_BANDS]; // per level: where camera i's Gaussian level is needed
     uint8_t *h_in[2], *h_out[2];    // pinned
     uint8_t *d_in[2], *d_out[2];
     cudaStream_t s_up, s_comp, s_dn;
@@ -49,6 +51,110 @@ static void to_kview(const gt_plane_view *v, gt_sk_view *k)
     k->step = v->step;
     k->w = v->w;
     k->h = v->h;
+}
+
+// ---- multiband footprints
+// Camera i contributes fmaf(w_i, L_i, acc) to the blended level; where w_i is
+// exactly 0 that is acc itself (up to the sign of a zero, which quantises the
+// same), so camera i's Laplacian is only needed inside W_l (bounding box of
+// w_i != 0 at level l), and its Gaussian level l only inside
+//   NG_l = W_l  U  expand-support(W_{l-1})  U  reduce-support(NG_{l+1}).
+// Supports, for an output range [a, b] (per axis, separable):
+//   reduce (5 taps at 2x-2..2x+2, reflect-101): inputs [2a-2, 2b+2];
+//   expand (coarse (x>>1)-1..(x>>1)+1, reflect-101): coarse [(a>>1)-1, (b>>1)+1];
+// reflect-101 maps an index just outside [0, n) back inside the same hull
+// (n >= 4 for every reduce input; levels of 8 or fewer samples along an axis
+// are taken whole to stay clear of repeated reflections). Values the kernels
+// compute outside these boxes (tiles that straddle a border) read stale but
+// finite data (the buffers are zeroed once) and are only ever multiplied by
+// a zero weight.
+namespace {
+struct ibox {
+    int x0, y0, x1, y1;
+};
+bool box_empty(const ibox &b) { return b.x0 > b.x1 || b.y0 > b.y1; }
+ibox box_union(const ibox &a, const ibox &b)
+{
+    if (box_empty(a)) return b;
+    if (box_empty(b)) return a;
+    ibox r = {a.x0 < b.x0 ? a.x0 : b.x0, a.y0 < b.y0 ? a.y0 : b.y0, a.x1 > b.x1 ? a.x1 : b.x1,
+              a.y1 > b.y1 ? a.y1 : b.y1};
+    return r;
+}
+ibox box_clamp(ibox b, int w, int h)
+{
+    if (box_empty(b)) return b;
+    if (b.x0 < 0 || w <= 8) b.x0 = 0;
+    if (b.y0 < 0 || h <= 8) b.y0 = 0;
+    if (b.x1 > w - 1 || w <= 8) b.x1 = w - 1;
+    if (b.y1 > h - 1 || h <= 8) b.y1 = h - 1;
+    return b;
+}
+ibox nonzero_box(const float *m, int w, int h)
+{
+    ibox b = {w, h, -1, -1};
+    for (int y = 0; y < h; y++) {
+        const float *r = m + (size_t)y * w;
+        int lo = -1, hi = -1;
+        for (int x = 0; x < w; x++)
+            if (r[x] != 0.0f) {
+                lo = x;
+                break;
+            }
+        if (lo < 0) continue;
+        for (int x = w - 1; x >= lo; x--)
+            if (r[x] != 0.0f) {
+                hi = x;
+                break;
+            }
+        if (y < b.y0) b.y0 = y;
+        b.y1 = y;
+        if (lo < b.x0) b.x0 = lo;
+        if (hi > b.x1) b.x1 = hi;
+    }
+    if (b.x1 < 0) {
+        ibox e = {0, 0, -1, -1};
+        return e;
+    }
+    return b;
+}
+void set_box(gt_sk_boxes *s, int i, const ibox &b)
+{
+    s->x0[i] = b.x0;
+    s->y0[i] = b.y0;
+    s->x1[i] = b.x1;
+    s->y1[i] = b.y1;
+}
+} // namespace
+
+static void multiband_boxes(const gt_stitch_plane *pl, int N, gt_sk_boxes *wbox, gt_sk_boxes *gbox)
+{
+    int L = pl->levels;
+    memset(wbox, 0, sizeof *wbox * GT_STITCH_MAX_BANDS);
+    memset(gbox, 0, sizeof *gbox * GT_STITCH_MAX_BANDS);
+    for (int i = 0; i < N; i++) {
+        ibox W[GT_STITCH_MAX_BANDS], NG[GT_STITCH_MAX_BANDS];
+        for (int l = 0; l < L; l++)
+            W[l] = nonzero_box(pl->mbw[l] + (size_t)pl->lw[l] * pl->lh[l] * i, pl->lw[l], pl->lh[l]);
+        for (int l = L - 1; l >= 0; l--) {
+            int w = pl->lw[l], h = pl->lh[l];
+            NG[l] = box_clamp(W[l], w, h);
+            if (l >= 1 && !box_empty(W[l - 1])) {
+                ibox e = {(W[l - 1].x0 >> 1) - 1, (W[l - 1].y0 >> 1) - 1, (W[l - 1].x1 >> 1) + 1,
+                          (W[l - 1].y1 >> 1) + 1};
+                NG[l] = box_union(NG[l], box_clamp(e, w, h));
+            }
+            if (l + 1 < L && !box_empty(NG[l + 1])) {
+                const ibox &c = NG[l + 1];
+                ibox r = {2 * c.x0 - 2, 2 * c.y0 - 2, 2 * c.x1 + 2, 2 * c.y1 + 2};
+                NG[l] = box_union(NG[l], box_clamp(r, w, h));
+            }
+        }
+        for (int l = 0; l < L; l++) {
+            set_box(&wbox[l], i, W[l]);
+            set_box(&gbox[l], i, NG[l]);
+        }
+    }
 }
 
 static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
@@ -82,11 +188,16 @@ static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
                                  (size_t)pl->lw[l] * pl->lh[l] * N * sizeof(float), cudaMemcpyHostToDevice));
         }
     }
-    if (plan->blend == GT_BLEND_MULTIBAND)
+    if (plan->blend == GT_BLEND_MULTIBAND) {
         for (int p = 0; p < 3; p++) {
             GT_TRY(gt_cu_malloc((void **)&g->d_G[p], g->mb_total[p] * N * sizeof(float), "multiband pyramids"));
             GT_TRY(gt_cu_malloc((void **)&g->d_B[p], g->mb_total[p] * sizeof(float), "multiband pyramid"));
+            // the footprint restriction relies on finite data everywhere in G
+            GT_CU(cudaMemset(g->d_G[p], 0, g->mb_total[p] * N * sizeof(float)));
+            multiband_boxes(&plan->plane[p], N, g->wbox[p], g->gbox[p]);
         }
+        GT_CU(cudaDeviceSynchronize()); // the memsets are done before any work on the non-blocking streams
+    }
     for (int s = 0; s < 2; s++) {
         GT_TRY(gt_cu_pinned_alloc((void **)&g->h_in[s], plan->in_bytes * N, "input frames"));
         GT_TRY(gt_cu_pinned_alloc((void **)&g->h_out[s], plan->out_bytes, "output frame"));
@@ -174,7 +285,7 @@ static gt_status compute(gt_stitch_gpu *g, const uint8_t *din, uint8_t *dout, cu
     }
     int N = plan->ncam;
     // warp all planes of all cameras first (the warp stage), then blend
-    for (int p = 0; p < 3; p++) GT_TRY(gt_sk_warp_float(&g->kp[p], din, g->d_G[p], s));
+    for (int p = 0; p < 3; p++) GT_TRY(gt_sk_warp_float(&g->kp[p], din, &g->gbox[p][0], g->d_G[p], s));
     GT_CU(cudaEventRecord(ev_warp_done, s));
     for (int p = 0; p < 3; p++) {
         const gt_stitch_plane *pl = &plan->plane[p];
@@ -182,15 +293,16 @@ static gt_status compute(gt_stitch_gpu *g, const uint8_t *din, uint8_t *dout, cu
         int L = pl->levels;
         const size_t *off = g->mb_off[p];
         for (int l = 1; l < L; l++)
-            GT_TRY(gt_sk_reduce(G + off[l - 1] * N, pl->lw[l - 1], pl->lh[l - 1], G + off[l] * N, N, s));
+            GT_TRY(gt_sk_reduce(G + off[l - 1] * N, pl->lw[l - 1], pl->lh[l - 1], G + off[l] * N, N,
+                                &g->gbox[p][l], s));
         for (int l = 0; l < L; l++) {
             const float *coarse = l + 1 < L ? G + off[l + 1] * N : NULL;
             GT_TRY(gt_sk_level(G + off[l] * N, coarse, g->d_mbw[p] + off[l] * N, N, B + off[l], pl->lw[l], pl->lh[l],
-                               l + 1 < L ? pl->lw[l + 1] : 0, l + 1 < L ? pl->lh[l + 1] : 0, s));
+                               l + 1 < L ? pl->lw[l + 1] : 0, l + 1 < L ? pl->lh[l + 1] : 0, &g->wbox[p][l], s));
         }
         for (int l = L - 2; l >= 0; l--)
             GT_TRY(gt_sk_level(NULL, B + off[l + 1], NULL, N, B + off[l], pl->lw[l], pl->lh[l], pl->lw[l + 1],
-                               pl->lh[l + 1], s));
+                               pl->lh[l + 1], NULL, s));
         GT_TRY(gt_sk_store(&g->kp[p], B, g->d_owner[p], dout, s));
     }
     return GT_OK;

@@ -29,6 +29,14 @@ typedef struct gt_sk_plane {
     float black;
 } gt_sk_plane;
 
+/* Per-camera boxes (inclusive; empty when x0 > x1) of one pyramid level:
+ * multiband computes camera i's pyramid only in blocks that meet its box and
+ * leaves the rest of its buffers untouched (see pipeline.cu for why the
+ * result is exactly that of the full-panorama computation). */
+typedef struct gt_sk_boxes {
+    int x0[GT_SK_MAX_CAMS], y0[GT_SK_MAX_CAMS], x1[GT_SK_MAX_CAMS], y1[GT_SK_MAX_CAMS];
+} gt_sk_boxes;
+
 /* direct (weight == NULL: owner map) or feather (normalised weights ncam x n)
  * for a planar plane: one thread per output sample */
 gt_status gt_sk_warp_blend_plane(const gt_sk_plane *pl, const uint8_t *in, const uint8_t *owner,
@@ -38,18 +46,23 @@ gt_status gt_sk_warp_blend_plane(const gt_sk_plane *pl, const uint8_t *in, const
 gt_status gt_sk_warp_blend_packed(const gt_sk_plane pl[3], int uyvy, const uint8_t *in,
                                   const uint8_t *const owner[3], const float *const weight[3],
                                   uint8_t *out, void *stream);
-/* multiband level 0: dst[i*n + j] = gain_i * sample of camera i, all cameras */
-gt_status gt_sk_warp_float(const gt_sk_plane *pl, const uint8_t *in, float *dst, void *stream);
+/* multiband level 0: dst[i*n + j] = gain_i * sample of camera i, all cameras,
+ * written in the 32x8 blocks that meet box i (all blocks: boxes == NULL) */
+gt_status gt_sk_warp_float(const gt_sk_plane *pl, const uint8_t *in, const gt_sk_boxes *boxes, float *dst,
+                           void *stream);
 
 /* Burt-Adelson on float levels; `count` images of size w x h stored back to
  * back (src stride w*h, dst stride ((w+1)/2)*((h+1)/2)). */
-gt_status gt_sk_reduce(const float *src, int w, int h, float *dst, int count, void *stream);
+/* Only output tiles of image i that meet dst box i are written (boxes == NULL: all). */
+gt_status gt_sk_reduce(const float *src, int w, int h, float *dst, int count, const gt_sk_boxes *boxes,
+                       void *stream);
 /* dst level (w x h) from coarse level (cw x ch):
  * blend mode (fine_g != NULL): dst[j] = sum_i fmaf order of w_i*(G_i[j] - expand(C_i)[j])
  *   with fine_g, coarse, weights holding ncam images each; coarse == NULL for the top level;
+ *   where blocks that do not meet box i (boxes: where weight i is nonzero) skip camera i;
  * collapse mode (fine_g == NULL): dst[j] = dst[j] + expand(coarse)[j]. */
 gt_status gt_sk_level(const float *fine_g, const float *coarse, const float *weights, int ncam, float *dst,
-                      int w, int h, int cw, int ch, void *stream);
+                      int w, int h, int cw, int ch, const gt_sk_boxes *boxes, void *stream);
 /* store level 0: out sample = owner == 255 ? black : quant(src) */
 gt_status gt_sk_store(const gt_sk_plane *pl, const float *src, const uint8_t *owner, uint8_t *out,
                       void *stream);

@@ -70,10 +70,16 @@ __global__ void k_warp_blend_packed(const packed_args a, int uyvy, const uint8_t
     reinterpret_cast<uchar4 *>(out + (long long)y * a.pl[0].out.pitch)[mx] = q;
 }
 
-__global__ void k_warp_float(const gt_sk_plane pl, const uint8_t *__restrict__ in, float *__restrict__ dst)
+__global__ void k_warp_float(const gt_sk_plane pl, const uint8_t *__restrict__ in, const gt_sk_boxes box,
+                             float *__restrict__ dst)
 {
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
     int i = blockIdx.z;
+    // blocks whose tile misses camera i's box leave dst untouched (no barriers here)
+    int X0 = blockIdx.x * blockDim.x, Y0 = blockIdx.y * blockDim.y;
+    if (X0 > box.x1[i] || X0 + (int)blockDim.x - 1 < box.x0[i] || Y0 > box.y1[i] ||
+        Y0 + (int)blockDim.y - 1 < box.y0[i])
+        return;
     if (x >= pl.out.w || y >= pl.out.h) return;
     long long n = (long long)pl.out.w * pl.out.h;
     dst[n * i + (long long)y * pl.out.w + x] = sample(pl, in, i, (float)x, (float)y);
@@ -106,10 +112,19 @@ extern "C" gt_status gt_sk_warp_blend_packed(const gt_sk_plane pl[3], int uyvy, 
     return GT_OK;
 }
 
-extern "C" gt_status gt_sk_warp_float(const gt_sk_plane *pl, const uint8_t *in, float *dst, void *stream)
+extern "C" gt_status gt_sk_warp_float(const gt_sk_plane *pl, const uint8_t *in, const gt_sk_boxes *boxes,
+                                      float *dst, void *stream)
 {
+    gt_sk_boxes all;
+    if (!boxes) {
+        for (int i = 0; i < GT_SK_MAX_CAMS; i++) {
+            all.x0[i] = all.y0[i] = 0;
+            all.x1[i] = all.y1[i] = 1 << 30;
+        }
+        boxes = &all;
+    }
     dim3 b(32, 8), g((pl->out.w + 31) / 32, (pl->out.h + 7) / 8, pl->ncam);
-    k_warp_float<<<g, b, 0, (cudaStream_t)stream>>>(*pl, in, dst);
+    k_warp_float<<<g, b, 0, (cudaStream_t)stream>>>(*pl, in, *boxes, dst);
     GT_CU_LAUNCH("warp_float");
     return GT_OK;
 }
