@@ -63,7 +63,7 @@ __device__ __forceinline__ unsigned col_bits(const Geo &g, const Rows &r, int64_
     unsigned b = 0;
     if (i < g.X)
         for (int q = 0; q < 8; q++)
-            if (r.p[q]) b |= (r.p[q][i] >= g.isof ? 1u : 0u) << q;
+            if (r.p[q]) b |= (__ldg(r.p[q] + i) >= g.isof ? 1u : 0u) << q;
     return b;
 }
 __device__ __forceinline__ unsigned bit(unsigned b, int dy, int dz) { return (b >> (dy + 3 * dz)) & 1u; }
@@ -209,18 +209,42 @@ __device__ __forceinline__ void emit_vertex(const Geo &g, int64_t i, int64_t j, 
     for (int c = 0; c < 3; c++) nrm[c] = (float)(w[c] * sc);
 }
 
+// The emit kernel's compact form of Rows (fewer registers): the own row's
+// pointer, the row and plane strides, and a bit per slot q that is loaded
+// (the same slots as row_ptrs gives non-null).
+struct RowsC {
+    const float *p0;
+    int64_t sy, sz;
+    unsigned valid;
+};
+__device__ __forceinline__ RowsC row_ptrs_c(const Geo &g, int64_t j, int64_t k, bool wide)
+{
+    RowsC r;
+    r.p0 = g.vol + ((k - g.zb) * g.Y + j) * g.X;
+    r.sy = g.X;
+    r.sz = g.X * g.Y;
+    r.valid = 0;
+    for (int q = 0; q < 8; q++) {
+        const int dy = q % 3, dz = q / 3;
+        const bool need = wide || (dy < 2 && dz < 2);
+        if (need && j + dy < g.Y && k + dz < g.Z) r.valid |= 1u << q;
+    }
+    return r;
+}
 // in/out bits of column i as col_bits, plus the values of the row's own point
 // (slot 0) and of its +y (slot 1) and +z (slot 3) neighbours: the ends of the
 // point's y and z edges (0 where not loaded; then no such edge exists)
-__device__ __forceinline__ unsigned col_bits_v(const Geo &g, const Rows &r, int64_t i, float &f0, float &fy, float &fz)
+__device__ __forceinline__ unsigned col_bits_v(const Geo &g, const RowsC &r, int64_t i, float &f0, float &fy, float &fz)
 {
     unsigned b = 0;
     f0 = fy = fz = 0.f;
     if (i < g.X) {
+        const float *pi = r.p0 + i;
 #pragma unroll
         for (int q = 0; q < 8; q++)
-            if (r.p[q]) {
-                const float v = __ldg(r.p[q] + i);
+            if ((r.valid >> q) & 1u) {
+                const int dy = q % 3, dz = q / 3;
+                const float v = __ldg(pi + dy * r.sy + dz * r.sz);
                 if (q == 0) f0 = v;
                 if (q == 1) fy = v;
                 if (q == 3) fz = v;
@@ -266,7 +290,7 @@ __global__ void __launch_bounds__(256, NRM ? 2 : 4) k_emit(Geo g, const uint32_t
         const uint64_t r = rows[w];
         const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
         const bool voxrow = k < g.kt && j + 1 < g.Y; // warp-uniform
-        const Rows rp = row_ptrs(g, j, k, voxrow);
+        const RowsC rp = row_ptrs_c(g, j, k, voxrow);
         // running slab-local vertex offset of the own row, and global (vbase +)
         // offsets of the point rows (dy,dz) = q&1, q>>1, mod 2^32
         uint32_t vown = (uint32_t)rowV[r];
