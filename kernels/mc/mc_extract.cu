@@ -274,17 +274,19 @@ __device__ __forceinline__ void edge_corner(int e, int &ax, unsigned &ox, unsign
 // within-chunk vertex prefix (7 bits each, <= 31*3); the running row bases are
 // 32-bit: every vertex number is < 2^31 (checked on the host), so modular
 // 32-bit sums are exact.
+constexpr int kEmitThreads = 256;
 template <bool NRM>
-__global__ void __launch_bounds__(256, NRM ? 2 : 4) k_emit(Geo g, const uint32_t *rows, uint64_t nrows, const uint64_t *rowV,
+__global__ void __launch_bounds__(kEmitThreads, NRM ? 2 : 4) k_emit(Geo g, const uint32_t *rows, uint64_t nrows, const uint64_t *rowV,
                        const uint64_t *rowT, uint64_t vbase, int32_t *tris, float *xyz, float *nrm)
 {
     __shared__ uint8_t s_ntri[256];
     __shared__ uint32_t s_tri32[kTriWords];
+    __shared__ uint8_t s_own[kEmitThreads / 32][kStrideTri * GT_MC_MAXTRI]; // owner lane of a chunk's triangle slot
     for (unsigned q = threadIdx.x; q < 256; q += blockDim.x) s_ntri[q] = c_ntri[q];
     for (unsigned q = threadIdx.x; q < (unsigned)kTriWords; q += blockDim.x) s_tri32[q] = d_tri32[q];
     __syncthreads();
     const uint8_t *s_tri = reinterpret_cast<const uint8_t *>(s_tri32);
-    const unsigned lane = threadIdx.x & 31u;
+    const unsigned lane = threadIdx.x & 31u, wid = threadIdx.x >> 5;
     const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x >> 5);
     for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nrows; w += warps) {
         const uint64_t r = rows[w];
@@ -344,25 +346,40 @@ __global__ void __launch_bounds__(256, NRM ? 2 : 4) k_emit(Geo g, const uint32_t
             const unsigned nt = s_ntri[cube];
             unsigned ttot;
             const unsigned tex = warp_excl_small(nt, lane, 4, &ttot);
-            int32_t *out = tris + 3 * (tc + tex);
-            const uint8_t *ct = s_tri + cube * (GT_MC_MAXTRI * 3);
-            for (unsigned q = 0; q < nt; q++) {
-                int32_t idx[3];
+            // The chunk's triangles are spread over the lanes (one per lane,
+            // consecutive, so the stores coalesce and no lane loops over its
+            // voxel's list while the others wait): slot t < ttot is triangle
+            // t - tex[src] of lane src, found through a per-warp owner table.
+            for (unsigned q = 0; q < nt; q++) s_own[wid][tex + q] = (uint8_t)lane;
+            __syncwarp();
+            for (unsigned t0 = 0; t0 < ttot; t0 += 32u) { // warp-uniform
+                const unsigned t = t0 + lane;
+                const unsigned src = t < ttot ? s_own[wid][t] : 0u;
+                const unsigned scube = __shfl_sync(0xffffffffu, cube, src);
+                const unsigned smP = __shfl_sync(0xffffffffu, mP, src);
+                const unsigned sexP = __shfl_sync(0xffffffffu, exP, src);
+                const unsigned stex = __shfl_sync(0xffffffffu, tex, src);
+                if (t < ttot) {
+                    const uint8_t *ct = s_tri + scube * (GT_MC_MAXTRI * 3) + 3 * (t - stex);
+                    int32_t idx[3];
 #pragma unroll
-                for (int w3 = 0; w3 < 3; w3++) {
-                    int ax;
-                    unsigned ox, pr;
-                    edge_corner(ct[3 * q + w3], ax, ox, pr);
-                    const unsigned m0 = (mP >> (3 * pr)) & 7u;
-                    const unsigned mm = (mP >> (3 * pr + 12 * ox)) & 7u;
-                    const unsigned ex = ((exP >> (7 * pr)) & 127u) + (ox ? (unsigned)__popc(m0) : 0u);
-                    const uint32_t rb = pr == 0 ? vc0 : pr == 1 ? vc1 : pr == 2 ? vc2 : vc3;
-                    idx[w3] = (int32_t)(rb + ex + (unsigned)__popc(mm & ((1u << ax) - 1u)));
+                    for (int w3 = 0; w3 < 3; w3++) {
+                        int ax;
+                        unsigned ox, pr;
+                        edge_corner(ct[w3], ax, ox, pr);
+                        const unsigned m0 = (smP >> (3 * pr)) & 7u;
+                        const unsigned mm = (smP >> (3 * pr + 12 * ox)) & 7u;
+                        const unsigned ex = ((sexP >> (7 * pr)) & 127u) + (ox ? (unsigned)__popc(m0) : 0u);
+                        const uint32_t rb = pr == 0 ? vc0 : pr == 1 ? vc1 : pr == 2 ? vc2 : vc3;
+                        idx[w3] = (int32_t)(rb + ex + (unsigned)__popc(mm & ((1u << ax) - 1u)));
+                    }
+                    int32_t *out = tris + 3 * (tc + t);
+                    out[0] = idx[0];
+                    out[1] = g.reverse ? idx[2] : idx[1];
+                    out[2] = g.reverse ? idx[1] : idx[2];
                 }
-                out[3 * q] = idx[0];
-                out[3 * q + 1] = g.reverse ? idx[2] : idx[1];
-                out[3 * q + 2] = g.reverse ? idx[1] : idx[2];
             }
+            __syncwarp(); // the owner table is rewritten by the next chunk
             tc += ttot;
             vown += own_tot;
             vc0 += own_tot;
@@ -563,10 +580,10 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
     if (tm) gt_timer_start(&t, true, s);
     if (nrows_occ > 0) {
         if (G->normals)
-            k_emit<true><<<warp_grid(nrows_occ), 256, 0, s>>>(g, c->d_list, nrows_occ, c->d_rowV, c->d_rowT, vbase,
+            k_emit<true><<<warp_grid(nrows_occ), kEmitThreads, 0, s>>>(g, c->d_list, nrows_occ, c->d_rowV, c->d_rowT, vbase,
                                                               c->d_tris, c->d_xyz, c->d_nrm);
         else
-            k_emit<false><<<warp_grid(nrows_occ), 256, 0, s>>>(g, c->d_list, nrows_occ, c->d_rowV, c->d_rowT, vbase,
+            k_emit<false><<<warp_grid(nrows_occ), kEmitThreads, 0, s>>>(g, c->d_list, nrows_occ, c->d_rowV, c->d_rowT, vbase,
                                                                c->d_tris, c->d_xyz, nullptr);
         GT_CU_LAUNCH("k_emit");
     }
