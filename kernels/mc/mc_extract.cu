@@ -15,6 +15,12 @@
 //     (edge-id order).
 //  5. triangles: per occupied voxel row, each triangle corner is the vertex
 //     number of its edge: row offset + prefix within the row + axis rank.
+//     A chunk's triangles are spread over the lanes (one slot per lane, found
+//     through a small per-warp owner table), so the stores coalesce.
+// The emit kernel keeps no per-thread arrays indexed at run time (nothing in
+// local memory): the four point rows' masks and prefixes are packed into two
+// words per lane; kernels/mc/emit_emu.py emulates its index logic against the
+// CPU numbering.
 // Counts and offsets are 64-bit; final vertex numbers are checked < 2^31.
 #include <cstdint>
 
@@ -587,7 +593,8 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
                                                                c->d_tris, c->d_xyz, nullptr);
         GT_CU_LAUNCH("k_emit");
     }
-    GT_CU(cudaStreamSynchronize(s));
+    // no host sync: the results stay on the stream; gt_mc_cuda_download (same
+    // stream) synchronises and reports any fault of the kernels
     if (tm) gt_timings_add(tm, "edge vertices + triangles", gt_timer_stop(&t));
 
     c->nv = vown;
