@@ -15,6 +15,12 @@
 //     (edge-id order).
 //  5. triangles: per occupied voxel row, each triangle corner is the vertex
 //     number of its edge: row offset + prefix within the row + axis rank.
+//     A chunk's triangles are spread over the lanes (one slot per lane, found
+//     through a small per-warp owner table), so the stores coalesce.
+// The emit kernel keeps no per-thread arrays indexed at run time (nothing in
+// local memory): the four point rows' masks and prefixes are packed into two
+// words per lane; kernels/mc/emit_emu.py emulates its index logic against the
+// CPU numbering.
 // Counts and offsets are 64-bit; final vertex numbers are checked < 2^31.
 #include <cstdint>
 
@@ -40,10 +46,6 @@ struct Geo {
     int reverse, normals;
 };
 
-__device__ __forceinline__ float ld(const Geo &g, int64_t i, int64_t j, int64_t k)
-{
-    return g.vol[((k - g.zb) * g.Y + j) * g.X + i];
-}
 // The rows (j+dy, k+dz) a warp reads, as pointers (nullptr when outside the
 // volume): slot dy + 3*dz for (dy,dz) in (0,0) (1,0) (2,0) (0,1) (1,1) (2,1)
 // (0,2) (1,2). "wide" (the triangle pass) needs all 8, the others the four
@@ -67,7 +69,7 @@ __device__ __forceinline__ unsigned col_bits(const Geo &g, const Rows &r, int64_
     unsigned b = 0;
     if (i < g.X)
         for (int q = 0; q < 8; q++)
-            if (r.p[q]) b |= (r.p[q][i] >= g.isof ? 1u : 0u) << q;
+            if (r.p[q]) b |= (__ldg(r.p[q] + i) >= g.isof ? 1u : 0u) << q;
     return b;
 }
 __device__ __forceinline__ unsigned bit(unsigned b, int dy, int dz) { return (b >> (dy + 3 * dz)) & 1u; }
@@ -155,21 +157,27 @@ __global__ void k_flags2(const uint64_t *offV, const uint64_t *offT, uint64_t n,
         flags[r] = (offV[r + 1] > offV[r] || offT[r + 1] > offT[r]) ? 1 : 0;
 }
 
-__device__ double grad1(const Geo &g, int64_t i, int64_t j, int64_t k, int a)
+__device__ __forceinline__ float ldro(const Geo &g, int64_t i, int64_t j, int64_t k)
+{
+    return __ldg(g.vol + ((k - g.zb) * g.Y + j) * g.X + i);
+}
+
+// Central difference along axis a (one-sided at the border). a is a
+// compile-time constant after inlining: no arrays indexed at run time, so
+// nothing goes to local memory.
+__device__ __forceinline__ double grad1(const Geo &g, int64_t i, int64_t j, int64_t k, int a)
 {
     const int64_t n = a == 0 ? g.X : a == 1 ? g.Y : g.Z;
     const int64_t p = a == 0 ? i : a == 1 ? j : k;
     if (n < 2) return 0.0;
     const int64_t lo = p > 0 ? p - 1 : p, hi = p + 1 < n ? p + 1 : p;
-    int64_t d[3] = {0, 0, 0};
-    d[a] = lo - p;
-    const double vlo = ld(g, i + d[0], j + d[1], k + d[2]);
-    d[a] = hi - p;
-    const double vhi = ld(g, i + d[0], j + d[1], k + d[2]);
+    const int64_t dl = lo - p, dh = hi - p;
+    const double vlo = ldro(g, i + (a == 0 ? dl : 0), j + (a == 1 ? dl : 0), k + (a == 2 ? dl : 0));
+    const double vhi = ldro(g, i + (a == 0 ? dh : 0), j + (a == 1 ? dh : 0), k + (a == 2 ? dh : 0));
     return (vhi - vlo) / (double)(hi - lo);
 }
 
-__device__ double edge_t(float v0, float v1, double iso)
+__device__ __forceinline__ double edge_t(float v0, float v1, double iso)
 {
     const double a = v0, b = v1;
     if (!isfinite(a) || !isfinite(b) || a == b) return 0.5;
@@ -179,110 +187,211 @@ __device__ double edge_t(float v0, float v1, double iso)
     return t;
 }
 
-__device__ __noinline__ void emit_vertex(const Geo &g, int64_t i, int64_t j, int64_t k, int a, float *xyz, float *nrm)
+// The vertex of the edge (i,j,k) along axis a (a compile-time constant after
+// unrolling), v0, v1 the values at its two ends (already loaded by the caller).
+__device__ __forceinline__ void emit_vertex(const Geo &g, int64_t i, int64_t j, int64_t k, int a, float v0, float v1,
+                                            float *xyz, float *nrm)
 {
-    int64_t d[3] = {0, 0, 0};
-    d[a] = 1;
-    const float v0 = ld(g, i, j, k), v1 = ld(g, i + d[0], j + d[1], k + d[2]);
     const double t = edge_t(v0, v1, g.iso);
-    double gi[3] = {(double)i, (double)j, (double)k};
-    gi[a] += t;
+    const double gx = a == 0 ? (double)i + t : (double)i;
+    const double gy = a == 1 ? (double)j + t : (double)j;
+    const double gz = a == 2 ? (double)k + t : (double)k;
+#pragma unroll
     for (int c = 0; c < 3; c++)
-        xyz[c] = (float)(g.origin[c] + gi[0] * g.dir[0][c] + gi[1] * g.dir[1][c] + gi[2] * g.dir[2][c]);
+        xyz[c] = (float)(g.origin[c] + gx * g.dir[0][c] + gy * g.dir[1][c] + gz * g.dir[2][c]);
     if (!nrm) return;
+    const int64_t i1 = i + (a == 0), j1 = j + (a == 1), k1 = k + (a == 2);
     double gg[3];
-    for (int c = 0; c < 3; c++)
-        gg[c] = (1.0 - t) * grad1(g, i, j, k, c) + t * grad1(g, i + d[0], j + d[1], k + d[2], c);
+#pragma unroll
+    for (int c = 0; c < 3; c++) gg[c] = (1.0 - t) * grad1(g, i, j, k, c) + t * grad1(g, i1, j1, k1, c);
     double w[3], n2 = 0;
+#pragma unroll
     for (int c = 0; c < 3; c++) {
         w[c] = g.dinv[c][0] * gg[0] + g.dinv[c][1] * gg[1] + g.dinv[c][2] * gg[2];
         n2 += w[c] * w[c];
     }
     const double sc = (n2 > 0 && isfinite(n2)) ? g.nsign / sqrt(n2) : 0.0;
+#pragma unroll
     for (int c = 0; c < 3; c++) nrm[c] = (float)(w[c] * sc);
 }
 
+// The emit kernel's compact form of Rows (fewer registers): the own row's
+// pointer, the row and plane strides, and a bit per slot q that is loaded
+// (the same slots as row_ptrs gives non-null).
+struct RowsC {
+    const float *p0;
+    int64_t sy, sz;
+    unsigned valid;
+};
+__device__ __forceinline__ RowsC row_ptrs_c(const Geo &g, int64_t j, int64_t k, bool wide)
+{
+    RowsC r;
+    r.p0 = g.vol + ((k - g.zb) * g.Y + j) * g.X;
+    r.sy = g.X;
+    r.sz = g.X * g.Y;
+    r.valid = 0;
+    for (int q = 0; q < 8; q++) {
+        const int dy = q % 3, dz = q / 3;
+        const bool need = wide || (dy < 2 && dz < 2);
+        if (need && j + dy < g.Y && k + dz < g.Z) r.valid |= 1u << q;
+    }
+    return r;
+}
+// in/out bits of column i as col_bits, plus the values of the row's own point
+// (slot 0) and of its +y (slot 1) and +z (slot 3) neighbours: the ends of the
+// point's y and z edges (0 where not loaded; then no such edge exists)
+__device__ __forceinline__ unsigned col_bits_v(const Geo &g, const RowsC &r, int64_t i, float &f0, float &fy, float &fz)
+{
+    unsigned b = 0;
+    f0 = fy = fz = 0.f;
+    if (i < g.X) {
+        const float *pi = r.p0 + i;
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+            if ((r.valid >> q) & 1u) {
+                const int dy = q % 3, dz = q / 3;
+                const float v = __ldg(pi + dy * r.sy + dz * r.sz);
+                if (q == 0) f0 = v;
+                if (q == 1) fy = v;
+                if (q == 3) fz = v;
+                b |= (v >= g.isof ? 1u : 0u) << q;
+            }
+    }
+    return b;
+}
+
+// Edge e of the table (axis e >> 2, offsets (e & 1, (e >> 1) & 1) along the
+// two other axes u < v) as the offset of its lower point: x (0/1) and the
+// point row pr = dy + 2*dz
+__device__ __forceinline__ void edge_corner(int e, int &ax, unsigned &ox, unsigned &pr)
+{
+    ax = e >> 2;
+    const unsigned lo = (unsigned)e & 1u, hi = ((unsigned)e >> 1) & 1u;
+    ox = ax == 0 ? 0u : lo;                          // x is u unless the axis is x
+    const unsigned oy = ax == 0 ? lo : ax == 2 ? hi : 0u; // y is u (axis x) or v (axis z)
+    const unsigned oz = ax == 2 ? 0u : hi;           // z is v unless the axis is z
+    pr = oy + 2u * oz;
+}
+
 // 4+5. per occupied own row: its points' edge vertices, written at their
-// final (slab-local) index, and, for a voxel row, its voxels' triangles
-__global__ void __launch_bounds__(256, 2) k_emit(Geo g, const uint32_t *rows, uint64_t nrows, const uint64_t *rowV,
+// final (slab-local) index, and, for a voxel row, its voxels' triangles.
+// Per lane and chunk the state of the four point rows q = dy + 2*dz is packed:
+// edge masks at i (bits 3q..3q+2) and at i+1 (bits 12+3q..), the exclusive
+// within-chunk vertex prefix (7 bits each, <= 31*3); the running row bases are
+// 32-bit: every vertex number is < 2^31 (checked on the host), so modular
+// 32-bit sums are exact.
+constexpr int kEmitThreads = 256;
+template <bool NRM>
+__global__ void __launch_bounds__(kEmitThreads, NRM ? 2 : 4) k_emit(Geo g, const uint32_t *rows, uint64_t nrows, const uint64_t *rowV,
                        const uint64_t *rowT, uint64_t vbase, int32_t *tris, float *xyz, float *nrm)
 {
     __shared__ uint8_t s_ntri[256];
     __shared__ uint32_t s_tri32[kTriWords];
+    __shared__ uint8_t s_own[kEmitThreads / 32][kStrideTri * GT_MC_MAXTRI]; // owner lane of a chunk's triangle slot
     for (unsigned q = threadIdx.x; q < 256; q += blockDim.x) s_ntri[q] = c_ntri[q];
     for (unsigned q = threadIdx.x; q < (unsigned)kTriWords; q += blockDim.x) s_tri32[q] = d_tri32[q];
     __syncthreads();
     const uint8_t *s_tri = reinterpret_cast<const uint8_t *>(s_tri32);
-    const unsigned lane = threadIdx.x & 31u;
+    const unsigned lane = threadIdx.x & 31u, wid = threadIdx.x >> 5;
     const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x >> 5);
     for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nrows; w += warps) {
         const uint64_t r = rows[w];
         const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
         const bool voxrow = k < g.kt && j + 1 < g.Y; // warp-uniform
-        const Rows rp = row_ptrs(g, j, k, voxrow);
-        uint64_t vc[4]; // running vertex offsets of the point rows (dy,dz) = q&1, q>>1
-        vc[0] = rowV[r];
-        for (int q = 1; q < 4; q++) vc[q] = voxrow ? rowV[r + (uint64_t)(q & 1) + (uint64_t)(q >> 1) * (uint64_t)g.Y] : 0;
+        const RowsC rp = row_ptrs_c(g, j, k, voxrow);
+        // running slab-local vertex offset of the own row, and global (vbase +)
+        // offsets of the point rows (dy,dz) = q&1, q>>1, mod 2^32
+        uint32_t vown = (uint32_t)rowV[r];
+        uint32_t vc0 = (uint32_t)(vbase + rowV[r]), vc1 = 0, vc2 = 0, vc3 = 0;
+        if (voxrow) {
+            vc1 = (uint32_t)(vbase + rowV[r + 1]);
+            vc2 = (uint32_t)(vbase + rowV[r + (uint64_t)g.Y]);
+            vc3 = (uint32_t)(vbase + rowV[r + 1 + (uint64_t)g.Y]);
+        }
         uint64_t tc = rowT[r];
         for (int64_t base = 0; base < g.X; base += kStrideTri) {
             const int64_t i = base + lane;
-            const unsigned b = col_bits(g, rp, i);
+            float f0, fy, fz;
+            const unsigned b = col_bits_v(g, rp, i, f0, fy, fz);
             const unsigned b1 = __shfl_down_sync(0xffffffffu, b, 1); // lane 31: unused
-            const bool pt = lane < (unsigned)kStrideTri && i < g.X;  // this chunk's points
-            // per point row: mask and offset at i (lanes 0..30), at i+1 from lane+1
-            unsigned m0[4], m1[4];
-            uint64_t o0[4], o1[4];
+            const float fx = __shfl_down_sync(0xffffffffu, f0, 1);
+            const bool pt = lane < (unsigned)kStrideTri && i < g.X; // this chunk's points
+            unsigned mP = 0, exP = 0, own_tot = 0, tot1 = 0, tot2 = 0, tot3 = 0;
+#pragma unroll
             for (int q = 0; q < 4; q++) {
                 const int dy = q & 1, dz = q >> 1;
-                if (q > 0 && !voxrow) { // only the row's own points
-                    m0[q] = m1[q] = 0;
-                    o0[q] = o1[q] = 0;
-                    continue;
-                }
+                if (q > 0 && !voxrow) continue; // only the row's own points
                 const unsigned m = (lane < 31u && i < g.X) ? pmask(g, b, b1, i, j, k, dy, dz) : 0u;
                 const unsigned cnt = pt ? (unsigned)__popc(m) : 0u;
                 unsigned tot;
                 const unsigned ex = warp_excl_small(cnt, lane, 2, &tot);
-                m0[q] = m;
-                o0[q] = vc[q] + ex;
-                m1[q] = __shfl_down_sync(0xffffffffu, m, 1);
-                o1[q] = vc[q] + ex + cnt; // offset of point i+1 (lane 29: the next chunk's first point)
-                vc[q] += tot;
+                const unsigned mnext = __shfl_down_sync(0xffffffffu, m, 1);
+                mP |= (m << (3 * q)) | (mnext << (12 + 3 * q));
+                exP |= ex << (7 * q);
+                if (q == 0) own_tot = tot;
+                if (q == 1) tot1 = tot;
+                if (q == 2) tot2 = tot;
+                if (q == 3) tot3 = tot;
             }
-            if (pt) { // this row's vertices
-                uint64_t v = o0[0];
-                for (int a = 0; a < 3; a++)
-                    if ((m0[0] >> a) & 1u) {
-                        emit_vertex(g, i, j, k, a, xyz + 3 * v, nrm ? nrm + 3 * v : nullptr);
-                        v++;
-                    }
+            if (pt) { // this row's vertices, in edge-id order
+                const unsigned m = mP & 7u;
+                uint32_t v = vown + (exP & 127u);
+                if (m & 1u) {
+                    emit_vertex(g, i, j, k, 0, f0, fx, xyz + 3 * (size_t)v, NRM ? nrm + 3 * (size_t)v : nullptr);
+                    v++;
+                }
+                if (m & 2u) {
+                    emit_vertex(g, i, j, k, 1, f0, fy, xyz + 3 * (size_t)v, NRM ? nrm + 3 * (size_t)v : nullptr);
+                    v++;
+                }
+                if (m & 4u)
+                    emit_vertex(g, i, j, k, 2, f0, fz, xyz + 3 * (size_t)v, NRM ? nrm + 3 * (size_t)v : nullptr);
             }
             const bool vox = voxrow && pt && i + 1 < g.X;
             const unsigned cube = vox ? cube_of(b, b1) : 0u;
             const unsigned nt = s_ntri[cube];
             unsigned ttot;
             const unsigned tex = warp_excl_small(nt, lane, 4, &ttot);
-            int32_t *out = tris + 3 * (tc + tex);
-            for (unsigned q = 0; q < nt; q++) {
-                int32_t idx[3];
-                for (int w3 = 0; w3 < 3; w3++) {
-                    const int e = s_tri[cube * (GT_MC_MAXTRI * 3) + 3 * q + w3], ax = e >> 2;
-                    int o[3] = {0, 0, 0};
-                    o[ax == 0 ? 1 : 0] = e & 1;
-                    o[ax == 2 ? 1 : 2] = (e >> 1) & 1;
-                    const int pr = o[1] + 2 * o[2];
-                    // selects instead of dynamic indexing keep the arrays in registers
-#define SEL4(a) (pr == 0 ? a[0] : pr == 1 ? a[1] : pr == 2 ? a[2] : a[3])
-                    const unsigned mm = o[0] ? SEL4(m1) : SEL4(m0);
-                    const uint64_t off = o[0] ? SEL4(o1) : SEL4(o0);
-#undef SEL4
-                    idx[w3] = (int32_t)(vbase + off + __popc(mm & ((1u << ax) - 1u)));
+            // The chunk's triangles are spread over the lanes (one per lane,
+            // consecutive, so the stores coalesce and no lane loops over its
+            // voxel's list while the others wait): slot t < ttot is triangle
+            // t - tex[src] of lane src, found through a per-warp owner table.
+            for (unsigned q = 0; q < nt; q++) s_own[wid][tex + q] = (uint8_t)lane;
+            __syncwarp();
+            for (unsigned t0 = 0; t0 < ttot; t0 += 32u) { // warp-uniform
+                const unsigned t = t0 + lane;
+                const unsigned src = t < ttot ? s_own[wid][t] : 0u;
+                const unsigned scube = __shfl_sync(0xffffffffu, cube, src);
+                const unsigned smP = __shfl_sync(0xffffffffu, mP, src);
+                const unsigned sexP = __shfl_sync(0xffffffffu, exP, src);
+                const unsigned stex = __shfl_sync(0xffffffffu, tex, src);
+                if (t < ttot) {
+                    const uint8_t *ct = s_tri + scube * (GT_MC_MAXTRI * 3) + 3 * (t - stex);
+                    int32_t idx[3];
+#pragma unroll
+                    for (int w3 = 0; w3 < 3; w3++) {
+                        int ax;
+                        unsigned ox, pr;
+                        edge_corner(ct[w3], ax, ox, pr);
+                        const unsigned m0 = (smP >> (3 * pr)) & 7u;
+                        const unsigned mm = (smP >> (3 * pr + 12 * ox)) & 7u;
+                        const unsigned ex = ((sexP >> (7 * pr)) & 127u) + (ox ? (unsigned)__popc(m0) : 0u);
+                        const uint32_t rb = pr == 0 ? vc0 : pr == 1 ? vc1 : pr == 2 ? vc2 : vc3;
+                        idx[w3] = (int32_t)(rb + ex + (unsigned)__popc(mm & ((1u << ax) - 1u)));
+                    }
+                    int32_t *out = tris + 3 * (tc + t);
+                    out[0] = idx[0];
+                    out[1] = g.reverse ? idx[2] : idx[1];
+                    out[2] = g.reverse ? idx[1] : idx[2];
                 }
-                out[3 * q] = idx[0];
-                out[3 * q + 1] = g.reverse ? idx[2] : idx[1];
-                out[3 * q + 2] = g.reverse ? idx[1] : idx[2];
             }
+            __syncwarp(); // the owner table is rewritten by the next chunk
             tc += ttot;
+            vown += own_tot;
+            vc0 += own_tot;
+            vc1 += tot1;
+            vc2 += tot2;
+            vc3 += tot3;
         }
     }
 }
@@ -476,11 +585,16 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
 
     if (tm) gt_timer_start(&t, true, s);
     if (nrows_occ > 0) {
-        k_emit<<<warp_grid(nrows_occ), 256, 0, s>>>(g, c->d_list, nrows_occ, c->d_rowV, c->d_rowT, vbase, c->d_tris,
-                                                    c->d_xyz, G->normals ? c->d_nrm : nullptr);
+        if (G->normals)
+            k_emit<true><<<warp_grid(nrows_occ), kEmitThreads, 0, s>>>(g, c->d_list, nrows_occ, c->d_rowV, c->d_rowT, vbase,
+                                                              c->d_tris, c->d_xyz, c->d_nrm);
+        else
+            k_emit<false><<<warp_grid(nrows_occ), kEmitThreads, 0, s>>>(g, c->d_list, nrows_occ, c->d_rowV, c->d_rowT, vbase,
+                                                               c->d_tris, c->d_xyz, nullptr);
         GT_CU_LAUNCH("k_emit");
     }
-    GT_CU(cudaStreamSynchronize(s));
+    // no host sync: the results stay on the stream; gt_mc_cuda_download (same
+    // stream) synchronises and reports any fault of the kernels
     if (tm) gt_timings_add(tm, "edge vertices + triangles", gt_timer_stop(&t));
 
     c->nv = vown;
