@@ -125,7 +125,8 @@ gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_i
     /* stb trusts PNG chunk lengths and reallocates to them before reading:
      * walk the chunks first so that a lying length is an error, not a
      * gigabyte allocation (found by fuzz_image) */
-    if (len >= 8 && memcmp(buf, "\x89PNG\r\n\x1a\n", 8) == 0) {
+    uint64_t idat_bytes = 0;
+    if (is_png) {
         size_t at = 8;
         while (at + 8 <= len) {
             uint32_t clen = (uint32_t)buf[at] << 24 | (uint32_t)buf[at + 1] << 16 |
@@ -144,6 +145,7 @@ gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_i
                 len -= 12;
                 continue;
             }
+            if (memcmp(buf + at + 4, "IDAT", 4) == 0) idat_bytes += clen;
             int end = memcmp(buf + at + 4, "IEND", 4) == 0;
             at += (size_t)clen + 12;
             if (end) break;
@@ -173,6 +175,20 @@ gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_i
         free(buf);
         return gt_fail_at(GT_ERR_DATA, path, 0, "image of %d x %d x %d samples is larger than the 1 GiB limit",
                           w, h, ch);
+    }
+    if (is_png) {
+        /* deflate expands at most 1032:1, so the compressed data bounds the
+         * image it can hold: a header promising more is lying, and stb would
+         * allocate the promised size up front (found by fuzz_image) */
+        int file16 = stbi_is_16_bit_from_memory(buf, (int)len);
+        uint64_t raw = (uint64_t)h * (1 + (uint64_t)w * (uint64_t)comp * (file16 ? 2 : 1));
+        if (raw > 1032 * idat_bytes + 65536) {
+            free(buf);
+            return gt_fail_at(GT_ERR_DATA, path, 0,
+                              "PNG of %d x %d pixels needs %llu bytes of image data, more than its "
+                              "%llu compressed bytes can hold",
+                              w, h, (unsigned long long)raw, (unsigned long long)idat_bytes);
+        }
     }
     int fw, fh, fc;
     void *data = is16 ? (void *)stbi_load_16_from_memory(buf, (int)len, &fw, &fh, &fc, desired_channels)
