@@ -18,6 +18,19 @@ static cusolverDnHandle_t g_sol;
 static cusolverDnParams_t g_par; // for the 64-bit API (potrf/potrs/syevd: n^2 > 2^31 elements)
 static bool g_init;
 
+// The handles live for the process (created once: their cost is the
+// "context" stage); destroyed at exit, before the CUDA runtime's own exit
+// handler (registered earlier) tears the context down, so that their device
+// workspaces are released and leak checkers see a clean exit.
+static void release_handles(void)
+{
+    if (!g_init) return;
+    cusolverDnDestroyParams(g_par);
+    cusolverDnDestroy(g_sol);
+    cublasDestroy(g_blas);
+    g_init = false;
+}
+
 extern "C" gt_status gt_tps_cuda_init(gt_timings *tm)
 {
     if (g_init) return GT_OK;
@@ -27,6 +40,7 @@ extern "C" gt_status gt_tps_cuda_init(gt_timings *tm)
     GT_CUSOLVER(cusolverDnCreate(&g_sol));
     GT_CUSOLVER(cusolverDnCreateParams(&g_par));
     g_init = true;
+    atexit(release_handles);
     if (tm) gt_timings_add(tm, "context", gt_now_ms() - t0);
     return GT_OK;
 }
