@@ -55,8 +55,10 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
     gt_pr_dev_octree d;
     memset(&d, 0, sizeof d);
     if (st == GT_OK) st = gt_pr_dev_octree_build(d_u, m, p->depth, &d, &s->oct, tm);
+    double t1 = gt_now_ms();
     if (st == GT_OK) st = gt_pr_dev_octree_download(&d, &s->oct);
     if (st == GT_OK) st = gt_pr_sort_points(s, u, nn, rgb);
+    if (tm) gt_timings_add(tm, "octree to host", gt_now_ms() - t1);
     if (st == GT_OK) st = gt_pr_dev_solve(&d, d_u, s, p, tm);
     gt_pr_dev_octree_free(&d);
     gt_cu_free(d_u);

@@ -162,8 +162,10 @@ static gt_status finish_coo(entries *a, int64_t nrows, bool pattern, gt_mtx *m)
     entry *s = malloc((size_t)(n ? n : 1) * sizeof *s);
     if (!s) return gt_fail(GT_ERR_RUNTIME, "out of memory sorting %lld matrix entries", (long long)n);
     if (nrows > 4 * n + 4096) {
-        memcpy(s, a->e, (size_t)n * sizeof *s);
-        qsort(s, (size_t)n, sizeof *s, cmp_row_col);
+        if (n > 0) { /* a->e is NULL when there are no entries */
+            memcpy(s, a->e, (size_t)n * sizeof *s);
+            qsort(s, (size_t)n, sizeof *s, cmp_row_col);
+        }
     } else {
         int64_t *start = calloc((size_t)nrows + 1, sizeof *start);
         if (!start) {

@@ -224,6 +224,10 @@ static gt_status read_header(gt_reader *r, phdr *h, gt_ply_mesh *m)
             return gt_fail_at(GT_ERR_DATA, fn, ln, "unknown PLY header keyword '%s'", tok[0]);
         }
     }
+    for (int i = 0; i < h->nelem; i++)
+        if (h->elem[i].count > 0 && h->elem[i].nprops == 0)
+            return gt_fail_at(GT_ERR_DATA, fn, r->line, "element '%s' has %llu records but no properties",
+                              h->elem[i].name, h->elem[i].count);
     if (h->fi >= 0) {
         pelem *f = &h->elem[h->fi];
         int pick = -1;

@@ -79,18 +79,19 @@ static size_t frame_bytes(gt_pixfmt f, int w, int h)
 /* ------------------------------------------------------------ distance transform */
 
 /* 1-D squared distance transform of f (n samples) into d (Felzenszwalb &
- * Huttenlocher 2012); v, z scratch of n and n+1. */
-static void edt1d(const float *f, int n, float *d, int *v, float *z)
+ * Huttenlocher 2012); v, z scratch of n and n+1. Double precision: q*q
+ * must be exact for widths up to 65536 (float loses it past 4096). */
+static void edt1d(const double *f, int n, double *d, int *v, double *z)
 {
     int k = 0;
     v[0] = 0;
     z[0] = -INFINITY;
     z[1] = INFINITY;
     for (int q = 1; q < n; q++) {
-        float s;
+        double s;
         for (;;) {
             int p = v[k];
-            s = ((f[q] + (float)q * q) - (f[p] + (float)p * p)) / (2.0f * (q - p));
+            s = ((f[q] + (double)q * q) - (f[p] + (double)p * p)) / (2.0 * (q - p));
             if (s <= z[k] && k > 0) {
                 k--;
                 continue;
@@ -111,47 +112,54 @@ static void edt1d(const float *f, int n, float *d, int *v, float *z)
     k = 0;
     for (int q = 0; q < n; q++) {
         while (z[k + 1] < q) k++;
-        float dq = (float)(q - v[k]);
+        double dq = (double)(q - v[k]);
         d[q] = dq * dq + f[v[k]];
     }
 }
 
 gt_status gt_stitch_edt(const uint8_t *inside, int w, int h, float far, float *dist)
 {
-    const float BIG = 1e20f;
+    const double BIG = 1e12; /* > any squared distance (2 * 65536^2), exact in double */
     int n = w > h ? w : h;
-    float *f = gt_malloc_array((size_t)n, sizeof(float), "distance transform");
-    float *d = gt_malloc_array((size_t)n, sizeof(float), "distance transform");
-    int *v = gt_malloc_array((size_t)n, sizeof(int), "distance transform");
-    float *z = gt_malloc_array((size_t)n + 1, sizeof(float), "distance transform");
-    if (!f || !d || !v || !z) {
-        free(f), free(d), free(v), free(z);
-        return GT_ERR_RUNTIME;
-    }
-    int any_out = 0;
     size_t N = (size_t)w * h;
+    double *sq = gt_malloc_array(N, sizeof(double), "distance transform");
+    if (!sq) return GT_ERR_RUNTIME;
+    int any_out = 0;
     for (size_t i = 0; i < N; i++) {
-        dist[i] = inside[i] ? BIG : 0.0f;
+        sq[i] = inside[i] ? BIG : 0.0;
         any_out |= !inside[i];
     }
     if (!any_out) {
         for (size_t i = 0; i < N; i++) dist[i] = far;
-        free(f), free(d), free(v), free(z);
+        free(sq);
         return GT_OK;
     }
-    /* columns: a column with no outside pixel stays BIG (handled by the row pass) */
-    for (int x = 0; x < w; x++) {
-        for (int y = 0; y < h; y++) f[y] = dist[(size_t)y * w + x];
-        edt1d(f, h, d, v, z);
-        for (int y = 0; y < h; y++) dist[(size_t)y * w + x] = d[y] > BIG ? BIG : d[y];
+    int oom = 0;
+#pragma omp parallel reduction(| : oom)
+    {
+        double *f = malloc((size_t)n * sizeof(double)), *d = malloc((size_t)n * sizeof(double));
+        double *z = malloc(((size_t)n + 1) * sizeof(double));
+        int *v = malloc((size_t)n * sizeof(int));
+        if (!f || !d || !z || !v) oom = 1;
+        /* columns (a column with no outside pixel stays BIG; the row pass fixes it) */
+#pragma omp for schedule(static)
+        for (int x = 0; x < w; x++) {
+            if (!f || !d || !z || !v) continue;
+            for (int y = 0; y < h; y++) f[y] = sq[(size_t)y * w + x];
+            edt1d(f, h, d, v, z);
+            for (int y = 0; y < h; y++) sq[(size_t)y * w + x] = d[y] > BIG ? BIG : d[y];
+        }
+#pragma omp for schedule(static)
+        for (int y = 0; y < h; y++) {
+            if (!f || !d || !z || !v) continue;
+            memcpy(f, sq + (size_t)y * w, (size_t)w * sizeof(double));
+            edt1d(f, w, d, v, z);
+            for (int x = 0; x < w; x++) dist[(size_t)y * w + x] = (float)sqrt(d[x]);
+        }
+        free(f), free(d), free(z), free(v);
     }
-    for (int y = 0; y < h; y++) {
-        float *row = dist + (size_t)y * w;
-        memcpy(f, row, (size_t)w * sizeof(float));
-        edt1d(f, w, d, v, z);
-        for (int x = 0; x < w; x++) row[x] = sqrtf(d[x]);
-    }
-    free(f), free(d), free(v), free(z);
+    free(sq);
+    if (oom) return gt_fail(GT_ERR_RUNTIME, "out of memory in the distance transform");
     return GT_OK;
 }
 
@@ -292,6 +300,7 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
     const float *PL;
     for (int i = 0; i < N; i++) {
         PL = plan->plane[0].P[i];
+#pragma omp parallel for schedule(static)
         for (int y = 0; y < H; y++)
             for (int x = 0; x < W; x++) {
                 float u, v;

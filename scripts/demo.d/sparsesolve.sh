@@ -7,6 +7,8 @@ A="$TESTDATA/sparse/poisson4009_sub1000.mtx"
 echo "== sparsesolve --info $A"
 "$BIN/sparsesolve" --info "$A"
 echo "== PCG (auto method for a symmetric matrix), b = A*1"
+echo "   (this block of poisson4009 is singular: x may differ from all ones by a null-space"
+echo "    vector while the residual is at the tolerance)"
 "$BIN/sparsesolve" -v "$A" --history "$OUT/sparsesolve_history.txt" -o "$OUT/sparsesolve_x.mtx"
 # a 5-point Laplacian on a 40x40 grid, written here
 n=40; N=$((n*n))

@@ -1,4 +1,11 @@
-/* libFuzzer target: Matrix Market reader (path-based, through a memfd). */
+/* libFuzzer target: Matrix Market reader (path-based, through a memfd).
+ *
+ * Build and run by hand (from the repo root, after `meson setup build`):
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+ *     -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -Ilib -Ibuild tests/fuzz/fuzz_mtx.c \
+ *     lib/common/{status,log,alloc,output}.c lib/io/mtx.c -o /tmp/fuzz_mtx
+ *   /tmp/fuzz_mtx -max_total_time=180 -rss_limit_mb=2048 CORPUS_DIR testdata/io/mtx/broken
+ */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>

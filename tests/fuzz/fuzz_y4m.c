@@ -1,6 +1,13 @@
 /* libFuzzer target: Y4M / raw YUV reader (path-based, through a memfd), and
  * the YUV->RGB / format conversion of each frame it returns. A stream that is
- * not Y4M is read as raw 6x4 in a format picked by the input size. */
+ * not Y4M is read as raw 6x4 in a format picked by the input size.
+ *
+ * Build and run by hand (from the repo root, after `meson setup build`):
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+ *     -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -Ilib -Ibuild tests/fuzz/fuzz_y4m.c \
+ *     lib/common/{status,log,alloc,output}.c lib/io/yuv.c -o /tmp/fuzz_y4m
+ *   /tmp/fuzz_y4m -max_total_time=180 -rss_limit_mb=2048 CORPUS_DIR testdata/io/yuv/broken
+ */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>

@@ -240,6 +240,11 @@ static void test_fuzz_huge_rows(void **state)
     assert_int_equal(m.nrows, 1500000000);
     assert_int_equal(m.nnz, 1);
     gt_mtx_free(&m);
+    /* found by fuzz_mtx (UBSan: memcpy from NULL): many rows, no entries */
+    snprintf(p, sizeof p, "%s/io/mtx/fuzz_ubsan_no_entries.mtx", td ? td : "testdata");
+    GT_ASSERT_OK(gt_mtx_read(p, &m));
+    assert_int_equal(m.nnz, 0);
+    gt_mtx_free(&m);
     const char *q = put("hugevec.mtx", "%%MatrixMarket matrix coordinate real general\n"
                                        "1500000000 1 2\n7 1 1\n1 1 2\n");
     double *v;

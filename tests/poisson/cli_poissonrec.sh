@@ -73,6 +73,13 @@ if [ "$(nf "$tmp/bt.ply")" -lt "$(nf "$tmp/b.ply")" ]; then echo "ok   trim-fewe
 has volume-sizes "$tmp/chi.nrrd" "16 16 16"
 has volume-iso "$tmp/chi.nrrd" "iso:="
 
+# the volume is what mcmesh reads: it meshes chi at the iso in the file
+mc="${GT_BUILD_DIR:-}/tools/mcmesh"
+if [ -x "$mc" ]; then
+  "$mc" --device cpu "$tmp/chi.nrrd" -o "$tmp/mc.ply" 2> "$tmp/err"; check mcmesh-reads-volume 0 $?
+  if [ "$(nf "$tmp/mc.ply")" -gt 0 ]; then echo "ok   mcmesh-faces"; else echo "FAIL mcmesh-faces"; fails=$((fails+1)); fi
+fi
+
 # colours: points red on x > 0, blue elsewhere -> vertices carry them
 awk 'BEGIN{srand(5); print "ply\nformat ascii 1.0\nelement vertex 3000\nproperty float x\nproperty float y\nproperty float z\nproperty float nx\nproperty float ny\nproperty float nz\nproperty uchar red\nproperty uchar green\nproperty uchar blue\nend_header";
   for(i=0;i<3000;i++){z=2*rand()-1; p=6.2831853*rand(); s=sqrt(1-z*z); x=s*cos(p); y=s*sin(p);
