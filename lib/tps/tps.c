@@ -155,17 +155,8 @@ gt_status gt_tps_check_points(const double *src, size_t n, bool *planar)
             return s;
         }
     free(p);
-    bool pl = true;
-    double ext = 0.0;
-    for (int d = 0; d < 3; d++) {
-        double lo = src[d], hi = src[d];
-        for (size_t i = 0; i < n; i++) {
-            lo = fmin(lo, src[3 * i + d]);
-            hi = fmax(hi, src[3 * i + d]);
-        }
-        ext = fmax(ext, hi - lo);
-        if (d == 2) pl = (hi == lo);
-    }
+    bool pl = true; /* every z equal: planar (2-D) input */
+    for (size_t i = 1; i < n && pl; i++) pl = src[3 * i + 2] == src[2];
     /* spread of the points along the principal axes: sqrt of the
      * eigenvalues of the scatter matrix (z dropped for planar input) */
     double mu[3] = {0, 0, 0}, S[3][3] = {{0}};
@@ -181,7 +172,6 @@ gt_status gt_tps_check_points(const double *src, size_t n, bool *planar)
     double emax = fmax(ev[0], fmax(ev[1], pl ? 0.0 : ev[2]));
     for (int d = 0; d < dim; d++)
         if (ev[d] > 1e-13 * emax) rank++; /* spread above ~3e-7 of the largest (rounding: 1e-16) */
-    (void)ext;
     if (rank < 2)
         return gt_fail(GT_ERR_DATA,
                        "the control points are collinear: the affine part of the spline is "
