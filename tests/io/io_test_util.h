@@ -1,4 +1,4 @@
-/* Helpers shared by the io-a tests: temp dirs, writing byte buffers to files,
+/* Helpers shared by the io tests: temp dirs, writing byte buffers to files,
  * feeding a file to stdin through a pipe, iterating a broken-input folder. */
 #ifndef IO_TEST_UTIL_H
 #define IO_TEST_UTIL_H

@@ -12,15 +12,10 @@
 #include "common/status.h"
 #include "gt_test.h"
 #include "io/image.h"
+#include "io_test_util.h"
 
-static char tmpdir[256];
-
-static const char *tpath(const char *name)
-{
-    static char p[512];
-    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
-    return p;
-}
+/* temporary files in one folder per run (io_test_util.h) */
+#define tpath io_tmp
 
 static void test_png_round_trip(void **state)
 {
@@ -170,21 +165,6 @@ static void test_write_failures_leave_nothing(void **state)
     assert_int_not_equal(access(p, F_OK), 0);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/gt_test_image_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,5 +174,7 @@ int main(void)
         cmocka_unit_test(test_pfm_round_trip),
         cmocka_unit_test(test_write_failures_leave_nothing),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    io_rm_tmpdir();
+    return rc;
 }

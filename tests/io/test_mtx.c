@@ -12,15 +12,10 @@
 #include "common/status.h"
 #include "gt_test.h"
 #include "io/mtx.h"
+#include "io_test_util.h"
 
-static char tmpdir[256];
-
-static const char *tpath(const char *name)
-{
-    static char p[512];
-    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
-    return p;
-}
+/* temporary files in one folder per run (io_test_util.h) */
+#define tpath io_tmp
 
 static const char *put(const char *name, const char *text)
 {
@@ -253,21 +248,6 @@ static void test_fuzz_huge_rows(void **state)
     assert_non_null(strstr(gt_errmsg(), "implausible"));
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/gt_test_mtx_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,5 +261,7 @@ int main(void)
         cmocka_unit_test(test_real_data),
         cmocka_unit_test(test_fuzz_huge_rows),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    io_rm_tmpdir();
+    return rc;
 }

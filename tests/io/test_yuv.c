@@ -13,15 +13,10 @@
 #include "common/status.h"
 #include "gt_test.h"
 #include "io/yuv.h"
+#include "io_test_util.h"
 
-static char tmpdir[256];
-
-static const char *tpath(const char *name)
-{
-    static char p[512];
-    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
-    return p;
-}
+/* temporary files in one folder per run (io_test_util.h) */
+#define tpath io_tmp
 
 static uint8_t *random_frame(gt_rng *rng, size_t n)
 {
@@ -297,21 +292,6 @@ static void test_writer_abort_leaves_nothing(void **state)
     assert_int_equal(gt_yuv_create(p, true, 3, 4, GT_PIX_YUV420P, 25, 1, &wr), GT_ERR_USAGE);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/gt_test_yuv_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,5 +304,7 @@ int main(void)
         cmocka_unit_test(test_rgb_round_trip),
         cmocka_unit_test(test_writer_abort_leaves_nothing),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    io_rm_tmpdir();
+    return rc;
 }
