@@ -81,25 +81,6 @@ __device__ __forceinline__ int32_t d_nbr125(const gt_pr_dev_octree o, int32_t no
     int32_t ch = o.child[pn];
     return ch < 0 ? -1 : ch + c_lutc125[c][i];
 }
-/* sum over the points of the 27 neighbour cells of v of F_v(p) w(p) val(p) */
-__device__ double d_gather(const gt_pr_dev_octree o, int level, size_t v, const float *u, const double *pv,
-                           const float *pw)
-{
-    int64_t c[3];
-    d_xyz(o.key, v, c);
-    double s = 0.0;
-    for (int i = 0; i < 27; i++) {
-        int32_t nb = o.nbr[27 * v + i];
-        if (nb < 0) continue;
-        uint32_t st = o.pt_start[nb], cn = o.pt_count[nb];
-        for (uint32_t k = st; k < st + cn; k++) {
-            double f = d_basis(level, c, u + 3 * (size_t)k);
-            if (f == 0.0) continue;
-            s += f * (pw ? (double)pw[k] : 1.0) * (pv ? pv[k] : 1.0);
-        }
-    }
-    return s;
-}
 __device__ double d_eval_point(const gt_pr_dev_octree o, int level, int32_t node, const float *p, const double *x,
                                size_t xoff)
 {
@@ -112,6 +93,97 @@ __device__ double d_eval_point(const gt_pr_dev_octree o, int level, int32_t node
         s += x[nb - xoff] * d_basis(level, c, p);
     }
     return s;
+}
+
+/* Screening and density terms as a scatter from the points: for every point
+ * k (in key order, so the points of one node are consecutive) with level-d
+ * node lnode[k], the 27 level-d nodes t around that node get
+ *   out[t - ooff] += scale * w_k * F_t(p_k),
+ * w_k = 1 (MODE_ONE), area_k val[k] (MODE_VAL) or area_k sum_t' pp[t'] F_t'(p_k)
+ * (MODE_PP: the level's functions with coefficients pp at the point, i.e.
+ * one application of the screening matrix without a per-point array).
+ * The same sums as the CPU's node-side gather over the 27 neighbour cells,
+ * but one thread per point: at the coarse levels a node-side loop would walk
+ * all the points in one thread. Points of one node within a warp are summed
+ * by a segmented shuffle scan first, so a coarse node gets one atomic per
+ * warp, not one per point. */
+enum { MODE_ONE = 0, MODE_VAL = 1, MODE_PP = 2 };
+template <int MODE>
+__global__ void k_point_scatter(const gt_pr_dev_octree o, int d, const int32_t *__restrict__ lnode,
+                                const float *__restrict__ u, const float *__restrict__ area,
+                                const double *__restrict__ val, size_t voff, double scale, double *out, size_t ooff,
+                                size_t N)
+{
+    const unsigned FULL = 0xffffffffu;
+    const int lane = threadIdx.x & 31;
+    const size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
+    const size_t nwarps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    const double sc = ldexp(1.0, d);
+    for (size_t base = warp * 32; base < N; base += nwarps * 32) {
+        const size_t k = base + lane;
+        const bool act = k < N;
+        const int32_t node = act ? lnode[k] : -1;
+        double f[3][3]; /* basis value along each axis at neighbour offset -1, 0, 1 */
+        if (act) {
+            int64_t c[3];
+            d_xyz(o.key, (size_t)node, c);
+            for (int a = 0; a < 3; a++) {
+                const double pa = (double)u[3 * k + a] * sc;
+                for (int j = 0; j < 3; j++) f[a][j] = d_bspline(pa - (double)(c[a] + j - 1) - 0.5);
+            }
+        } else {
+            for (int a = 0; a < 3; a++)
+                for (int j = 0; j < 3; j++) f[a][j] = 0.0;
+        }
+        double w = 0.0;
+        if (act) {
+            if (MODE == MODE_ONE) {
+                w = scale;
+            } else if (MODE == MODE_VAL) {
+                w = scale * (double)area[k] * val[k];
+            } else {
+                double uv = 0.0;
+                for (int i = 0; i < 27; i++) {
+                    const int32_t t = o.nbr[27 * (size_t)node + i];
+                    if (t >= 0) uv += val[t - voff] * (f[0][i % 3] * f[1][(i / 3) % 3] * f[2][i / 9]);
+                }
+                w = scale * (double)area[k] * uv;
+            }
+        }
+        /* segments: runs of equal nodes; s = first lane of mine */
+        const int32_t prev = __shfl_up_sync(FULL, node, 1);
+        const int32_t next = __shfl_down_sync(FULL, node, 1);
+        const bool head = lane == 0 || prev != node;
+        const bool tail = lane == 31 || next != node;
+        const unsigned H = __ballot_sync(FULL, head);
+        const int s = 31 - __clz(H & (FULL >> (31 - lane)));
+        const bool singles = H == FULL;
+        for (int i = 0; i < 27; i++) {
+            const int32_t t = act ? o.nbr[27 * (size_t)node + i] : -1;
+            double v = w * (f[0][i % 3] * f[1][(i / 3) % 3] * f[2][i / 9]);
+            if (!singles)
+                for (int off = 1; off < 32; off <<= 1) {
+                    const double y = __shfl_up_sync(FULL, v, off);
+                    if (lane - off >= s) v += y;
+                }
+            if (act && tail && t >= 0 && v != 0.0) atomicAdd(&out[t - ooff], v);
+        }
+    }
+}
+/* block partial sums of a.b added into *out (zeroed by the caller) */
+__global__ void k_dot(const double *__restrict__ a, const double *__restrict__ b, size_t n, double *out)
+{
+    __shared__ double part[32];
+    double s = 0.0;
+    GRID_LOOP(i, n) s += a[i] * b[i];
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        s = threadIdx.x < (blockDim.x >> 5) ? part[threadIdx.x] : 0.0;
+        for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+        if (threadIdx.x == 0) atomicAdd(out, s);
+    }
 }
 
 __global__ void k_gather_sorted(const float *src, const uint32_t *order, float *dst, size_t n)
@@ -138,10 +210,6 @@ __global__ void k_up(const int32_t *parent, const int32_t *leaf, int levels, int
         for (int l = 0; l < levels; l++) v = parent[v];
         out[k] = v;
     }
-}
-__global__ void k_wdens(const gt_pr_dev_octree o, int level, size_t s0, size_t n, const float *u, double *w)
-{
-    GRID_LOOP(q, n) w[s0 + q] = d_gather(o, level, s0 + q, u, NULL, NULL);
 }
 __global__ void k_area(const gt_pr_dev_octree o, int Dw, const int32_t *lnode, const float *u, const double *w,
                        double w2, double spn, float *area, size_t n)
@@ -207,8 +275,10 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, size_t s0, size_t 
         }
     }
 }
+/* b = divergence - the coarser levels' Laplacian applied to their solution
+ * (the coarser screening is scattered from the points afterwards) */
 __global__ void k_rhs(const gt_pr_dev_octree o, int d, size_t s0, size_t n, const double *rhs, const double *coef,
-                      const xtab T, double alpha, const float *u, const double *ptval, const float *area, double *b)
+                      const xtab T, double *b)
 {
     GRID_LOOP(q, n)
     {
@@ -238,56 +308,46 @@ __global__ void k_rhs(const gt_pr_dev_octree o, int d, size_t s0, size_t n, cons
             if (dc == 0) break;
             anc = o.parent[anc];
         }
-        if (alpha > 0) acc -= alpha * d_gather(o, d, v, u, ptval, area);
         b[q] = acc;
     }
 }
+/* the level's 125-neighbour table, neighbour-major (n125[i * n + q]) so that
+ * the stencil kernel's loads coalesce */
 __global__ void k_n125(const gt_pr_dev_octree o, size_t s0, size_t n, int32_t *n125)
 {
     GRID_LOOP(t, 125 * n)
     {
-        size_t q = t / 125;
-        int i = (int)(t % 125);
+        size_t q = t % n;
+        int i = (int)(t / n);
         int32_t r = d_nbr125(o, (int32_t)(s0 + q), i);
         n125[t] = r >= 0 ? r - (int32_t)s0 : -1;
     }
 }
-__global__ void k_uval(const gt_pr_dev_octree o, int d, const int32_t *lnode, const float *u, const double *pp,
-                       size_t s0, double *uval, size_t N)
-{
-    GRID_LOOP(k, N) uval[k] = d_eval_point(o, d, lnode[k], u + 3 * k, pp, s0);
-}
-__global__ void k_apply(const gt_pr_dev_octree o, int d, size_t s0, size_t n, const int32_t *n125, const double *pp,
-                        double alpha, const float *u, const double *uval, const float *area, double *ap,
-                        double *prod)
+/* ap = L pp, the level's 125-point Laplacian stencil */
+__global__ void k_stencil(size_t n, const int32_t *__restrict__ n125, const double *__restrict__ pp,
+                          double *__restrict__ ap)
 {
     GRID_LOOP(q, n)
     {
         double acc = 0;
-        const int32_t *nq = n125 + 125 * q;
-        for (int i = 0; i < 125; i++)
-            if (nq[i] >= 0) acc += c_stencil[i] * pp[nq[i]];
-        if (alpha > 0) acc += alpha * d_gather(o, d, s0 + q, u, uval, area);
+        for (int i = 0; i < 125; i++) {
+            const int32_t t = n125[(size_t)i * n + q];
+            if (t >= 0) acc += c_stencil[i] * pp[t];
+        }
         ap[q] = acc;
-        prod[q] = pp[q] * acc;
     }
 }
-__global__ void k_update_xr(double *x, double *r, const double *pp, const double *ap, double al, double *prod, size_t n)
+__global__ void k_update_xr(double *x, double *r, const double *pp, const double *ap, double al, size_t n)
 {
     GRID_LOOP(q, n)
     {
         x[q] += al * pp[q];
         r[q] -= al * ap[q];
-        prod[q] = r[q] * r[q];
     }
 }
 __global__ void k_update_p(double *pp, const double *r, double be, size_t n)
 {
     GRID_LOOP(q, n) pp[q] = r[q] + be * pp[q];
-}
-__global__ void k_sq(const double *a, double *prod, size_t n)
-{
-    GRID_LOOP(q, n) prod[q] = a[q] * a[q];
 }
 __global__ void k_ptval_add(const gt_pr_dev_octree o, int d, const int32_t *lnode, const float *u, const double *coef,
                             double *ptval, size_t N)
@@ -310,7 +370,7 @@ typedef struct {
     double *tM, *tG; /* integral tables (first: freed with the rest) */
     float *u, *nrm, *area;
     int32_t *leaf, *lnode, *n125;
-    double *wdens, *rhs, *coef, *vf, *ptval, *uval, *b, *r, *pp, *ap, *prod;
+    double *wdens, *rhs, *coef, *vf, *ptval, *b, *r, *pp, *ap, *scal;
 } bufs_t;
 
 static void free_bufs(bufs_t *m)
@@ -364,6 +424,18 @@ static gt_status dsum(const double *a, size_t n, double *out)
 {
     return gt_cu_reduce_sum_f64(a, n, out, NULL, NULL);
 }
+/* a.b through a device scalar (one small copy back) */
+static gt_status ddot(const double *a, const double *b, size_t n, double *d_scal, double *out)
+{
+    GT_TRY(gt_cu_memset(d_scal, 0, sizeof(double), NULL));
+    if (n) {
+        int grid = (int)gt_grid(n, PR_BLOCK);
+        if (grid > 1024) grid = 1024;
+        k_dot<<<grid, PR_BLOCK>>>(a, b, n, d_scal);
+        GT_CU_LAUNCH("k_dot");
+    }
+    return gt_cu_memcpy_d2h(out, d_scal, sizeof(double), NULL);
+}
 
 static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, const float *h_nrm, gt_pr_state *s,
                        const gt_pr_params *p, gt_timings *tm, bufs_t *m)
@@ -372,7 +444,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     const gt_pr_octree *h = &s->oct;
     const int D = h->depth;
     const size_t N = h->npts, NN = h->nnodes;
-    gt_timer tmr;
+    gt_timer tmr, sub;
     gt_timer_start(&tmr, true, NULL);
     gt_pr_luts_init();
     GT_CU(cudaMemcpyToSymbol(c_lutp125, gt_pr_lut_parent125, sizeof gt_pr_lut_parent125));
@@ -392,12 +464,11 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     GT_TRY(gt_cu_malloc((void **)&m->coef, NN * sizeof(double), "coefficients"));
     GT_TRY(gt_cu_malloc((void **)&m->vf, 3 * nD * sizeof(double), "vector field"));
     GT_TRY(gt_cu_malloc((void **)&m->ptval, N * sizeof(double), "point values"));
-    GT_TRY(gt_cu_malloc((void **)&m->uval, N * sizeof(double), "point values"));
+    GT_TRY(gt_cu_malloc((void **)&m->scal, 4 * sizeof(double), "cg scalars"));
     GT_TRY(gt_cu_malloc((void **)&m->b, nmax * sizeof(double), "cg"));
     GT_TRY(gt_cu_malloc((void **)&m->r, nmax * sizeof(double), "cg"));
     GT_TRY(gt_cu_malloc((void **)&m->pp, nmax * sizeof(double), "cg"));
     GT_TRY(gt_cu_malloc((void **)&m->ap, nmax * sizeof(double), "cg"));
-    GT_TRY(gt_cu_malloc((void **)&m->prod, nmax * sizeof(double), "cg"));
     GT_TRY(gt_cu_memset(m->wdens, 0, NN * sizeof(double), NULL));
     GT_TRY(gt_cu_memset(m->rhs, 0, NN * sizeof(double), NULL));
     GT_TRY(gt_cu_memset(m->coef, 0, NN * sizeof(double), NULL));
@@ -411,9 +482,8 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     const int Dw = D >= 2 ? D - 2 : 0;
     s->density_depth = Dw;
     {
-        size_t s0 = h->level_start[Dw], n = h->level_start[Dw + 1] - s0;
-        LAUNCH(k_wdens, n, o, Dw, s0, n, m->u, m->wdens);
         LAUNCH(k_up, N, o.parent, m->leaf, D - Dw, m->lnode, N);
+        LAUNCH(k_point_scatter<MODE_ONE>, N, o, Dw, m->lnode, m->u, NULL, NULL, 0, 1.0, m->wdens, 0, N);
         double spn = p->samples_per_node > 0 ? p->samples_per_node : 1e-9;
         LAUNCH(k_area, N, o, Dw, m->lnode, m->u, m->wdens, ldexp(1.0, -2 * Dw), spn, m->area, N);
     }
@@ -453,28 +523,36 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         GT_CU(cudaMemcpyToSymbol(c_stencil, stencil, sizeof stencil));
         LAUNCH(k_up, N, o.parent, m->leaf, D - d, m->lnode, N);
         if (d > 0) GT_TRY(make_tables(d, d - 1, 1, 1, m, &tcap, &T));
-        LAUNCH(k_rhs, n, o, d, s0, n, m->rhs, m->coef, T, alpha, m->u, m->ptval, m->area, m->b);
+        gt_timer_start(&sub, true, NULL);
+        LAUNCH(k_rhs, n, o, d, s0, n, m->rhs, m->coef, T, m->b);
+        if (alpha > 0)
+            LAUNCH(k_point_scatter<MODE_VAL>, N, o, d, m->lnode, m->u, m->area, m->ptval, 0, -alpha, m->b, s0, N);
+        if (tm) gt_timings_add(tm, "solve: right-hand sides", gt_timer_stop(&sub));
+        gt_timer_start(&sub, true, NULL);
         LAUNCH(k_n125, 125 * n, o, s0, n, m->n125);
+        if (tm) gt_timings_add(tm, "solve: neighbour tables", gt_timer_stop(&sub));
+        gt_timer_start(&sub, true, NULL);
         double *x = m->coef + s0;
         GT_TRY(gt_cu_memcpy_d2d(m->r, m->b, n * sizeof(double), NULL));
         GT_TRY(gt_cu_memcpy_d2d(m->pp, m->b, n * sizeof(double), NULL));
-        LAUNCH(k_sq, n, m->r, m->prod, n);
         double rr, bb;
-        GT_TRY(dsum(m->prod, n, &rr));
+        GT_TRY(ddot(m->r, m->r, n, m->scal, &rr));
         bb = rr;
         for (int it = 0; it < iters && rr > 0 && rr > tol * tol * bb; it++) {
-            if (alpha > 0) LAUNCH(k_uval, N, o, d, m->lnode, m->u, m->pp, s0, m->uval, N);
-            LAUNCH(k_apply, n, o, d, s0, n, m->n125, m->pp, alpha, m->u, m->uval, m->area, m->ap, m->prod);
+            LAUNCH(k_stencil, n, n, m->n125, m->pp, m->ap);
+            if (alpha > 0)
+                LAUNCH(k_point_scatter<MODE_PP>, N, o, d, m->lnode, m->u, m->area, m->pp, s0, alpha, m->ap, s0, N);
             double pap;
-            GT_TRY(dsum(m->prod, n, &pap));
+            GT_TRY(ddot(m->pp, m->ap, n, m->scal, &pap));
             if (!(pap > 0)) break;
             double al = rr / pap, rr2;
-            LAUNCH(k_update_xr, n, x, m->r, m->pp, m->ap, al, m->prod, n);
-            GT_TRY(dsum(m->prod, n, &rr2));
+            LAUNCH(k_update_xr, n, x, m->r, m->pp, m->ap, al, n);
+            GT_TRY(ddot(m->r, m->r, n, m->scal, &rr2));
             double be = rr2 / rr;
             rr = rr2;
             LAUNCH(k_update_p, n, m->pp, m->r, be, n);
         }
+        if (tm) gt_timings_add(tm, "solve: cg", gt_timer_stop(&sub));
         LAUNCH(k_ptval_add, N, o, d, m->lnode, m->u, m->coef, m->ptval, N);
         if (p->progress) gt_progress_update(&prog, d + 1, NULL);
     }
