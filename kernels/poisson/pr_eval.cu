@@ -11,6 +11,7 @@
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/poisson/pr_gpu.h"
+#include "kernels/poisson/pr_gpu_internal.h"
 
 __device__ __forceinline__ double e_bspline(double t)
 {
@@ -92,23 +93,27 @@ static gt_status run(const gt_pr_state *s, const uint32_t *cxyz, size_t n, doubl
 {
     const gt_pr_octree *o = &s->oct;
     size_t NN = o->nnodes;
-    GT_TRY(gt_cu_malloc(&b[0], NN * sizeof(uint64_t), "octree keys"));
-    GT_TRY(gt_cu_malloc(&b[1], NN * sizeof(int32_t), "octree children"));
-    GT_TRY(gt_cu_malloc(&b[2], 27 * NN * sizeof(int32_t), "octree neighbours"));
-    GT_TRY(gt_cu_malloc(&b[3], NN * sizeof(double), "coefficients"));
+    const gt_pr_dev_state *ds = (const gt_pr_dev_state *)s->dev;
+    if (!ds || !ds->coef) {
+        /* no device-resident state (a CPU-solved one): upload */
+        GT_TRY(gt_cu_malloc(&b[0], NN * sizeof(uint64_t), "octree keys"));
+        GT_TRY(gt_cu_malloc(&b[1], NN * sizeof(int32_t), "octree children"));
+        GT_TRY(gt_cu_malloc(&b[2], 27 * NN * sizeof(int32_t), "octree neighbours"));
+        GT_TRY(gt_cu_malloc(&b[3], NN * sizeof(double), "coefficients"));
+        GT_TRY(gt_cu_memcpy_h2d(b[0], o->key, NN * sizeof(uint64_t), NULL));
+        GT_TRY(gt_cu_memcpy_h2d(b[1], o->child, NN * sizeof(int32_t), NULL));
+        GT_TRY(gt_cu_memcpy_h2d(b[2], o->nbr, 27 * NN * sizeof(int32_t), NULL));
+        GT_TRY(gt_cu_memcpy_h2d(b[3], s->coef, NN * sizeof(double), NULL));
+    }
     GT_TRY(gt_cu_malloc(&b[4], 3 * n * sizeof(uint32_t) + 4, "corners"));
     GT_TRY(gt_cu_malloc(&b[5], n * sizeof(double) + 8, "corner values"));
-    GT_TRY(gt_cu_memcpy_h2d(b[0], o->key, NN * sizeof(uint64_t), NULL));
-    GT_TRY(gt_cu_memcpy_h2d(b[1], o->child, NN * sizeof(int32_t), NULL));
-    GT_TRY(gt_cu_memcpy_h2d(b[2], o->nbr, 27 * NN * sizeof(int32_t), NULL));
-    GT_TRY(gt_cu_memcpy_h2d(b[3], s->coef, NN * sizeof(double), NULL));
     GT_TRY(gt_cu_memcpy_h2d(b[4], cxyz, 3 * n * sizeof(uint32_t), NULL));
     eval_args A;
     memset(&A, 0, sizeof A);
-    A.key = (const uint64_t *)b[0];
-    A.child = (const int32_t *)b[1];
-    A.nbr = (const int32_t *)b[2];
-    A.coef = (const double *)b[3];
+    A.key = ds && ds->coef ? ds->oct.key : (const uint64_t *)b[0];
+    A.child = ds && ds->coef ? ds->oct.child : (const int32_t *)b[1];
+    A.nbr = ds && ds->coef ? ds->oct.nbr : (const int32_t *)b[2];
+    A.coef = ds && ds->coef ? ds->coef : (const double *)b[3];
     A.depth = o->depth;
     for (int l = 0; l <= o->depth + 1; l++) A.level_start[l] = o->level_start[l];
     if (n) {

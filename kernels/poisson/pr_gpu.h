@@ -30,6 +30,9 @@ gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_params *p, gt_ti
  * the level's sorted keys where it does not). */
 gt_status gt_pr_eval_corners_cuda(const gt_pr_state *s, const uint32_t *cxyz, size_t n, double *out);
 
+/* Release the device-resident octree and solution of a state (s->dev). */
+void gt_pr_dev_state_free(void *dev);
+
 #ifdef __cplusplus
 }
 #endif

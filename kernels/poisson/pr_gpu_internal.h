@@ -20,10 +20,19 @@ gt_status gt_pr_dev_octree_build(const float *d_u, size_t n, int depth, gt_pr_de
                                  gt_timings *tm);
 gt_status gt_pr_dev_octree_download(const gt_pr_dev_octree *d, gt_pr_octree *h);
 void gt_pr_dev_octree_free(gt_pr_dev_octree *d);
-/* Density, splat, divergence and cascadic solve on the device (pr_solve.cu);
- * s->oct (host copy) and s->n (sorted normals) must be set; fills s->coef,
- * s->wdens, s->area, s->iso, s->alpha, s->density_depth. */
-gt_status gt_pr_dev_solve(const gt_pr_dev_octree *d, const float *d_u_unsorted, gt_pr_state *s, const gt_pr_params *p,
-                          gt_timings *tm);
+/* Density, splat, divergence and cascadic solve on the device (pr_solve.cu)
+ * from the unsorted unit-cube points and normals on the device; s->oct needs
+ * the sizes and level starts. Sets s->iso, s->alpha, s->density_depth and
+ * returns the coefficients (device, one per node; the caller frees them).
+ * When the host octree was downloaded (s->oct.key != NULL) it also fills the
+ * host copies s->coef, s->wdens and s->area. */
+gt_status gt_pr_dev_solve(const gt_pr_dev_octree *d, const float *d_u_unsorted, const float *d_n_unsorted,
+                          gt_pr_state *s, const gt_pr_params *p, gt_timings *tm, double **d_coef);
+
+/* What stays on the device from the solve to the extraction (gt_pr_state.dev). */
+typedef struct gt_pr_dev_state {
+    gt_pr_dev_octree oct;
+    double *coef;
+} gt_pr_dev_state;
 
 #endif

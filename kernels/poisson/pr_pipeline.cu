@@ -12,6 +12,15 @@
 #include "kernels/poisson/pr_gpu.h"
 #include "kernels/poisson/pr_gpu_internal.h"
 
+extern "C" void gt_pr_dev_state_free(void *dev)
+{
+    gt_pr_dev_state *ds = (gt_pr_dev_state *)dev;
+    if (!ds) return;
+    gt_pr_dev_octree_free(&ds->oct);
+    gt_cu_free(ds->coef);
+    free(ds);
+}
+
 extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_params *p, gt_timings *tm, gt_pr_state *s,
                                         size_t *skipped_nonfinite, size_t *skipped_zero)
 {
@@ -49,19 +58,25 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
                            freeb / 1073741824.0, fits);
         }
     }
-    float *d_u = NULL;
+    float *d_u = NULL, *d_n = NULL;
     st = gt_cu_malloc((void **)&d_u, m * 3 * sizeof(float), "points");
+    if (st == GT_OK) st = gt_cu_malloc((void **)&d_n, m * 3 * sizeof(float), "normals");
     if (st == GT_OK) st = gt_cu_memcpy_h2d(d_u, u, m * 3 * sizeof(float), NULL);
-    gt_pr_dev_octree d;
-    memset(&d, 0, sizeof d);
-    if (st == GT_OK) st = gt_pr_dev_octree_build(d_u, m, p->depth, &d, &s->oct, tm);
-    double t1 = gt_now_ms();
-    if (st == GT_OK) st = gt_pr_dev_octree_download(&d, &s->oct);
-    if (st == GT_OK) st = gt_pr_sort_points(s, u, nn, rgb);
-    if (tm) gt_timings_add(tm, "octree to host", gt_now_ms() - t1);
-    if (st == GT_OK) st = gt_pr_dev_solve(&d, d_u, s, p, tm);
-    gt_pr_dev_octree_free(&d);
+    if (st == GT_OK) st = gt_cu_memcpy_h2d(d_n, nn, m * 3 * sizeof(float), NULL);
+    gt_pr_dev_state *ds = (gt_pr_dev_state *)calloc(1, sizeof *ds);
+    if (!ds && st == GT_OK) st = gt_fail(GT_ERR_RUNTIME, "out of memory (device state)");
+    if (st == GT_OK) st = gt_pr_dev_octree_build(d_u, m, p->depth, &ds->oct, &s->oct, tm);
+    /* the host needs the octree for the host-side extraction and its extras */
+    if (st == GT_OK) {
+        double t1 = gt_now_ms();
+        st = gt_pr_dev_octree_download(&ds->oct, &s->oct);
+        if (st == GT_OK) st = gt_pr_sort_points(s, u, nn, rgb);
+        if (tm) gt_timings_add(tm, "octree to host", gt_now_ms() - t1);
+    }
+    if (st == GT_OK) st = gt_pr_dev_solve(&ds->oct, d_u, d_n, s, p, tm, &ds->coef);
     gt_cu_free(d_u);
+    gt_cu_free(d_n);
+    s->dev = ds;
     if (st == GT_OK && s->rgb) st = gt_pr_colors_cpu(s);
     s->eval_on_gpu = true;
     free(u);

@@ -240,38 +240,67 @@ __global__ void k_splat(const gt_pr_dev_octree o, int D, size_t s0, size_t n, co
         for (int a = 0; a < 3; a++) vf[3 * q + a] = acc[a] * inv_w3;
     }
 }
-__global__ void k_divergence(const gt_pr_dev_octree o, int D, size_t s0, size_t n, const double *vf, const xtab T,
-                             double *rhs)
+/* Divergence: every depth-D node f with a nonzero splatted vector scatters
+ * v_f . int grad F_t F_f into the 125-neighbourhood t of each of its
+ * ancestors. One lane per fine node; lanes with the same ancestor at a level
+ * (consecutive, as the nodes are key-sorted) are summed by a segmented
+ * shuffle scan first, so the coarse levels' few targets do not take one
+ * atomic per fine node. */
+__global__ void k_divergence(const gt_pr_dev_octree o, int D, size_t s0, size_t n, const double *__restrict__ vf,
+                             const xtab T, double *rhs)
 {
-    GRID_LOOP(q, n)
-    {
-        const double *vv = vf + 3 * q;
-        if (vv[0] == 0 && vv[1] == 0 && vv[2] == 0) continue;
-        size_t v = s0 + q;
-        int64_t cf[3];
-        d_xyz(o.key, v, cf);
-        int32_t anc = (int32_t)v;
+    const unsigned FULL = 0xffffffffu;
+    const int lane = threadIdx.x & 31;
+    const size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
+    const size_t nwarps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    for (size_t base = warp * 32; base < n; base += nwarps * 32) {
+        const size_t q = base + lane;
+        const bool act = q < n;
+        double vv[3] = {0.0, 0.0, 0.0};
+        if (act)
+            for (int a = 0; a < 3; a++) vv[a] = vf[3 * q + a];
+        const bool nz = vv[0] != 0 || vv[1] != 0 || vv[2] != 0;
+        if (!__any_sync(FULL, nz)) continue;
+        int64_t cf[3] = {0, 0, 0};
+        if (act) d_xyz(o.key, s0 + q, cf);
+        int32_t anc = act ? (int32_t)(s0 + q) : -1;
         for (int d = D; d >= 0; d--) {
-            int64_t ca[3];
-            d_xyz(o.key, (size_t)anc, ca);
             double M[3][5], G[3][5];
-            for (int a = 0; a < 3; a++) {
-                size_t r = (size_t)(cf[a] - (ca[a] << (D - d)));
-                for (int k = 0; k < 5; k++) {
-                    M[a][k] = T.M[T.off[d] + r * 5 + k];
-                    G[a][k] = T.G[T.off[d] + r * 5 + k];
+            if (act) {
+                int64_t ca[3];
+                d_xyz(o.key, (size_t)anc, ca);
+                for (int a = 0; a < 3; a++) {
+                    size_t r = (size_t)(cf[a] - (ca[a] << (D - d)));
+                    for (int k = 0; k < 5; k++) {
+                        M[a][k] = T.M[T.off[d] + r * 5 + k];
+                        G[a][k] = T.G[T.off[d] + r * 5 + k];
+                    }
                 }
+            } else {
+                for (int a = 0; a < 3; a++)
+                    for (int k = 0; k < 5; k++) M[a][k] = G[a][k] = 0.0;
             }
+            const int32_t prev = __shfl_up_sync(FULL, anc, 1);
+            const int32_t next = __shfl_down_sync(FULL, anc, 1);
+            const bool head = lane == 0 || prev != anc;
+            const bool tail = lane == 31 || next != anc;
+            const unsigned H = __ballot_sync(FULL, head);
+            const int sl = 31 - __clz(H & (FULL >> (31 - lane)));
+            const bool singles = H == FULL;
             for (int i = 0; i < 125; i++) {
-                int32_t t = d_nbr125(o, anc, i);
-                if (t < 0) continue;
-                int kx = i % 5, ky = (i / 5) % 5, kz = i / 25;
+                const int32_t t = act ? d_nbr125(o, anc, i) : -1;
+                const int kx = i % 5, ky = (i / 5) % 5, kz = i / 25;
                 double val = vv[0] * G[0][kx] * M[1][ky] * M[2][kz] + vv[1] * M[0][kx] * G[1][ky] * M[2][kz] +
                              vv[2] * M[0][kx] * M[1][ky] * G[2][kz];
-                atomicAdd(&rhs[t], val);
+                if (!singles)
+                    for (int off = 1; off < 32; off <<= 1) {
+                        const double y = __shfl_up_sync(FULL, val, off);
+                        if (lane - off >= sl) val += y;
+                    }
+                if (tail && t >= 0 && val != 0.0) atomicAdd(&rhs[t], val);
             }
             if (d == 0) break;
-            anc = o.parent[anc];
+            if (act) anc = o.parent[anc];
         }
     }
 }
@@ -437,8 +466,8 @@ static gt_status ddot(const double *a, const double *b, size_t n, double *d_scal
     return gt_cu_memcpy_d2h(out, d_scal, sizeof(double), NULL);
 }
 
-static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, const float *h_nrm, gt_pr_state *s,
-                       const gt_pr_params *p, gt_timings *tm, bufs_t *m)
+static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, const float *d_n_unsorted, gt_pr_state *s,
+                       const gt_pr_params *p, gt_timings *tm, bufs_t *m, double **d_coef)
 {
     const gt_pr_dev_octree o = *dptr;
     const gt_pr_octree *h = &s->oct;
@@ -472,10 +501,9 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     GT_TRY(gt_cu_memset(m->wdens, 0, NN * sizeof(double), NULL));
     GT_TRY(gt_cu_memset(m->rhs, 0, NN * sizeof(double), NULL));
     GT_TRY(gt_cu_memset(m->coef, 0, NN * sizeof(double), NULL));
-    /* points in key order: positions from the device copy, normals uploaded */
+    /* points and normals in key order */
     LAUNCH(k_gather_sorted, N, d_u_unsorted, o.order, m->u, N);
-    GT_TRY(gt_cu_memcpy_h2d(m->nrm, s->n, 3 * N * sizeof(float), NULL));
-    (void)h_nrm;
+    LAUNCH(k_gather_sorted, N, d_n_unsorted, o.order, m->nrm, N);
     LAUNCH(k_leaf, nD, o, h->level_start[D], nD, m->leaf);
 
     /* 1. density and areas */
@@ -561,23 +589,29 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     GT_TRY(dsum(m->ptval, N, &sum));
     s->iso = sum / (double)N + GT_PR_TARGET;
     if (tm) gt_timings_add(tm, "solve (gpu)", gt_timer_stop(&tmr));
-    /* results the extraction (host) needs */
-    s->coef = (double *)gt_malloc_array(NN, sizeof(double), "coefficients");
-    s->wdens = (double *)gt_malloc_array(NN, sizeof(double), "density");
-    s->area = (float *)gt_malloc_array(N, sizeof(float), "areas");
-    if (!s->coef || !s->wdens || !s->area) return GT_ERR_RUNTIME;
-    GT_TRY(gt_cu_memcpy_d2h(s->coef, m->coef, NN * sizeof(double), NULL));
-    GT_TRY(gt_cu_memcpy_d2h(s->wdens, m->wdens, NN * sizeof(double), NULL));
-    GT_TRY(gt_cu_memcpy_d2h(s->area, m->area, N * sizeof(float), NULL));
+    /* the solution stays on the device for the extraction; host copies of
+     * what the host-side stages read when the host octree was downloaded */
+    if (h->key) {
+        s->coef = (double *)gt_malloc_array(NN, sizeof(double), "coefficients");
+        s->wdens = (double *)gt_malloc_array(NN, sizeof(double), "density");
+        s->area = (float *)gt_malloc_array(N, sizeof(float), "areas");
+        if (!s->coef || !s->wdens || !s->area) return GT_ERR_RUNTIME;
+        GT_TRY(gt_cu_memcpy_d2h(s->coef, m->coef, NN * sizeof(double), NULL));
+        GT_TRY(gt_cu_memcpy_d2h(s->wdens, m->wdens, NN * sizeof(double), NULL));
+        GT_TRY(gt_cu_memcpy_d2h(s->area, m->area, N * sizeof(float), NULL));
+    }
+    *d_coef = m->coef;
+    m->coef = NULL;
     return GT_OK;
 }
 
-gt_status gt_pr_dev_solve(const gt_pr_dev_octree *d, const float *d_u_unsorted, gt_pr_state *s, const gt_pr_params *p,
-                          gt_timings *tm)
+gt_status gt_pr_dev_solve(const gt_pr_dev_octree *d, const float *d_u_unsorted, const float *d_n_unsorted,
+                          gt_pr_state *s, const gt_pr_params *p, gt_timings *tm, double **d_coef)
 {
     bufs_t m;
     memset(&m, 0, sizeof m);
-    gt_status st = solve(d, d_u_unsorted, NULL, s, p, tm, &m);
+    *d_coef = NULL;
+    gt_status st = solve(d, d_u_unsorted, d_n_unsorted, s, p, tm, &m, d_coef);
     free_bufs(&m);
     return st;
 }

@@ -71,18 +71,22 @@ gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u_out, fl
         free(keep);
         return gt_fail(GT_ERR_DATA, "all %zu points are coincident", m);
     }
-    /* coplanar: the covariance is (nearly) singular */
+    /* coplanar: the covariance is (nearly) singular; one pass of sums about
+     * the box centre (shifted, so the cancellation stays small) */
     {
-        double mean[3] = {0, 0, 0}, C[3][3] = {{0}};
-        for (size_t i = 0; i < n; i++)
-            if (keep[i])
-                for (int a = 0; a < 3; a++) mean[a] += in->xyz[3 * i + a];
-        for (int a = 0; a < 3; a++) mean[a] /= (double)m;
-        for (size_t i = 0; i < n; i++)
-            if (keep[i])
-                for (int a = 0; a < 3; a++)
-                    for (int b = 0; b < 3; b++)
-                        C[a][b] += (in->xyz[3 * i + a] - mean[a]) * (in->xyz[3 * i + b] - mean[b]) / (double)m;
+        double S1[3] = {0, 0, 0}, S2[3][3] = {{0}};
+        for (size_t i = 0; i < n; i++) {
+            if (!keep[i]) continue;
+            double d[3];
+            for (int a = 0; a < 3; a++) d[a] = in->xyz[3 * i + a] - center[a];
+            for (int a = 0; a < 3; a++) {
+                S1[a] += d[a];
+                for (int b = a; b < 3; b++) S2[a][b] += d[a] * d[b];
+            }
+        }
+        double C[3][3];
+        for (int a = 0; a < 3; a++)
+            for (int b = a; b < 3; b++) C[a][b] = C[b][a] = S2[a][b] / (double)m - S1[a] * S1[b] / ((double)m * m);
         double det = C[0][0] * (C[1][1] * C[2][2] - C[1][2] * C[2][1]) - C[0][1] * (C[1][0] * C[2][2] - C[1][2] * C[2][0]) +
                      C[0][2] * (C[1][0] * C[2][1] - C[1][1] * C[2][0]);
         double tr = (C[0][0] + C[1][1] + C[2][2]) / 3.0;
@@ -97,16 +101,17 @@ gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u_out, fl
     float *rgb = (in->rgb && rgb_out) ? gt_malloc_array(m, 3 * sizeof(float), "colours") : NULL;
     if (!u || !nn || (in->rgb && rgb_out && !rgb)) { free(u); free(nn); free(rgb); free(keep); return GT_ERR_RUNTIME; }
     size_t j = 0;
+    const double inv_side = 1.0 / *side;
     for (size_t i = 0; i < n; i++) {
         if (!keep[i]) continue;
         const float *q = in->nrm + 3 * i;
-        double l = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2]);
+        double il = 1.0 / sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2]);
         for (int a = 0; a < 3; a++) {
-            double v = (in->xyz[3 * i + a] - center[a]) / *side + 0.5;
+            double v = (in->xyz[3 * i + a] - center[a]) * inv_side + 0.5;
             if (v < 0) v = 0;
             if (v > 0.99999994) v = 0.99999994;
             u[3 * j + a] = (float)v;
-            nn[3 * j + a] = (float)(q[a] / l);
+            nn[3 * j + a] = (float)(q[a] * il);
             if (rgb) rgb[3 * j + a] = in->rgb[3 * i + a];
         }
         j++;

@@ -159,6 +159,7 @@ typedef struct gt_pr_state {
     double *rhs;             /* divergence per node */
     double alpha;            /* screening weight in the energy */
     bool eval_on_gpu;        /* extraction evaluates chi at the corners on the GPU */
+    void *dev;               /* CUDA path: the device-resident octree and solution, or NULL */
     double iso;
 } gt_pr_state;
 

@@ -15,7 +15,11 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/progress.h"
+#include "gt_config.h"
 #include "poisson/poisson.h"
+#if GT_HAVE_CUDA
+#include "kernels/poisson/pr_gpu.h"
+#endif
 
 double gt_pr_bspline(double t)
 {
@@ -94,6 +98,9 @@ void gt_pr_state_free(gt_pr_state *s)
     gt_pr_octree_free(&s->oct);
     free(s->u); free(s->n); free(s->area); free(s->wdens); free(s->coef); free(s->rhs);
     free(s->rgb); free(s->cdens);
+#if GT_HAVE_CUDA
+    gt_pr_dev_state_free(s->dev);
+#endif
     memset(s, 0, sizeof *s);
 }
 
