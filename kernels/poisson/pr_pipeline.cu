@@ -32,9 +32,7 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
     if (tm) gt_timings_add(tm, "normalise", gt_now_ms() - t0);
     /* memory check: per point keys, order, coordinates, normals, areas and
      * values (~100 bytes); per node key, links, ranges, 27 neighbours and the
-     * solver's vectors (~210 bytes) plus, for the finest level, the 125
-     * neighbour table of the level being solved (500 bytes); at most
-     * min(8 m, 8^l) nodes at level l */
+     * solver's vectors (~210 bytes); at most min(8 m, 8^l) nodes at level l */
     size_t freeb = 0, totb = 0;
     gt_status st = gt_cu_mem_info(&freeb, &totb);
     if (st == GT_OK) {
@@ -44,7 +42,7 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
             double nl = ldexp(1.0, 3 * l);
             if (nl > 8.0 * m) nl = 8.0 * m;
             acc += 210.0 * nl;
-            need[l] = acc + 500.0 * nl;
+            need[l] = acc;
         }
         if (need[p->depth] > 0.9 * (double)freeb) {
             int fits = 0;

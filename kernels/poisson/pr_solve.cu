@@ -95,6 +95,36 @@ __device__ double d_eval_point(const gt_pr_dev_octree o, int level, int32_t node
     return s;
 }
 
+/* Visit the (up to) 125 same-level neighbours of `node` within +-2 cells,
+ * f(t, i) with i = (dx+2) + 5(dy+2) + 25(dz+2): they are children of the
+ * parent's 27 neighbours (the rule behind the 125-LUTs), so walking those 27
+ * and their 8 consecutive children reads 2 x 27 links and contiguous
+ * children instead of 125 x 4 dependent loads, and siblings share them. */
+template <class F>
+__device__ __forceinline__ void for_nbr125(const gt_pr_dev_octree &o, int32_t node, F f)
+{
+    if (node == 0) {
+        f(0, 62);
+        return;
+    }
+    const int32_t P = o.parent[node];
+    const int c = (int)(o.key[node] & 7);
+    const int cx = c & 1, cy = (c >> 1) & 1, cz = c >> 2;
+    for (int j = 0; j < 27; j++) {
+        const int32_t pn = o.nbr[27 * (size_t)P + j];
+        if (pn < 0) continue;
+        const int32_t ch = o.child[pn];
+        if (ch < 0) continue;
+        const int jx = j % 3 - 1, jy = (j / 3) % 3 - 1, jz = j / 9 - 1;
+#pragma unroll
+        for (int cc = 0; cc < 8; cc++) {
+            const int dx = 2 * jx + (cc & 1) - cx, dy = 2 * jy + ((cc >> 1) & 1) - cy, dz = 2 * jz + (cc >> 2) - cz;
+            if (dx < -2 || dx > 2 || dy < -2 || dy > 2 || dz < -2 || dz > 2) continue;
+            f(ch + cc, (dx + 2) + 5 * (dy + 2) + 25 * (dz + 2));
+        }
+    }
+}
+
 /* Screening and density terms as a scatter from the points: for every point
  * k (in key order, so the points of one node are consecutive) with level-d
  * node lnode[k], the 27 level-d nodes t around that node get
@@ -327,42 +357,26 @@ __global__ void k_rhs(const gt_pr_dev_octree o, int d, size_t s0, size_t n, cons
                     G[a][k] = T.G[T.off[dc] + r * 5 + k];
                 }
             }
-            for (int i = 0; i < 125; i++) {
-                int32_t t = d_nbr125(o, anc, i);
-                if (t < 0) continue;
-                int kx = i % 5, ky = (i / 5) % 5, kz = i / 25;
-                double L = G[0][kx] * M[1][ky] * M[2][kz] + M[0][kx] * G[1][ky] * M[2][kz] + M[0][kx] * M[1][ky] * G[2][kz];
+            for_nbr125(o, anc, [&](int32_t t, int i) {
+                const int kx = i % 5, ky = (i / 5) % 5, kz = i / 25;
+                const double L = G[0][kx] * M[1][ky] * M[2][kz] + M[0][kx] * G[1][ky] * M[2][kz] +
+                                 M[0][kx] * M[1][ky] * G[2][kz];
                 acc -= L * coef[t];
-            }
+            });
             if (dc == 0) break;
             anc = o.parent[anc];
         }
         b[q] = acc;
     }
 }
-/* the level's 125-neighbour table, neighbour-major (n125[i * n + q]) so that
- * the stencil kernel's loads coalesce */
-__global__ void k_n125(const gt_pr_dev_octree o, size_t s0, size_t n, int32_t *n125)
-{
-    GRID_LOOP(t, 125 * n)
-    {
-        size_t q = t % n;
-        int i = (int)(t / n);
-        int32_t r = d_nbr125(o, (int32_t)(s0 + q), i);
-        n125[t] = r >= 0 ? r - (int32_t)s0 : -1;
-    }
-}
-/* ap = L pp, the level's 125-point Laplacian stencil */
-__global__ void k_stencil(size_t n, const int32_t *__restrict__ n125, const double *__restrict__ pp,
+/* ap = L pp, the level's 125-point Laplacian stencil (pp, ap level-local) */
+__global__ void k_stencil(const gt_pr_dev_octree o, size_t s0, size_t n, const double *__restrict__ pp,
                           double *__restrict__ ap)
 {
     GRID_LOOP(q, n)
     {
         double acc = 0;
-        for (int i = 0; i < 125; i++) {
-            const int32_t t = n125[(size_t)i * n + q];
-            if (t >= 0) acc += c_stencil[i] * pp[t];
-        }
+        for_nbr125(o, (int32_t)(s0 + q), [&](int32_t t, int i) { acc += c_stencil[i] * pp[t - s0]; });
         ap[q] = acc;
     }
 }
@@ -398,7 +412,7 @@ __global__ void k_fill(double *a, double v, size_t n)
 typedef struct {
     double *tM, *tG; /* integral tables (first: freed with the rest) */
     float *u, *nrm, *area;
-    int32_t *leaf, *lnode, *n125;
+    int32_t *leaf, *lnode;
     double *wdens, *rhs, *coef, *vf, *ptval, *b, *r, *pp, *ap, *scal;
 } bufs_t;
 
@@ -487,7 +501,6 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     GT_TRY(gt_cu_malloc((void **)&m->area, N * sizeof(float), "areas"));
     GT_TRY(gt_cu_malloc((void **)&m->leaf, N * sizeof(int32_t), "leaves"));
     GT_TRY(gt_cu_malloc((void **)&m->lnode, N * sizeof(int32_t), "point nodes"));
-    GT_TRY(gt_cu_malloc((void **)&m->n125, 125 * nmax * sizeof(int32_t), "level neighbours"));
     GT_TRY(gt_cu_malloc((void **)&m->wdens, NN * sizeof(double), "density"));
     GT_TRY(gt_cu_malloc((void **)&m->rhs, NN * sizeof(double), "rhs"));
     GT_TRY(gt_cu_malloc((void **)&m->coef, NN * sizeof(double), "coefficients"));
@@ -557,9 +570,6 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
             LAUNCH(k_point_scatter<MODE_VAL>, N, o, d, m->lnode, m->u, m->area, m->ptval, 0, -alpha, m->b, s0, N);
         if (tm) gt_timings_add(tm, "solve: right-hand sides", gt_timer_stop(&sub));
         gt_timer_start(&sub, true, NULL);
-        LAUNCH(k_n125, 125 * n, o, s0, n, m->n125);
-        if (tm) gt_timings_add(tm, "solve: neighbour tables", gt_timer_stop(&sub));
-        gt_timer_start(&sub, true, NULL);
         double *x = m->coef + s0;
         GT_TRY(gt_cu_memcpy_d2d(m->r, m->b, n * sizeof(double), NULL));
         GT_TRY(gt_cu_memcpy_d2d(m->pp, m->b, n * sizeof(double), NULL));
@@ -567,7 +577,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         GT_TRY(ddot(m->r, m->r, n, m->scal, &rr));
         bb = rr;
         for (int it = 0; it < iters && rr > 0 && rr > tol * tol * bb; it++) {
-            LAUNCH(k_stencil, n, n, m->n125, m->pp, m->ap);
+            LAUNCH(k_stencil, n, o, s0, n, m->pp, m->ap);
             if (alpha > 0)
                 LAUNCH(k_point_scatter<MODE_PP>, N, o, d, m->lnode, m->u, m->area, m->pp, s0, alpha, m->ap, s0, N);
             double pap;
