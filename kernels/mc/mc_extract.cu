@@ -49,7 +49,22 @@ struct Geo {
     double dir[3][3], origin[3], dinv[3][3];
     double nsign;
     int reverse, normals;
+    int small; // every word / row-segment index and divisor fits in 32 bits
 };
+
+// q = a / b, r = a % b, in 32 bits when the slab is small enough (64-bit
+// division is a long subroutine)
+__device__ __forceinline__ void divmod(const Geo &g, uint64_t a, uint64_t b, uint64_t &q, uint64_t &r)
+{
+    if (g.small) {
+        const uint32_t a32 = (uint32_t)a, b32 = (uint32_t)b;
+        q = a32 / b32;
+        r = a32 - (uint32_t)q * b32;
+    } else {
+        q = a / b;
+        r = a - q * b;
+    }
+}
 
 // ------------------------------------------------------------------ 1. bits
 // bits[((k - z0) * Y + j) * W + w], bit b = point (32w + b, j, k) is in; 0
@@ -63,9 +78,11 @@ __global__ void __launch_bounds__(256) k_bits(Geo g, uint64_t nrows, uint32_t *b
     const uint64_t items = nrows * nseg;
     const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x >> 5);
     for (uint64_t it = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; it < items; it += warps) {
-        const uint64_t r = it / nseg;
-        const int64_t s0 = (int64_t)(it % nseg) * kSeg;
-        const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
+        uint64_t r, sg, pl, jj;
+        divmod(g, it, nseg, r, sg);
+        divmod(g, r, (uint64_t)g.Y, pl, jj);
+        const int64_t s0 = (int64_t)sg * kSeg;
+        const int64_t j = (int64_t)jj, k = g.z0 + (int64_t)pl;
         const float *row = g.vol + ((k - g.zb) * g.Y + j) * g.X;
         uint32_t *out = bits + r * (uint64_t)g.W + (uint64_t)(s0 / 32);
         const int64_t wleft = g.W - s0 / 32; // words of this row from the segment on
@@ -197,15 +214,24 @@ __device__ __forceinline__ unsigned cube_at(const VRows &v, unsigned b)
 __device__ __forceinline__ bool is_voxrow(const Geo &g, int64_t j, int64_t k) { return k < g.kt && j + 1 < g.Y; }
 
 // ----------------------------------------------------------------- 2. count
+__device__ __forceinline__ void word_coords(const Geo &g, uint64_t x, int64_t &w, int64_t &j, int64_t &k)
+{
+    uint64_t r, ww, pl, jj;
+    divmod(g, x, (uint64_t)g.W, r, ww);
+    divmod(g, r, (uint64_t)g.Y, pl, jj);
+    w = (int64_t)ww;
+    j = (int64_t)jj;
+    k = g.z0 + (int64_t)pl;
+}
+
 __global__ void __launch_bounds__(256) k_count(Geo g, const uint32_t *bits, uint64_t nwords, uint64_t *cntV, uint64_t *cntT)
 {
     __shared__ uint8_t s_ntri[256];
     for (unsigned q = threadIdx.x; q < 256; q += blockDim.x) s_ntri[q] = c_ntri[q];
     __syncthreads();
     for (uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; x < nwords; x += (uint64_t)gridDim.x * blockDim.x) {
-        const int64_t w = (int64_t)(x % (uint64_t)g.W);
-        const uint64_t r = x / (uint64_t)g.W;
-        const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
+        int64_t w, j, k;
+        word_coords(g, x, w, j, k);
         const PRow pr = prow(bits, g, j, k, w);
         unsigned nt = 0;
         if (is_voxrow(g, j, k)) {
@@ -301,14 +327,6 @@ __device__ __forceinline__ void edge_corner(int e, int &ax, unsigned &ox, unsign
 // memory and copied out with consecutive threads on consecutive words.
 constexpr int kEmitThreads = 128;
 constexpr int kStageWords = 6144; // 24 KiB: 2048 vertices (1024 with normals) or triangles
-
-__device__ __forceinline__ void word_coords(const Geo &g, uint64_t x, int64_t &w, int64_t &j, int64_t &k)
-{
-    w = (int64_t)(x % (uint64_t)g.W);
-    const uint64_t r = x / (uint64_t)g.W;
-    j = (int64_t)(r % (uint64_t)g.Y);
-    k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
-}
 
 template <bool NRM>
 __global__ void __launch_bounds__(kEmitThreads) k_verts(Geo g, const uint32_t *bits, uint64_t nown, const uint64_t *offV,
@@ -576,14 +594,15 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
     const uint64_t nbrows = (uint64_t)(kb - z0) * (uint64_t)Y;            // rows of bits
     const uint64_t nwc = (uint64_t)(g.kc - z0) * rw;                      // counted point words
     const uint64_t nown = (uint64_t)(z1 - z0) * rw;                       // own point words
+    const uint64_t nsegs = nbrows * (uint64_t)((X + kSeg - 1) / kSeg);    // k_bits work items
+    g.small = (nbrows * rw < (1ull << 32) && nsegs < (1ull << 32)) ? 1 : 0; // nbrows * rw >= every word index
     gt_timer t = {};
 
     if (tm) gt_timer_start(&t, true, s);
     {
-        const uint64_t warps = nbrows * (uint64_t)((X + kSeg - 1) / kSeg);
         const bool vec = X % 4 == 0 && ((uintptr_t)(g.vol + (z0 - g.zb) * Y * X) & 15u) == 0;
-        if (vec) k_bits<true><<<blocks_for(warps, 8), 256, 0, s>>>(g, nbrows, c->d_bits);
-        else k_bits<false><<<blocks_for(warps, 8), 256, 0, s>>>(g, nbrows, c->d_bits);
+        if (vec) k_bits<true><<<blocks_for(nsegs, 8), 256, 0, s>>>(g, nbrows, c->d_bits);
+        else k_bits<false><<<blocks_for(nsegs, 8), 256, 0, s>>>(g, nbrows, c->d_bits);
         GT_CU_LAUNCH("k_bits");
     }
     if (tm) gt_timings_add(tm, "bits", gt_timer_stop(&t));
