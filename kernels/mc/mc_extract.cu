@@ -1,27 +1,31 @@
 // CUDA marching cubes with shared vertices, one z-slab per call (a single
 // pass is the slab [0, Z)). Same function as gt_mc_slab_cpu (lib/mc/mc_cpu.c).
 //
-// Work unit: a "row", the X points (or voxels) of one (j, k). A warp walks a
-// row in chunks, one column per lane, with coalesced loads of the rows it
-// needs (4 for classify/vertices, 8 for triangles); chunks overlap by one or
-// two lanes so that neighbours come by shuffles; prefix sums within a chunk
-// are bit-plane ballots.
-//  1. classify: per row, the number of crossed grid edges (vertices) of its
-//     points and the number of triangles of its voxels (table counts).
-//  2. scan: exclusive scans (CUB, 64-bit) of both -> row offsets; the totals.
-//  3. compaction: the list of occupied rows (rows with vertices / triangles).
-//  4. edge vertices (fused with 5): per occupied row, a warp prefix sum of
-//     the per-point edge counts places each vertex at its final index
-//     (edge-id order).
-//  5. triangles: per occupied voxel row, each triangle corner is the vertex
-//     number of its edge: row offset + prefix within the row + axis rank.
-//     A chunk's triangles are spread over the lanes (one slot per lane, found
-//     through a small per-warp owner table), so the stores coalesce.
-// The emit kernel keeps no per-thread arrays indexed at run time (nothing in
-// local memory): the four point rows' masks and prefixes are packed into two
-// words per lane; kernels/mc/emit_emu.py emulates its index logic against the
-// CPU numbering.
-// Counts and offsets are 64-bit; final vertex numbers are checked < 2^31.
+// Work unit: a "word", 32 consecutive points (or voxels) of one row (j, k):
+// columns 32w .. 32w+31, W = ceil(X/32) words per row. Words are numbered
+// (plane, row, word) with the word fastest, which is the vertex (edge-id)
+// order, so one exclusive scan of per-word counts numbers every vertex.
+//  1. bits: the volume is read once (coalesced, float4 when X % 4 == 0) and
+//     packed to one "in" bit per point (v >= iso; NaN is out): 1/32 of the
+//     volume's bytes. Planes [z0, min(z1+2, Z)).
+//  2. count: per word, its vertices (crossed x/y/z edges of its points: XORs
+//     of bit words of the row, the next column, the +y row and the +z plane,
+//     popcounts) and its triangles (table counts of its non-empty voxels,
+//     found as "some corner in and some out" bits, walked with ffs).
+//  3. scan: exclusive scans (CUB, 64-bit) of both -> word offsets, totals.
+//  4. vertices: per block of 128 words, each word's vertices at offset +
+//     prefix popcount within the word (edge-id order), staged in shared
+//     memory and copied out coalesced (direct stores when a block has more
+//     than fits).
+//  5. triangles: per block of 128 words, each non-empty voxel's triangles;
+//     a corner's vertex number is the offset of its point's word + the
+//     popcount of the word's edge masks below the point + its axis rank.
+//     Staged and copied out like the vertices.
+// No per-thread arrays indexed at run time (nothing in local memory): the
+// eight corner points' vertex numbers of a voxel go to shared memory.
+// kernels/mc/emit_emu.py emulates this index logic against the CPU numbering.
+// Counts and offsets are 64-bit; final vertex numbers are checked < 2^31, so
+// 32-bit modular sums of them are exact.
 #include <cstdint>
 
 #include "kernels/common/cu_check.h"
@@ -32,131 +36,219 @@
 namespace {
 
 __constant__ uint8_t c_ntri[256];
-constexpr int kTriWords = 256 * GT_MC_MAXTRI * 3 / 4;
-__device__ uint32_t d_tri32[kTriWords]; // the triangle table as words, copied to shared memory
+constexpr int kTriBytes = 256 * GT_MC_MAXTRI * 3;
+__device__ uint8_t d_tri[kTriBytes]; // the triangle table (read through L1)
 
 struct Geo {
     const float *vol; // plane zb of the buffer
     int64_t X, Y, Z, zb;
     int64_t z0, z1, kc, kt; // own [z0,z1), counted point planes [z0,kc), voxel planes [z0,kt)
+    int64_t W;              // words per row
     float isof;
     double iso;
     double dir[3][3], origin[3], dinv[3][3];
     double nsign;
     int reverse, normals;
+    int small; // every word / row-segment index and divisor fits in 32 bits
 };
 
-// The rows (j+dy, k+dz) a warp reads, as pointers (nullptr when outside the
-// volume): slot dy + 3*dz for (dy,dz) in (0,0) (1,0) (2,0) (0,1) (1,1) (2,1)
-// (0,2) (1,2). "wide" (the triangle pass) needs all 8, the others the four
-// slots 0, 1, 3, 4. Warp-uniform, so the null checks do not diverge.
-struct Rows {
-    const float *p[8];
-};
-__device__ __forceinline__ Rows row_ptrs(const Geo &g, int64_t j, int64_t k, bool wide)
+// q = a / b, r = a % b, in 32 bits when the slab is small enough (64-bit
+// division is a long subroutine)
+__device__ __forceinline__ void divmod(const Geo &g, uint64_t a, uint64_t b, uint64_t &q, uint64_t &r)
 {
-    Rows r;
-    for (int q = 0; q < 8; q++) {
-        const int dy = q % 3, dz = q / 3;
-        const bool need = wide || (dy < 2 && dz < 2);
-        r.p[q] = (need && j + dy < g.Y && k + dz < g.Z) ? g.vol + ((k + dz - g.zb) * g.Y + j + dy) * g.X : nullptr;
+    if (g.small) {
+        const uint32_t a32 = (uint32_t)a, b32 = (uint32_t)b;
+        q = a32 / b32;
+        r = a32 - (uint32_t)q * b32;
+    } else {
+        q = a / b;
+        r = a - q * b;
     }
+}
+
+// ------------------------------------------------------------------ 1. bits
+// bits[((k - z0) * Y + j) * W + w], bit b = point (32w + b, j, k) is in; 0
+// past the row's end. One warp per (row, 512-column segment).
+constexpr int kSeg = 512;
+template <bool VEC>
+__global__ void __launch_bounds__(256) k_bits(Geo g, uint64_t nrows, uint32_t *bits)
+{
+    const unsigned lane = threadIdx.x & 31u;
+    const uint64_t nseg = (uint64_t)((g.X + kSeg - 1) / kSeg);
+    const uint64_t items = nrows * nseg;
+    const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x >> 5);
+    for (uint64_t it = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; it < items; it += warps) {
+        uint64_t r, sg, pl, jj;
+        divmod(g, it, nseg, r, sg);
+        divmod(g, r, (uint64_t)g.Y, pl, jj);
+        const int64_t s0 = (int64_t)sg * kSeg;
+        const int64_t j = (int64_t)jj, k = g.z0 + (int64_t)pl;
+        const float *row = g.vol + ((k - g.zb) * g.Y + j) * g.X;
+        uint32_t *out = bits + r * (uint64_t)g.W + (uint64_t)(s0 / 32);
+        const int64_t wleft = g.W - s0 / 32; // words of this row from the segment on
+        if (VEC) {
+            // lane l holds columns s0 + 128u + 4l .. +3 (X % 4 == 0: all or none valid)
+            float4 f[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const int64_t i = s0 + 128 * u + 4 * (int64_t)lane;
+                f[u] = i < g.X ? __ldg(reinterpret_cast<const float4 *>(row + i)) : make_float4(0.f, 0.f, 0.f, 0.f);
+                if (i >= g.X) f[u].x = f[u].y = f[u].z = f[u].w = __int_as_float(0x7fc00000); // NaN: out
+            }
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                uint32_t v = (f[u].x >= g.isof ? 1u : 0u) | (f[u].y >= g.isof ? 2u : 0u) | (f[u].z >= g.isof ? 4u : 0u) |
+                             (f[u].w >= g.isof ? 8u : 0u);
+                v <<= 4 * (lane & 7u);
+                v |= __shfl_xor_sync(0xffffffffu, v, 1);
+                v |= __shfl_xor_sync(0xffffffffu, v, 2);
+                v |= __shfl_xor_sync(0xffffffffu, v, 4);
+                const int64_t wd = 4 * u + (lane >> 3);
+                if ((lane & 7u) == 0 && wd < wleft) out[wd] = v;
+            }
+        } else {
+            float f[16];
+#pragma unroll
+            for (int u = 0; u < 16; u++) {
+                const int64_t i = s0 + 32 * u + (int64_t)lane;
+                f[u] = i < g.X ? __ldg(row + i) : __int_as_float(0x7fc00000);
+            }
+            uint32_t mine = 0;
+#pragma unroll
+            for (int u = 0; u < 16; u++) {
+                const uint32_t b = __ballot_sync(0xffffffffu, f[u] >= g.isof);
+                if (lane == (unsigned)u) mine = b;
+            }
+            if ((int64_t)lane < 16 && (int64_t)lane < wleft) out[lane] = mine;
+        }
+    }
+}
+
+// ------------------------------------------------------- word-level helpers
+__device__ __forceinline__ uint32_t ldbits(const uint32_t *bits, const Geo &g, int64_t k, int64_t j, int64_t w)
+{
+    return __ldg(bits + ((k - g.z0) * g.Y + j) * g.W + w);
+}
+// mask of the bits b < n (n may be <= 0 or >= 32)
+__device__ __forceinline__ uint32_t low_bits(int64_t n)
+{
+    return n >= 32 ? 0xffffffffu : n <= 0 ? 0u : (1u << n) - 1u;
+}
+
+// The point row (j, k), word w: its in bits c (and cn of the next word, 0
+// past the row), its edge masks xe/ye/ze (bit b: the point 32w+b has a
+// crossed x/y/z edge) and mn, the 3-bit edge mask of the next word's first
+// point (meaningful when w + 1 < W).
+struct PRow {
+    uint32_t c, cn, xe, ye, ze, mn;
+};
+__device__ __forceinline__ PRow prow(const uint32_t *bits, const Geo &g, int64_t j, int64_t k, int64_t w)
+{
+    PRow r;
+    const bool nx = w + 1 < g.W;
+    const bool hy = j + 1 < g.Y, hz = k + 1 < g.Z;
+    r.c = ldbits(bits, g, k, j, w);
+    r.cn = nx ? ldbits(bits, g, k, j, w + 1) : 0u;
+    uint32_t cy = 0, cyn = 0, cz = 0, czn = 0;
+    if (hy) {
+        cy = ldbits(bits, g, k, j + 1, w);
+        cyn = nx ? ldbits(bits, g, k, j + 1, w + 1) : 0u;
+    }
+    if (hz) {
+        cz = ldbits(bits, g, k + 1, j, w);
+        czn = nx ? ldbits(bits, g, k + 1, j, w + 1) : 0u;
+    }
+    const int64_t lim = g.X - 32 * w; // points of this word: min(lim, 32)
+    const uint32_t ptv = low_bits(lim);
+    r.xe = (r.c ^ __funnelshift_r(r.c, r.cn, 1)) & low_bits(lim - 1);
+    r.ye = hy ? (r.c ^ cy) & ptv : 0u;
+    r.ze = hz ? (r.c ^ cz) & ptv : 0u;
+    uint32_t mn = 0;
+    if (nx) {
+        if (lim - 32 > 1 && ((r.cn ^ (r.cn >> 1)) & 1u)) mn |= 1u;
+        if (hy && ((r.cn ^ cyn) & 1u)) mn |= 2u;
+        if (hz && ((r.cn ^ czn) & 1u)) mn |= 4u;
+    }
+    r.mn = mn;
     return r;
 }
-// in/out bits of column i for the rows (bit dy + 3*dz); 0 past the row's end
-__device__ __forceinline__ unsigned col_bits(const Geo &g, const Rows &r, int64_t i)
+__device__ __forceinline__ unsigned word_vcount(const PRow &r)
 {
-    unsigned b = 0;
-    if (i < g.X)
-        for (int q = 0; q < 8; q++)
-            if (r.p[q]) b |= (__ldg(r.p[q] + i) >= g.isof ? 1u : 0u) << q;
-    return b;
+    return (unsigned)(__popc(r.xe) + __popc(r.ye) + __popc(r.ze));
 }
-__device__ __forceinline__ unsigned bit(unsigned b, int dy, int dz) { return (b >> (dy + 3 * dz)) & 1u; }
-
-// edge mask (x,y,z) of point (i, j+dy, k+dz) from its column bits and the next column's
-__device__ __forceinline__ unsigned pmask(const Geo &g, unsigned b, unsigned b1, int64_t i, int64_t j,
-                                          int64_t k, int dy, int dz)
+// in bits of rows q = dy + 2*dz of a voxel row (the word and the next one)
+struct VRows {
+    uint32_t c[4], cn[4];
+};
+__device__ __forceinline__ VRows vrows(const uint32_t *bits, const Geo &g, int64_t j, int64_t k, int64_t w)
 {
-    unsigned c = bit(b, dy, dz), m = 0;
-    if (i + 1 < g.X && bit(b1, dy, dz) != c) m |= 1u;
-    if (j + dy + 1 < g.Y && bit(b, dy + 1, dz) != c) m |= 2u;
-    if (k + dz + 1 < g.Z && bit(b, dy, dz + 1) != c) m |= 4u;
-    return m;
+    VRows v;
+    const bool nx = w + 1 < g.W;
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        v.c[q] = ldbits(bits, g, k + (q >> 1), j + (q & 1), w);
+        v.cn[q] = nx ? ldbits(bits, g, k + (q >> 1), j + (q & 1), w + 1) : 0u;
+    }
+    return v;
 }
-
-__device__ __forceinline__ unsigned cube_of(unsigned b, unsigned b1)
+// the word's non-empty voxels (some corner in, some out; voxel i needs i+1 < X)
+__device__ __forceinline__ uint32_t nonempty(const Geo &g, const VRows &v, int64_t w)
+{
+    uint32_t a = 0xffffffffu, o = 0;
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        const uint32_t sh = __funnelshift_r(v.c[q], v.cn[q], 1);
+        a &= v.c[q] & sh;
+        o |= v.c[q] | sh;
+    }
+    return (o & ~a) & low_bits(g.X - 32 * w - 1);
+}
+// cube index of voxel b of the word (corner n = dx + 2*dy + 4*dz)
+__device__ __forceinline__ unsigned cube_at(const VRows &v, unsigned b)
 {
     unsigned c = 0;
-    for (int q = 0; q < 4; q++) {
-        int dy = q & 1, dz = q >> 1;
-        c |= bit(b, dy, dz) << (2 * dy + 4 * dz);
-        c |= bit(b1, dy, dz) << (1 + 2 * dy + 4 * dz);
-    }
+#pragma unroll
+    for (int q = 0; q < 4; q++) c |= (__funnelshift_r(v.c[q], v.cn[q], b) & 3u) << (2 * q);
     return c;
 }
+__device__ __forceinline__ bool is_voxrow(const Geo &g, int64_t j, int64_t k) { return k < g.kt && j + 1 < g.Y; }
 
-// Warp exclusive prefix sum of small values (< 2^nbits) by bit-plane ballots;
-// *total gets the warp's sum. All 32 lanes must call it.
-__device__ __forceinline__ unsigned warp_excl_small(unsigned v, unsigned lane, int nbits, unsigned *total)
+// ----------------------------------------------------------------- 2. count
+__device__ __forceinline__ void word_coords(const Geo &g, uint64_t x, int64_t &w, int64_t &j, int64_t &k)
 {
-    const unsigned lt = (1u << lane) - 1u;
-    unsigned ex = 0, tot = 0;
-    for (int p = 0; p < nbits; p++) {
-        const unsigned bal = __ballot_sync(0xffffffffu, (v >> p) & 1u);
-        ex += (unsigned)__popc(bal & lt) << p;
-        tot += (unsigned)__popc(bal) << p;
-    }
-    *total = tot;
-    return ex;
+    uint64_t r, ww, pl, jj;
+    divmod(g, x, (uint64_t)g.W, r, ww);
+    divmod(g, r, (uint64_t)g.Y, pl, jj);
+    w = (int64_t)ww;
+    j = (int64_t)jj;
+    k = g.z0 + (int64_t)pl;
 }
 
-// Lanes overlap between chunks so that no lane loads extra columns: a chunk
-// covers columns base .. base+31, and its first S columns are its points
-// (voxels); the remaining lanes only supply the neighbours' bits/masks.
-constexpr int kStrideCount = 31;    // classify, vertices: point i needs column i+1
-constexpr int kStrideTri = 30;      // triangles: voxel i needs the mask of point i+1 (column i+2)
-
-// 1. per-row vertex and triangle counts
-__global__ void k_classify(Geo g, uint64_t nrows, uint64_t *rowV, uint64_t *rowT)
+__global__ void __launch_bounds__(256) k_count(Geo g, const uint32_t *bits, uint64_t nwords, uint64_t *cntV, uint64_t *cntT)
 {
     __shared__ uint8_t s_ntri[256];
     for (unsigned q = threadIdx.x; q < 256; q += blockDim.x) s_ntri[q] = c_ntri[q];
     __syncthreads();
-    const unsigned lane = threadIdx.x & 31u;
-    const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x >> 5);
-    for (uint64_t r = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < nrows; r += warps) {
-        const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
-        const bool vox = k < g.kt && j + 1 < g.Y;
-        const Rows rp = row_ptrs(g, j, k, false);
-        unsigned nv = 0, nt = 0;
-        for (int64_t base = 0; base < g.X; base += kStrideCount) {
-            const int64_t i = base + lane;
-            const unsigned b = col_bits(g, rp, i);
-            const unsigned b1 = __shfl_down_sync(0xffffffffu, b, 1); // lane 31: unused
-            if (lane < (unsigned)kStrideCount && i < g.X) {
-                nv += __popc(pmask(g, b, b1, i, j, k, 0, 0));
-                if (vox && i + 1 < g.X) nt += s_ntri[cube_of(b, b1)];
+    for (uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; x < nwords; x += (uint64_t)gridDim.x * blockDim.x) {
+        int64_t w, j, k;
+        word_coords(g, x, w, j, k);
+        const PRow pr = prow(bits, g, j, k, w);
+        unsigned nt = 0;
+        if (is_voxrow(g, j, k)) {
+            const VRows v = vrows(bits, g, j, k, w);
+            uint32_t ne = nonempty(g, v, w);
+            while (ne) {
+                const unsigned b = (unsigned)(__ffs(ne) - 1);
+                ne &= ne - 1u;
+                nt += s_ntri[cube_at(v, b)];
             }
         }
-        for (int o = 16; o > 0; o >>= 1) {
-            nv += __shfl_down_sync(0xffffffffu, nv, o);
-            nt += __shfl_down_sync(0xffffffffu, nt, o);
-        }
-        if (lane == 0) {
-            rowV[r] = nv;
-            rowT[r] = nt;
-        }
+        cntV[x] = word_vcount(pr);
+        cntT[x] = nt;
     }
 }
 
-// flags of occupied rows (vertices or triangles) from the scanned offsets (n rows, offsets n+1)
-__global__ void k_flags2(const uint64_t *offV, const uint64_t *offT, uint64_t n, uint8_t *flags)
-{
-    for (uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += (uint64_t)gridDim.x * blockDim.x)
-        flags[r] = (offV[r + 1] > offV[r] || offT[r + 1] > offT[r]) ? 1 : 0;
-}
-
+// ------------------------------------------------- vertex position, normal
 __device__ __forceinline__ float ldro(const Geo &g, int64_t i, int64_t j, int64_t k)
 {
     return __ldg(g.vol + ((k - g.zb) * g.Y + j) * g.X + i);
@@ -215,50 +307,6 @@ __device__ __forceinline__ void emit_vertex(const Geo &g, int64_t i, int64_t j, 
     for (int c = 0; c < 3; c++) nrm[c] = (float)(w[c] * sc);
 }
 
-// The emit kernel's compact form of Rows (fewer registers): the own row's
-// pointer, the row and plane strides, and a bit per slot q that is loaded
-// (the same slots as row_ptrs gives non-null).
-struct RowsC {
-    const float *p0;
-    int64_t sy, sz;
-    unsigned valid;
-};
-__device__ __forceinline__ RowsC row_ptrs_c(const Geo &g, int64_t j, int64_t k, bool wide)
-{
-    RowsC r;
-    r.p0 = g.vol + ((k - g.zb) * g.Y + j) * g.X;
-    r.sy = g.X;
-    r.sz = g.X * g.Y;
-    r.valid = 0;
-    for (int q = 0; q < 8; q++) {
-        const int dy = q % 3, dz = q / 3;
-        const bool need = wide || (dy < 2 && dz < 2);
-        if (need && j + dy < g.Y && k + dz < g.Z) r.valid |= 1u << q;
-    }
-    return r;
-}
-// in/out bits of column i as col_bits, plus the values of the row's own point
-// (slot 0) and of its +y (slot 1) and +z (slot 3) neighbours: the ends of the
-// point's y and z edges (0 where not loaded; then no such edge exists)
-__device__ __forceinline__ unsigned col_bits_v(const Geo &g, const RowsC &r, int64_t i, float &f0, float &fy, float &fz)
-{
-    unsigned b = 0;
-    f0 = fy = fz = 0.f;
-    if (i < g.X) {
-        const float *pi = r.p0 + i;
-#pragma unroll
-        for (int q = 0; q < 8; q++)
-            if ((r.valid >> q) & 1u) {
-                const int dy = q % 3, dz = q / 3;
-                const float v = __ldg(pi + dy * r.sy + dz * r.sz);
-                if (q == 0) f0 = v;
-                if (q == 1) fy = v;
-                if (q == 3) fz = v;
-                b |= (v >= g.isof ? 1u : 0u) << q;
-            }
-    }
-    return b;
-}
 
 // Edge e of the table (axis e >> 2, offsets (e & 1, (e >> 1) & 1) along the
 // two other axes u < v) as the offset of its lower point: x (0/1) and the
@@ -273,126 +321,141 @@ __device__ __forceinline__ void edge_corner(int e, int &ax, unsigned &ox, unsign
     pr = oy + 2u * oz;
 }
 
-// 4+5. per occupied own row: its points' edge vertices, written at their
-// final (slab-local) index, and, for a voxel row, its voxels' triangles.
-// Per lane and chunk the state of the four point rows q = dy + 2*dz is packed:
-// edge masks at i (bits 3q..3q+2) and at i+1 (bits 12+3q..), the exclusive
-// within-chunk vertex prefix (7 bits each, <= 31*3); the running row bases are
-// 32-bit: every vertex number is < 2^31 (checked on the host), so modular
-// 32-bit sums are exact.
-constexpr int kEmitThreads = 256;
+// ------------------------------------------------------ 4. vertices, 5. triangles
+// One block per 128 consecutive own words (one thread per word); a block's
+// vertices (triangles) are a contiguous range of the output, staged in shared
+// memory and copied out with consecutive threads on consecutive words.
+constexpr int kEmitThreads = 128;
+constexpr int kStageWords = 6144; // 24 KiB: 2048 vertices (1024 with normals) or triangles
+
 template <bool NRM>
-__global__ void __launch_bounds__(kEmitThreads, NRM ? 2 : 4) k_emit(Geo g, const uint32_t *rows, uint64_t nrows, const uint64_t *rowV,
-                       const uint64_t *rowT, uint64_t vbase, int32_t *tris, float *xyz, float *nrm)
+__global__ void __launch_bounds__(kEmitThreads) k_verts(Geo g, const uint32_t *bits, uint64_t nown, const uint64_t *offV,
+                                                         float *xyz, float *nrm)
+{
+    __shared__ float s_st[kStageWords];
+    constexpr int per = NRM ? 6 : 3; // staged floats per vertex
+    for (uint64_t w0 = (uint64_t)blockIdx.x * kEmitThreads; w0 < nown; w0 += (uint64_t)gridDim.x * kEmitThreads) {
+        const uint64_t w1 = w0 + kEmitThreads < nown ? w0 + kEmitThreads : nown;
+        const uint64_t vb0 = offV[w0], nvb = offV[w1] - vb0;
+        if (nvb == 0) continue; // block-uniform
+        const bool staged = nvb * per <= (uint64_t)kStageWords;
+        const uint64_t x = w0 + threadIdx.x;
+        if (x < w1) {
+            int64_t w, j, k;
+            word_coords(g, x, w, j, k);
+            const PRow pr = prow(bits, g, j, k, w);
+            uint32_t m = pr.xe | pr.ye | pr.ze;
+            uint64_t v = offV[x] - vb0; // block-local number of the word's first vertex
+            while (m) {
+                const unsigned b = (unsigned)(__ffs(m) - 1);
+                m &= m - 1u;
+                const int64_t i = 32 * w + b;
+                const float f0 = ldro(g, i, j, k);
+#pragma unroll
+                for (int a = 0; a < 3; a++) {
+                    const uint32_t em = a == 0 ? pr.xe : a == 1 ? pr.ye : pr.ze;
+                    if ((em >> b) & 1u) {
+                        const float f1 = ldro(g, i + (a == 0), j + (a == 1), k + (a == 2));
+                        float *px = staged ? s_st + 3 * v : xyz + 3 * (vb0 + v);
+                        float *pn = NRM ? (staged ? s_st + 3 * (nvb + v) : nrm + 3 * (vb0 + v)) : nullptr;
+                        emit_vertex(g, i, j, k, a, f0, f1, px, pn);
+                        v++;
+                    }
+                }
+            }
+        }
+        __syncthreads();
+        if (staged) {
+            for (uint64_t e = threadIdx.x; e < 3 * nvb; e += kEmitThreads) {
+                xyz[3 * vb0 + e] = s_st[e];
+                if (NRM) nrm[3 * vb0 + e] = s_st[3 * nvb + e];
+            }
+        }
+        __syncthreads(); // the stage is reused by the next block
+    }
+}
+
+__global__ void __launch_bounds__(kEmitThreads) k_tris(Geo g, const uint32_t *bits, uint64_t nown, const uint64_t *offV,
+                                                        const uint64_t *offT, uint64_t vbase, int32_t *tris)
 {
     __shared__ uint8_t s_ntri[256];
-    __shared__ uint32_t s_tri32[kTriWords];
-    __shared__ uint8_t s_own[kEmitThreads / 32][kStrideTri * GT_MC_MAXTRI]; // owner lane of a chunk's triangle slot
+    __shared__ uint32_t s_P[8][kEmitThreads]; // vertex numbers of the voxel's corner points (slot 2q + dx)
+    __shared__ int32_t s_st[kStageWords];
     for (unsigned q = threadIdx.x; q < 256; q += blockDim.x) s_ntri[q] = c_ntri[q];
-    for (unsigned q = threadIdx.x; q < (unsigned)kTriWords; q += blockDim.x) s_tri32[q] = d_tri32[q];
     __syncthreads();
-    const uint8_t *s_tri = reinterpret_cast<const uint8_t *>(s_tri32);
-    const unsigned lane = threadIdx.x & 31u, wid = threadIdx.x >> 5;
-    const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x >> 5);
-    for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nrows; w += warps) {
-        const uint64_t r = rows[w];
-        const int64_t j = (int64_t)(r % (uint64_t)g.Y), k = g.z0 + (int64_t)(r / (uint64_t)g.Y);
-        const bool voxrow = k < g.kt && j + 1 < g.Y; // warp-uniform
-        const RowsC rp = row_ptrs_c(g, j, k, voxrow);
-        // running slab-local vertex offset of the own row, and global (vbase +)
-        // offsets of the point rows (dy,dz) = q&1, q>>1, mod 2^32
-        uint32_t vown = (uint32_t)rowV[r];
-        uint32_t vc0 = (uint32_t)(vbase + rowV[r]), vc1 = 0, vc2 = 0, vc3 = 0;
-        if (voxrow) {
-            vc1 = (uint32_t)(vbase + rowV[r + 1]);
-            vc2 = (uint32_t)(vbase + rowV[r + (uint64_t)g.Y]);
-            vc3 = (uint32_t)(vbase + rowV[r + 1 + (uint64_t)g.Y]);
-        }
-        uint64_t tc = rowT[r];
-        for (int64_t base = 0; base < g.X; base += kStrideTri) {
-            const int64_t i = base + lane;
-            float f0, fy, fz;
-            const unsigned b = col_bits_v(g, rp, i, f0, fy, fz);
-            const unsigned b1 = __shfl_down_sync(0xffffffffu, b, 1); // lane 31: unused
-            const float fx = __shfl_down_sync(0xffffffffu, f0, 1);
-            const bool pt = lane < (unsigned)kStrideTri && i < g.X; // this chunk's points
-            unsigned mP = 0, exP = 0, own_tot = 0, tot1 = 0, tot2 = 0, tot3 = 0;
+    const unsigned tid = threadIdx.x;
+    for (uint64_t w0 = (uint64_t)blockIdx.x * kEmitThreads; w0 < nown; w0 += (uint64_t)gridDim.x * kEmitThreads) {
+        const uint64_t w1 = w0 + kEmitThreads < nown ? w0 + kEmitThreads : nown;
+        const uint64_t tb0 = offT[w0], ntb = offT[w1] - tb0;
+        if (ntb == 0) continue; // block-uniform
+        const bool staged = ntb * 3 <= (uint64_t)kStageWords;
+        const uint64_t x = w0 + tid;
+        int64_t w = 0, j = 0, k = 0;
+        if (x < w1) word_coords(g, x, w, j, k);
+        if (x < w1 && is_voxrow(g, j, k)) {
+            const VRows vr = vrows(bits, g, j, k, w);
+            uint32_t ne = nonempty(g, vr, w);
+            if (ne) {
+                const bool nx = w + 1 < g.W;
+                PRow p[4];
+                uint32_t base[4], basen[4];
 #pragma unroll
-            for (int q = 0; q < 4; q++) {
-                const int dy = q & 1, dz = q >> 1;
-                if (q > 0 && !voxrow) continue; // only the row's own points
-                const unsigned m = (lane < 31u && i < g.X) ? pmask(g, b, b1, i, j, k, dy, dz) : 0u;
-                const unsigned cnt = pt ? (unsigned)__popc(m) : 0u;
-                unsigned tot;
-                const unsigned ex = warp_excl_small(cnt, lane, 2, &tot);
-                const unsigned mnext = __shfl_down_sync(0xffffffffu, m, 1);
-                mP |= (m << (3 * q)) | (mnext << (12 + 3 * q));
-                exP |= ex << (7 * q);
-                if (q == 0) own_tot = tot;
-                if (q == 1) tot1 = tot;
-                if (q == 2) tot2 = tot;
-                if (q == 3) tot3 = tot;
-            }
-            if (pt) { // this row's vertices, in edge-id order
-                const unsigned m = mP & 7u;
-                uint32_t v = vown + (exP & 127u);
-                if (m & 1u) {
-                    emit_vertex(g, i, j, k, 0, f0, fx, xyz + 3 * (size_t)v, NRM ? nrm + 3 * (size_t)v : nullptr);
-                    v++;
+                for (int q = 0; q < 4; q++) {
+                    const int dy = q & 1, dz = q >> 1;
+                    p[q] = prow(bits, g, j + dy, k + dz, w);
+                    const uint64_t xq = x + (uint64_t)dy * (uint64_t)g.W + (uint64_t)dz * (uint64_t)(g.Y * g.W);
+                    base[q] = (uint32_t)(vbase + offV[xq]);
+                    basen[q] = nx ? (uint32_t)(vbase + offV[xq + 1]) : 0u;
                 }
-                if (m & 2u) {
-                    emit_vertex(g, i, j, k, 1, f0, fy, xyz + 3 * (size_t)v, NRM ? nrm + 3 * (size_t)v : nullptr);
-                    v++;
-                }
-                if (m & 4u)
-                    emit_vertex(g, i, j, k, 2, f0, fz, xyz + 3 * (size_t)v, NRM ? nrm + 3 * (size_t)v : nullptr);
-            }
-            const bool vox = voxrow && pt && i + 1 < g.X;
-            const unsigned cube = vox ? cube_of(b, b1) : 0u;
-            const unsigned nt = s_ntri[cube];
-            unsigned ttot;
-            const unsigned tex = warp_excl_small(nt, lane, 4, &ttot);
-            // The chunk's triangles are spread over the lanes (one per lane,
-            // consecutive, so the stores coalesce and no lane loops over its
-            // voxel's list while the others wait): slot t < ttot is triangle
-            // t - tex[src] of lane src, found through a per-warp owner table.
-            for (unsigned q = 0; q < nt; q++) s_own[wid][tex + q] = (uint8_t)lane;
-            __syncwarp();
-            for (unsigned t0 = 0; t0 < ttot; t0 += 32u) { // warp-uniform
-                const unsigned t = t0 + lane;
-                const unsigned src = t < ttot ? s_own[wid][t] : 0u;
-                const unsigned scube = __shfl_sync(0xffffffffu, cube, src);
-                const unsigned smP = __shfl_sync(0xffffffffu, mP, src);
-                const unsigned sexP = __shfl_sync(0xffffffffu, exP, src);
-                const unsigned stex = __shfl_sync(0xffffffffu, tex, src);
-                if (t < ttot) {
-                    const uint8_t *ct = s_tri + scube * (GT_MC_MAXTRI * 3) + 3 * (t - stex);
-                    int32_t idx[3];
+                uint64_t t = offT[x] - tb0; // block-local number of the word's first triangle
+                while (ne) {
+                    const unsigned b = (unsigned)(__ffs(ne) - 1);
+                    ne &= ne - 1u;
+                    const unsigned cube = cube_at(vr, b);
+                    const unsigned nt = s_ntri[cube];
+                    const uint32_t lt = (1u << b) - 1u;
+                    uint32_t M = 0; // 3-bit edge masks of the 8 corner points, slot 2q + dx
 #pragma unroll
-                    for (int w3 = 0; w3 < 3; w3++) {
-                        int ax;
-                        unsigned ox, pr;
-                        edge_corner(ct[w3], ax, ox, pr);
-                        const unsigned m0 = (smP >> (3 * pr)) & 7u;
-                        const unsigned mm = (smP >> (3 * pr + 12 * ox)) & 7u;
-                        const unsigned ex = ((sexP >> (7 * pr)) & 127u) + (ox ? (unsigned)__popc(m0) : 0u);
-                        const uint32_t rb = pr == 0 ? vc0 : pr == 1 ? vc1 : pr == 2 ? vc2 : vc3;
-                        idx[w3] = (int32_t)(rb + ex + (unsigned)__popc(mm & ((1u << ax) - 1u)));
+                    for (int q = 0; q < 4; q++) {
+                        const uint32_t pre = (uint32_t)(__popc(p[q].xe & lt) + __popc(p[q].ye & lt) + __popc(p[q].ze & lt));
+                        const uint32_t m0 = ((p[q].xe >> b) & 1u) | (((p[q].ye >> b) & 1u) << 1) | (((p[q].ze >> b) & 1u) << 2);
+                        const uint32_t P0 = base[q] + pre;
+                        uint32_t m1, P1;
+                        if (b < 31u) {
+                            m1 = ((p[q].xe >> (b + 1)) & 1u) | (((p[q].ye >> (b + 1)) & 1u) << 1) |
+                                 (((p[q].ze >> (b + 1)) & 1u) << 2);
+                            P1 = P0 + (uint32_t)__popc(m0);
+                        } else {
+                            m1 = p[q].mn;
+                            P1 = basen[q];
+                        }
+                        s_P[2 * q][tid] = P0;
+                        s_P[2 * q + 1][tid] = P1;
+                        M |= (m0 | (m1 << 3)) << (6 * q);
                     }
-                    int32_t *out = tris + 3 * (tc + t);
-                    out[0] = idx[0];
-                    out[1] = g.reverse ? idx[2] : idx[1];
-                    out[2] = g.reverse ? idx[1] : idx[2];
+                    const uint8_t *ct = d_tri + cube * (GT_MC_MAXTRI * 3);
+                    for (unsigned n = 0; n < nt; n++, t++) {
+                        int32_t idx[3];
+#pragma unroll
+                        for (int c = 0; c < 3; c++) {
+                            int ax;
+                            unsigned ox, prr;
+                            edge_corner(__ldg(ct + 3 * n + c), ax, ox, prr);
+                            const unsigned slot = 2u * prr + ox;
+                            idx[c] = (int32_t)(s_P[slot][tid] + (uint32_t)__popc((M >> (3u * slot)) & ((1u << ax) - 1u)));
+                        }
+                        int32_t *out = staged ? s_st + 3 * t : tris + 3 * (tb0 + t);
+                        out[0] = idx[0];
+                        out[1] = g.reverse ? idx[2] : idx[1];
+                        out[2] = g.reverse ? idx[1] : idx[2];
+                    }
                 }
             }
-            __syncwarp(); // the owner table is rewritten by the next chunk
-            tc += ttot;
-            vown += own_tot;
-            vc0 += own_tot;
-            vc1 += tot1;
-            vc2 += tot2;
-            vc3 += tot3;
         }
+        __syncthreads();
+        if (staged)
+            for (uint64_t e = tid; e < 3 * ntb; e += kEmitThreads) tris[3 * tb0 + e] = s_st[e];
+        __syncthreads(); // the stage is reused by the next block
     }
 }
 
@@ -404,9 +467,8 @@ struct gt_mc_cuda {
     float *d_buf;
     const float *d_vol;
     int64_t zb, nzb;
-    uint64_t *d_rowV, *d_rowT;
-    uint8_t *d_flags;
-    uint32_t *d_list;
+    uint32_t *d_bits;           // in bits, cap_planes * Y * W words
+    uint64_t *d_offV, *d_offT;  // per-word counts, then offsets (cap_planes * Y * W + 1)
     float *d_xyz, *d_nrm;
     int32_t *d_tris;
     uint64_t cap_v, cap_t;
@@ -415,29 +477,28 @@ struct gt_mc_cuda {
     void *stream;
 };
 
-static size_t row_bytes(int64_t Y, int64_t planes)
+static size_t words_of(const gt_mc_geom *g, int64_t planes)
 {
-    const size_t rows = (size_t)Y * (size_t)planes + 1;
-    return rows * (2 * sizeof(uint64_t) + 1 + sizeof(uint32_t));
+    return (size_t)((g->dims[0] + 31) / 32) * (size_t)g->dims[1] * (size_t)planes;
 }
 
 extern "C" size_t gt_mc_cuda_base_bytes(const gt_mc_geom *g, int64_t planes)
 {
-    return (size_t)planes * (size_t)g->dims[0] * (size_t)g->dims[1] * sizeof(float) + row_bytes(g->dims[1], planes);
+    const size_t words = words_of(g, planes);
+    return (size_t)planes * (size_t)g->dims[0] * (size_t)g->dims[1] * sizeof(float) + words * sizeof(uint32_t) +
+           (words + 1) * 2 * sizeof(uint64_t);
 }
 
-static gt_status create_inner(gt_mc_cuda *c, size_t rows)
+static gt_status create_inner(gt_mc_cuda *c, size_t words)
 {
     const gt_mc_table *t = gt_mc_table_get();
-    if (rows > UINT32_MAX) return gt_fail(GT_ERR_RUNTIME, "slab too large (%zu rows)", rows);
     GT_CU(cudaMemcpyToSymbol(c_ntri, t->ntri, sizeof t->ntri));
-    static_assert(sizeof t->tri == kTriWords * 4, "table size");
-    GT_CU(cudaMemcpyToSymbol(d_tri32, t->tri, sizeof t->tri));
+    static_assert(sizeof t->tri == kTriBytes, "table size");
+    GT_CU(cudaMemcpyToSymbol(d_tri, t->tri, sizeof t->tri));
     GT_TRY(gt_cu_stream_create(&c->stream));
-    GT_TRY(gt_cu_malloc((void **)&c->d_rowV, rows * sizeof(uint64_t), "mc row vertex offsets"));
-    GT_TRY(gt_cu_malloc((void **)&c->d_rowT, rows * sizeof(uint64_t), "mc row triangle offsets"));
-    GT_TRY(gt_cu_malloc((void **)&c->d_flags, rows, "mc row flags"));
-    GT_TRY(gt_cu_malloc((void **)&c->d_list, rows * sizeof(uint32_t), "mc occupied rows"));
+    GT_TRY(gt_cu_malloc((void **)&c->d_bits, (words ? words : 1) * sizeof(uint32_t), "mc in bits"));
+    GT_TRY(gt_cu_malloc((void **)&c->d_offV, (words + 1) * sizeof(uint64_t), "mc word vertex offsets"));
+    GT_TRY(gt_cu_malloc((void **)&c->d_offT, (words + 1) * sizeof(uint64_t), "mc word triangle offsets"));
     return GT_OK;
 }
 
@@ -449,7 +510,7 @@ extern "C" gt_status gt_mc_cuda_create(const gt_mc_geom *g, int64_t max_planes, 
     c->g = *g;
     c->cap_planes = max_planes;
     gt_arena_init(&c->arena);
-    const gt_status st = create_inner(c, (size_t)g->dims[1] * (size_t)max_planes + 1);
+    const gt_status st = create_inner(c, words_of(g, max_planes));
     if (st != GT_OK) {
         gt_mc_cuda_destroy(c);
         return st;
@@ -463,10 +524,9 @@ extern "C" void gt_mc_cuda_destroy(gt_mc_cuda *c)
     if (!c) return;
     if (c->stream) cudaStreamSynchronize((cudaStream_t)c->stream);
     gt_cu_free(c->d_buf);
-    gt_cu_free(c->d_rowV);
-    gt_cu_free(c->d_rowT);
-    gt_cu_free(c->d_flags);
-    gt_cu_free(c->d_list);
+    gt_cu_free(c->d_bits);
+    gt_cu_free(c->d_offV);
+    gt_cu_free(c->d_offT);
     gt_cu_free(c->d_xyz);
     gt_cu_free(c->d_nrm);
     gt_cu_free(c->d_tris);
@@ -498,12 +558,10 @@ extern "C" gt_status gt_mc_cuda_upload(gt_mc_cuda *c, const float *host, int64_t
     return GT_OK;
 }
 
-static unsigned warp_grid(uint64_t n)
+static unsigned blocks_for(uint64_t n, uint64_t per_block)
 {
-    // 8 warps per 256-thread block; grid-stride beyond 4096 blocks (the
-    // triangle kernel loads its 9 KiB table per block)
-    const uint64_t blocks = (n + 7) / 8;
-    return blocks == 0 ? 1u : blocks > 4096u ? 4096u : (unsigned)blocks;
+    const uint64_t b = (n + per_block - 1) / per_block;
+    return b == 0 ? 1u : b > (1u << 20) ? (1u << 20) : (unsigned)b; // grid-stride beyond
 }
 
 extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint64_t vbase, uint64_t *nv_out,
@@ -520,6 +578,7 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
     g.z0 = z0; g.z1 = z1;
     g.kc = z1 + 1 < Z ? z1 + 1 : Z;
     g.kt = z1 < Z - 1 ? z1 : Z - 1;
+    g.W = (X + 31) / 32;
     g.isof = G->isof;
     g.iso = G->iso;
     for (int a = 0; a < 3; a++) {
@@ -529,26 +588,39 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
     g.nsign = G->nsign;
     g.reverse = G->reverse ? 1 : 0;
     g.normals = G->normals ? 1 : 0;
-    const uint64_t nrows = (uint64_t)(g.kc - z0) * (uint64_t)Y;    // counted point rows
-    const uint64_t nown = (uint64_t)(z1 - z0) * (uint64_t)Y;       // own point rows
-    if (nrows + 1 > (uint64_t)Y * (uint64_t)c->cap_planes + 1)
-        return gt_fail(GT_ERR_RUNTIME, "internal: slab rows exceed the context");
+    const int64_t kb = z1 + 2 < Z ? z1 + 2 : Z;                          // bit planes [z0, kb)
+    if (kb - z0 > c->cap_planes) return gt_fail(GT_ERR_RUNTIME, "internal: slab planes exceed the context");
+    const uint64_t rw = (uint64_t)Y * (uint64_t)g.W;                      // words per plane
+    const uint64_t nbrows = (uint64_t)(kb - z0) * (uint64_t)Y;            // rows of bits
+    const uint64_t nwc = (uint64_t)(g.kc - z0) * rw;                      // counted point words
+    const uint64_t nown = (uint64_t)(z1 - z0) * rw;                       // own point words
+    const uint64_t nsegs = nbrows * (uint64_t)((X + kSeg - 1) / kSeg);    // k_bits work items
+    g.small = (nbrows * rw < (1ull << 32) && nsegs < (1ull << 32)) ? 1 : 0; // nbrows * rw >= every word index
     gt_timer t = {};
 
     if (tm) gt_timer_start(&t, true, s);
-    k_classify<<<warp_grid(nrows), 256, 0, s>>>(g, nrows, c->d_rowV, c->d_rowT);
-    GT_CU_LAUNCH("k_classify");
-    if (tm) gt_timings_add(tm, "classify", gt_timer_stop(&t));
+    {
+        const bool vec = X % 4 == 0 && ((uintptr_t)(g.vol + (z0 - g.zb) * Y * X) & 15u) == 0;
+        if (vec) k_bits<true><<<blocks_for(nsegs, 8), 256, 0, s>>>(g, nbrows, c->d_bits);
+        else k_bits<false><<<blocks_for(nsegs, 8), 256, 0, s>>>(g, nbrows, c->d_bits);
+        GT_CU_LAUNCH("k_bits");
+    }
+    if (tm) gt_timings_add(tm, "bits", gt_timer_stop(&t));
 
     if (tm) gt_timer_start(&t, true, s);
-    GT_CU(cudaMemsetAsync(c->d_rowV + nrows, 0, sizeof(uint64_t), s));
-    GT_CU(cudaMemsetAsync(c->d_rowT + nrows, 0, sizeof(uint64_t), s));
-    GT_TRY(gt_cu_scan_exclusive_u64(c->d_rowV, c->d_rowV, nrows + 1, &c->arena, c->stream));
-    GT_TRY(gt_cu_scan_exclusive_u64(c->d_rowT, c->d_rowT, nrows + 1, &c->arena, c->stream));
+    k_count<<<blocks_for(nwc, 256), 256, 0, s>>>(g, c->d_bits, nwc, c->d_offV, c->d_offT);
+    GT_CU_LAUNCH("k_count");
+    if (tm) gt_timings_add(tm, "count", gt_timer_stop(&t));
+
+    if (tm) gt_timer_start(&t, true, s);
+    GT_CU(cudaMemsetAsync(c->d_offV + nwc, 0, sizeof(uint64_t), s));
+    GT_CU(cudaMemsetAsync(c->d_offT + nwc, 0, sizeof(uint64_t), s));
+    GT_TRY(gt_cu_scan_exclusive_u64(c->d_offV, c->d_offV, nwc + 1, &c->arena, c->stream));
+    GT_TRY(gt_cu_scan_exclusive_u64(c->d_offT, c->d_offT, nwc + 1, &c->arena, c->stream));
     uint64_t vown = 0, vall = 0, ntri = 0;
-    GT_CU(cudaMemcpyAsync(&vown, c->d_rowV + nown, sizeof vown, cudaMemcpyDeviceToHost, s));
-    GT_CU(cudaMemcpyAsync(&vall, c->d_rowV + nrows, sizeof vall, cudaMemcpyDeviceToHost, s));
-    GT_CU(cudaMemcpyAsync(&ntri, c->d_rowT + nrows, sizeof ntri, cudaMemcpyDeviceToHost, s));
+    GT_CU(cudaMemcpyAsync(&vown, c->d_offV + nown, sizeof vown, cudaMemcpyDeviceToHost, s));
+    GT_CU(cudaMemcpyAsync(&vall, c->d_offV + nwc, sizeof vall, cudaMemcpyDeviceToHost, s));
+    GT_CU(cudaMemcpyAsync(&ntri, c->d_offT + nwc, sizeof ntri, cudaMemcpyDeviceToHost, s));
     GT_CU(cudaStreamSynchronize(s));
     if (tm) gt_timings_add(tm, "scan", gt_timer_stop(&t));
     if (vbase + vall > (uint64_t)INT32_MAX)
@@ -573,29 +645,24 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
         c->cap_t = ntri;
     }
 
-    // occupied rows: own rows with vertices or triangles
     if (tm) gt_timer_start(&t, true, s);
-    size_t nrows_occ = 0;
-    if (vown > 0 || ntri > 0) {
-        k_flags2<<<gt_grid(nown, 256, 1u << 20), 256, 0, s>>>(c->d_rowV, c->d_rowT, nown, c->d_flags);
-        GT_CU_LAUNCH("k_flags2");
-        GT_TRY(gt_cu_select_flagged_index(c->d_flags, c->d_list, nown, &nrows_occ, &c->arena, c->stream));
+    if (vown > 0) {
+        if (G->normals)
+            k_verts<true><<<blocks_for(nown, kEmitThreads), kEmitThreads, 0, s>>>(g, c->d_bits, nown, c->d_offV, c->d_xyz, c->d_nrm);
+        else
+            k_verts<false><<<blocks_for(nown, kEmitThreads), kEmitThreads, 0, s>>>(g, c->d_bits, nown, c->d_offV, c->d_xyz, nullptr);
+        GT_CU_LAUNCH("k_verts");
     }
-    if (tm) gt_timings_add(tm, "compaction", gt_timer_stop(&t));
+    if (tm) gt_timings_add(tm, "vertices", gt_timer_stop(&t));
 
     if (tm) gt_timer_start(&t, true, s);
-    if (nrows_occ > 0) {
-        if (G->normals)
-            k_emit<true><<<warp_grid(nrows_occ), kEmitThreads, 0, s>>>(g, c->d_list, nrows_occ, c->d_rowV, c->d_rowT, vbase,
-                                                              c->d_tris, c->d_xyz, c->d_nrm);
-        else
-            k_emit<false><<<warp_grid(nrows_occ), kEmitThreads, 0, s>>>(g, c->d_list, nrows_occ, c->d_rowV, c->d_rowT, vbase,
-                                                               c->d_tris, c->d_xyz, nullptr);
-        GT_CU_LAUNCH("k_emit");
+    if (ntri > 0) {
+        k_tris<<<blocks_for(nown, kEmitThreads), kEmitThreads, 0, s>>>(g, c->d_bits, nown, c->d_offV, c->d_offT, vbase, c->d_tris);
+        GT_CU_LAUNCH("k_tris");
     }
     // no host sync: the results stay on the stream; gt_mc_cuda_download (same
     // stream) synchronises and reports any fault of the kernels
-    if (tm) gt_timings_add(tm, "edge vertices + triangles", gt_timer_stop(&t));
+    if (tm) gt_timings_add(tm, "triangles", gt_timer_stop(&t));
 
     c->nv = vown;
     c->nt = ntri;
