@@ -33,6 +33,20 @@ gt_status gt_pr_eval_corners_cuda(const gt_pr_state *s, const uint32_t *cxyz, si
 /* Release the device-resident octree and solution of a state (s->dev). */
 void gt_pr_dev_state_free(void *dev);
 
+/* The extraction's mesh (gt_pr_extract_mesh_cpu, defined in poisson.h) on
+ * the GPU, from a device-resident octree: d_key (sorted per level), d_child
+ * (first of 8 children or -1), d_nbr (27 per node) and d_coef (chi's
+ * coefficient per node) on the device; level_start (host, depth + 2 entries)
+ * and depth as in gt_pr_octree. Fills out->nvert, ntri, xyz, tri (host
+ * arrays that gt_pr_mesh_free frees) and iso; on failure sets none of them. */
+gt_status gt_pr_extract_dev(const uint64_t *d_key, const int32_t *d_child, const int32_t *d_nbr,
+                            const double *d_coef, const size_t *level_start, int depth, double iso,
+                            const double center[3], double side, gt_pr_mesh *out);
+
+/* The counterpart of gt_pr_extract_cpu: uploads s's octree and coefficients,
+ * runs gt_pr_extract_dev, then gt_pr_mesh_post on the host. */
+gt_status gt_pr_extract_cuda(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out);
+
 #ifdef __cplusplus
 }
 #endif

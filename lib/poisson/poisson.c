@@ -183,8 +183,15 @@ gt_status gt_poisson_reconstruct(const gt_pr_input *in, const gt_pr_params *p, g
         if (st != GT_OK) { gt_pr_state_free(&s); return st; }
     }
     double t0 = gt_now_ms();
-    st = gt_pr_extract_cpu(&s, p, out);
-    if (tm) gt_timings_add(tm, "extract", gt_now_ms() - t0);
+    if (dev == GT_DEVICE_CUDA) {
+#if GT_HAVE_CUDA
+        st = gt_pr_extract_cuda(&s, p, out);
+        if (tm) gt_timings_add(tm, "extract (gpu)", gt_now_ms() - t0);
+#endif
+    } else {
+        st = gt_pr_extract_cpu(&s, p, out);
+        if (tm) gt_timings_add(tm, "extract", gt_now_ms() - t0);
+    }
     out->nnodes = s.oct.nnodes;
     out->skipped_nonfinite = bad;
     out->skipped_zero_normal = zero;

@@ -172,7 +172,52 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
 gt_status gt_pr_colors_cpu(gt_pr_state *s);
 /* chi at unit-cube point q (sum over all levels). */
 double gt_pr_eval(const gt_pr_state *s, const double q[3]);
+/* value at unit point q of the functions of levels lmin..lmax with per-node
+ * values arr (descending the octree; binary search only where a cell does not
+ * exist): chi with arr = coef, 0, depth */
+double gt_pr_eval_levels(const gt_pr_octree *o, const double q[3], const double *arr, int lmin, int lmax);
+
+/* ----------------------------------------------- extraction: the mesh
+ * Marching tetrahedra on the Kuhn split of depth-D cells; the mesh is defined
+ * with no dependence on a visiting order, so that the CPU reference and the
+ * CUDA path (gt_pr_extract_cuda) produce the same one:
+ *  - corners: points of the (2^D+1)^3 grid, key gt_pr_morton(x, y, z); a
+ *    corner is inside when chi < iso.
+ *  - cells: the depth-D nodes' cells, then in rounds: the face neighbours
+ *    (inside the grid) of the last round's mixed cells (inside and outside
+ *    corners) across faces with mixed corners, that are not in the set yet.
+ *    This is the fixed point of the growth; gt_pr_extract_cell_cap(number of
+ *    depth-D nodes) bounds the set: a round that would pass it keeps its
+ *    first cells in key order (and the mesh may be open). Cells in key order.
+ *  - vertices: one per crossed edge (one end inside, one not) of a cell's
+ *    tetrahedra, edge key GT_PR_EKEY(corner key of its lower end, direction
+ *    mask), numbered by increasing edge key; position lower + t (upper -
+ *    lower) in corner units, t = (iso - chi_lower) / (chi_upper - chi_lower)
+ *    clamped to [0, 1] (0 when not a number), u = ldexp(that, -D), stored as
+ *    (float)((u - 0.5) * side + center), all in double.
+ *  - triangles: cells in key order, tetrahedra 0..5 of gt_pr_kuhn_tet, each
+ *    its 0, 1 or 2 triangles from gt_pr_mt_table (oriented with the normal
+ *    towards increasing chi). */
+#define GT_PR_EKEY(corner_key, mask) ((uint64_t)(corner_key) << 3 | (uint64_t)(mask))
+/* a cell's local edge: lower local corner a (bits x, y, z) and mask m, a & m == 0 */
+#define GT_PR_LEDGE(a, m) ((a) | (m) << 3)
+typedef struct gt_pr_mt_case {
+    uint8_t ntri;
+    uint8_t v[2][3]; /* local edges (GT_PR_LEDGE) of the triangles' vertices */
+} gt_pr_mt_case;
+extern const uint8_t gt_pr_kuhn_tet[6][4];
+extern const uint8_t gt_pr_cell_edge[19]; /* the 19 local edges of the split */
+/* case [tet][m], bit k of m: corner gt_pr_kuhn_tet[tet][k] is inside */
+void gt_pr_mt_table(gt_pr_mt_case tab[6][16]);
+size_t gt_pr_extract_cell_cap(size_t nfine);
+
+/* The mesh (xyz, tri, iso) on the CPU, then gt_pr_mesh_post. */
 gt_status gt_pr_extract_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out);
+/* The mesh alone (xyz, tri, iso; nothing else of out is touched). */
+gt_status gt_pr_extract_mesh_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out);
+/* On the host, from out->xyz/tri: density (want_density or trim), colours,
+ * trim, and the volume, as asked by p. Frees the mesh on failure. */
+gt_status gt_pr_mesh_post(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out);
 void gt_pr_state_free(gt_pr_state *s);
 /* s->u, s->n (and s->rgb when rgb != NULL) in the octree's key order */
 gt_status gt_pr_sort_points(gt_pr_state *s, const float *u, const float *nn, const float *rgb);

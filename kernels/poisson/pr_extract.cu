@@ -1,0 +1,466 @@
+/* Surface extraction on the GPU: the mesh of the CPU reference
+ * (gt_pr_extract_mesh_cpu, lib/poisson/extract.c; defined in poisson.h),
+ * built from sorted keys with CUB so that it is the same mesh.
+ *
+ * Growth, in rounds, from the depth-D nodes' cells: the new cells' 8 corners
+ * -> sort, keep run heads not in the corner set -> chi there (the descent of
+ * pr_eval_dev.cuh) -> merge into the corner set; the new cells' inside
+ * masks by binary search of their corners; merge the new cells into the
+ * cell set; neighbours across the mixed faces of mixed cells -> compact,
+ * sort, keep run heads not in the cell set -> the next round's cells (cut
+ * to the cap in key order). Sets are merged by rank: an element's place is
+ * its index plus its lower bound in the other (disjoint) set.
+ * Then per cell the crossed edge count and triangle count -> exclusive
+ * scans (64-bit) -> edge keys -> sort, run heads = the vertices ->
+ * positions -> triangles, vertex ids by binary search of the edge keys. */
+#include <cuda_runtime.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <utility>
+
+#include "common/alloc.h"
+#include "common/log.h"
+#include "common/timer.h"
+#include "kernels/common/cu_check.h"
+#include "kernels/common/cu_prim.h"
+#include "kernels/common/cu_runtime.h"
+#include "kernels/poisson/pr_eval_dev.cuh"
+#include "kernels/poisson/pr_gpu.h"
+
+namespace {
+
+__constant__ gt_pr_mt_case c_tab[6][16];
+__constant__ uint8_t c_tet[6][4];
+__constant__ uint8_t c_edge[19];
+
+const unsigned BLK = 256;
+
+#define GRID_LOOP(i, n) \
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
+
+__device__ __forceinline__ uint64_t d_morton(uint32_t x, uint32_t y, uint32_t z)
+{
+    return e_spread3(x) | e_spread3(y) << 1 | e_spread3(z) << 2;
+}
+__device__ __forceinline__ void d_demorton(uint64_t k, uint32_t &x, uint32_t &y, uint32_t &z)
+{
+    x = e_compact3(k);
+    y = e_compact3(k >> 1);
+    z = e_compact3(k >> 2);
+}
+__device__ __forceinline__ uint64_t d_corner_key(uint32_t x, uint32_t y, uint32_t z, int c)
+{
+    return d_morton(x + (c & 1), y + ((c >> 1) & 1), z + ((c >> 2) & 1));
+}
+__device__ __forceinline__ size_t d_lower_bound(const uint64_t *a, size_t n, uint64_t k)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < k) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+__device__ __forceinline__ bool d_contains(const uint64_t *a, size_t n, uint64_t k)
+{
+    size_t i = d_lower_bound(a, n, k);
+    return i < n && a[i] == k;
+}
+__device__ __forceinline__ int d_tet_mask(int m, int t)
+{
+    int sub = 0;
+    for (int k = 0; k < 4; k++) sub |= ((m >> c_tet[t][k]) & 1) << k;
+    return sub;
+}
+
+__global__ void k_cell_corners(const uint64_t *cells, size_t n, uint64_t *out)
+{
+    GRID_LOOP(i, n) {
+        uint32_t x, y, z;
+        d_demorton(cells[i], x, y, z);
+        for (int c = 0; c < 8; c++) out[8 * i + c] = d_corner_key(x, y, z, c);
+    }
+}
+
+/* heads of the runs of sorted k that are not in the sorted set `have` */
+__global__ void k_flag_new(const uint64_t *k, size_t n, const uint64_t *have, size_t nh, uint8_t *flag)
+{
+    GRID_LOOP(i, n) {
+        uint64_t v = k[i];
+        flag[i] = (uint8_t)((i == 0 || k[i - 1] != v) && !d_contains(have, nh, v));
+    }
+}
+
+__global__ void k_eval_keys(const eval_args A, const uint64_t *keys, size_t n, double *val)
+{
+    GRID_LOOP(i, n) {
+        uint32_t x, y, z;
+        d_demorton(keys[i], x, y, z);
+        val[i] = e_eval_corner(A, x, y, z);
+    }
+}
+
+/* union of the disjoint sorted sets a and b (with values) into ok/ov */
+template <typename V>
+__global__ void k_merge(const uint64_t *a, const V *av, size_t na, const uint64_t *b, const V *bv, size_t nb,
+                        uint64_t *ok, V *ov)
+{
+    GRID_LOOP(i, na + nb) {
+        if (i < na) {
+            size_t at = i + d_lower_bound(b, nb, a[i]);
+            ok[at] = a[i];
+            ov[at] = av[i];
+        } else {
+            size_t j = i - na, at = j + d_lower_bound(a, na, b[j]);
+            ok[at] = b[j];
+            ov[at] = bv[j];
+        }
+    }
+}
+
+__global__ void k_cell_masks(const uint64_t *cells, size_t n, const uint64_t *ck, const double *cv, size_t nc,
+                             double iso, uint8_t *mask)
+{
+    GRID_LOOP(i, n) {
+        uint32_t x, y, z;
+        d_demorton(cells[i], x, y, z);
+        int m = 0;
+        for (int c = 0; c < 8; c++) {
+            size_t at = d_lower_bound(ck, nc, d_corner_key(x, y, z, c));
+            double v = at < nc ? cv[at] : iso; /* always present */
+            m |= (v < iso) << c;
+        }
+        mask[i] = (uint8_t)m;
+    }
+}
+
+/* slot 6i + 2a + side: the neighbour across that face when the cell and the
+ * face have mixed corners and it lies in the grid */
+__global__ void k_candidates(const uint64_t *cells, const uint8_t *mask, size_t n, int D, uint64_t *cand,
+                             uint8_t *flag)
+{
+    GRID_LOOP(i, n) {
+        int m = mask[i];
+        uint32_t x, y, z;
+        d_demorton(cells[i], x, y, z);
+        const int64_t res = (int64_t)1 << D;
+        for (int a = 0; a < 3; a++)
+            for (int side = 0; side < 2; side++) {
+                size_t slot = 6 * i + 2 * a + side;
+                int cnt = 0;
+                for (int c = 0; c < 8; c++)
+                    if (((c >> a) & 1) == side) cnt += (m >> c) & 1;
+                int64_t q[3] = {x, y, z};
+                q[a] += side ? 1 : -1;
+                bool ok = m != 0 && m != 255 && cnt != 0 && cnt != 4 && q[a] >= 0 && q[a] < res;
+                cand[slot] = ok ? d_morton((uint32_t)q[0], (uint32_t)q[1], (uint32_t)q[2]) : 0;
+                flag[slot] = (uint8_t)ok;
+            }
+    }
+}
+
+__global__ void k_counts(const uint8_t *mask, size_t n, uint64_t *ecnt, uint64_t *tcnt)
+{
+    GRID_LOOP(i, n) {
+        int m = mask[i], e = 0, t = 0;
+        for (int li = 0; li < 19; li++) {
+            int a = c_edge[li] & 7, b = a | c_edge[li] >> 3;
+            e += ((m >> a) ^ (m >> b)) & 1;
+        }
+        for (int k = 0; k < 6; k++) t += c_tab[k][d_tet_mask(m, k)].ntri;
+        ecnt[i] = (uint64_t)e;
+        tcnt[i] = (uint64_t)t;
+    }
+}
+
+__global__ void k_edge_keys(const uint64_t *cells, const uint8_t *mask, const uint64_t *eoff, size_t n,
+                            uint64_t *ek)
+{
+    GRID_LOOP(i, n) {
+        int m = mask[i];
+        if (m == 0 || m == 255) continue;
+        uint32_t x, y, z;
+        d_demorton(cells[i], x, y, z);
+        uint64_t j = eoff[i];
+        for (int li = 0; li < 19; li++) {
+            int code = c_edge[li], a = code & 7, b = a | code >> 3;
+            if (((m >> a) ^ (m >> b)) & 1) ek[j++] = GT_PR_EKEY(d_corner_key(x, y, z, a), code >> 3);
+        }
+    }
+}
+
+struct place {
+    double center[3], side, iso;
+    int D;
+};
+
+/* the CPU's formula, with no contraction into fused multiply-adds */
+__global__ void k_vertices(const uint64_t *E, size_t nv, const uint64_t *ck, const double *cv, size_t nc,
+                           const place P, float *xyz)
+{
+    GRID_LOOP(v, nv) {
+        uint64_t lk = E[v] >> 3;
+        int m = (int)(E[v] & 7);
+        uint32_t lo[3], up[3];
+        d_demorton(lk, lo[0], lo[1], lo[2]);
+        for (int a = 0; a < 3; a++) up[a] = lo[a] + ((m >> a) & 1);
+        size_t ia = d_lower_bound(ck, nc, lk), ib = d_lower_bound(ck, nc, d_morton(up[0], up[1], up[2]));
+        double va = ia < nc ? cv[ia] : P.iso, vb = ib < nc ? cv[ib] : P.iso; /* always present */
+        double tt = __ddiv_rn(__dsub_rn(P.iso, va), __dsub_rn(vb, va));
+        if (!(tt >= 0)) tt = 0;
+        if (tt > 1) tt = 1;
+        for (int a = 0; a < 3; a++) {
+            double pa = (double)lo[a], pb = (double)up[a];
+            double u = ldexp(__dadd_rn(pa, __dmul_rn(tt, __dsub_rn(pb, pa))), -P.D);
+            xyz[3 * v + a] = __double2float_rn(__dadd_rn(__dmul_rn(__dsub_rn(u, 0.5), P.side), P.center[a]));
+        }
+    }
+}
+
+__global__ void k_triangles(const uint64_t *cells, const uint8_t *mask, const uint64_t *toff, size_t n,
+                            const uint64_t *E, size_t nv, int32_t *tri)
+{
+    GRID_LOOP(i, n) {
+        int m = mask[i];
+        if (m == 0 || m == 255) continue;
+        uint32_t x, y, z;
+        d_demorton(cells[i], x, y, z);
+        uint64_t k = toff[i];
+        for (int t = 0; t < 6; t++) {
+            const gt_pr_mt_case &c = c_tab[t][d_tet_mask(m, t)];
+            for (int r = 0; r < c.ntri; r++, k++)
+                for (int q = 0; q < 3; q++) {
+                    int code = c.v[r][q];
+                    uint64_t key = GT_PR_EKEY(d_corner_key(x, y, z, code & 7), code >> 3);
+                    tri[3 * k + q] = (int32_t)d_lower_bound(E, nv, key); /* present: a crossed edge */
+                }
+        }
+    }
+}
+
+/* device buffer that only grows (contents are not kept when it does) */
+struct dbuf {
+    void *p = nullptr;
+    size_t cap = 0;
+};
+gt_status need(dbuf &b, size_t bytes, const char *what)
+{
+    if (b.p && bytes <= b.cap) return GT_OK;
+    size_t want = bytes + bytes / 4 + 256;
+    gt_cu_free(b.p);
+    b.p = nullptr;
+    b.cap = 0;
+    GT_TRY(gt_cu_malloc(&b.p, want, what));
+    b.cap = want;
+    return GT_OK;
+}
+template <typename T> T *P(dbuf &b) { return (T *)b.p; }
+
+struct ctx {
+    dbuf S, Sm, S2, S2m; /* cells and masks, merge output */
+    dbuf C, Cv, C2, C2v; /* corners and chi, merge output */
+    dbuf N, Nm, Nv;      /* new cells, their masks; values of new corners */
+    dbuf A, B, F;        /* scratch keys, flags */
+    dbuf eo, to;         /* per cell edge/triangle counts -> offsets */
+    dbuf E, xyz, tri;
+    gt_arena arena;
+    void free_all()
+    {
+        dbuf *all[] = {&S, &Sm, &S2, &S2m, &C, &Cv, &C2, &C2v, &N, &Nm, &Nv, &A, &B, &F, &eo, &to, &E, &xyz, &tri};
+        for (dbuf *b : all) {
+            gt_cu_free(b->p);
+            b->p = nullptr;
+            b->cap = 0;
+        }
+        gt_arena_release(&arena);
+    }
+};
+
+#define LAUNCH(kern, n, ...)                                         \
+    do {                                                             \
+        if ((n) > 0) {                                               \
+            kern<<<gt_grid((n), BLK), BLK>>>(__VA_ARGS__);           \
+            GT_CU_LAUNCH(#kern);                                     \
+        }                                                            \
+    } while (0)
+
+/* exclusive scan of cnt[0..n) in place into offsets, with the total in cnt[n] */
+gt_status offsets(dbuf &cnt, size_t n, uint64_t *total, gt_arena *a)
+{
+    GT_TRY(gt_cu_memset(P<uint64_t>(cnt) + n, 0, sizeof(uint64_t), NULL));
+    GT_TRY(gt_cu_scan_exclusive_u64(P<uint64_t>(cnt), P<uint64_t>(cnt), n + 1, a, NULL));
+    return gt_cu_memcpy_d2h(total, P<uint64_t>(cnt) + n, sizeof(uint64_t), NULL);
+}
+
+gt_status extract(ctx &X, const eval_args &A, size_t nfine, double iso, const double center[3], double side,
+                  gt_pr_mesh *out)
+{
+    const int D = A.depth;
+    const int cbits = 3 * (D + 1);
+    gt_arena *ar = &X.arena;
+    {
+        gt_pr_mt_case tab[6][16];
+        gt_pr_mt_table(tab);
+        GT_CU(cudaMemcpyToSymbol(c_tab, tab, sizeof tab));
+        GT_CU(cudaMemcpyToSymbol(c_tet, gt_pr_kuhn_tet, sizeof gt_pr_kuhn_tet));
+        GT_CU(cudaMemcpyToSymbol(c_edge, gt_pr_cell_edge, sizeof gt_pr_cell_edge));
+    }
+    const size_t cap = gt_pr_extract_cell_cap(nfine);
+    size_t ns = 0, nc = 0, nn = nfine;
+    int rounds = 0, capped = 0;
+    double t0 = gt_now_ms();
+    GT_TRY(need(X.N, nn * sizeof(uint64_t), "cells"));
+    GT_TRY(gt_cu_memcpy_d2d(X.N.p, A.key + A.level_start[D], nn * sizeof(uint64_t), NULL));
+    while (nn > 0) {
+        rounds++;
+        /* corners of the new cells not known yet, evaluated, merged in */
+        size_t m8 = 8 * nn, m = 0;
+        GT_TRY(need(X.A, m8 * sizeof(uint64_t), "corners"));
+        GT_TRY(need(X.B, m8 * sizeof(uint64_t), "corners"));
+        GT_TRY(need(X.F, m8, "flags"));
+        LAUNCH(k_cell_corners, nn, P<uint64_t>(X.N), nn, P<uint64_t>(X.A));
+        GT_TRY(gt_cu_sort_pairs_u64(P<uint64_t>(X.A), P<uint64_t>(X.B), NULL, NULL, m8, 0, cbits, ar, NULL));
+        LAUNCH(k_flag_new, m8, P<uint64_t>(X.B), m8, P<uint64_t>(X.C), nc, P<uint8_t>(X.F));
+        GT_TRY(gt_cu_select_flagged_u64(P<uint64_t>(X.B), P<uint8_t>(X.F), P<uint64_t>(X.A), m8, &m, ar, NULL));
+        GT_TRY(need(X.Nv, (m + 1) * sizeof(double), "corner values"));
+        LAUNCH(k_eval_keys, m, A, P<uint64_t>(X.A), m, P<double>(X.Nv));
+        GT_TRY(need(X.C2, (nc + m) * sizeof(uint64_t), "corners"));
+        GT_TRY(need(X.C2v, (nc + m) * sizeof(double), "corner values"));
+        LAUNCH(k_merge<double>, nc + m, P<uint64_t>(X.C), P<double>(X.Cv), nc, P<uint64_t>(X.A), P<double>(X.Nv), m,
+               P<uint64_t>(X.C2), P<double>(X.C2v));
+        std::swap(X.C, X.C2);
+        std::swap(X.Cv, X.C2v);
+        nc += m;
+        /* their inside masks, and the union with the cell set */
+        GT_TRY(need(X.Nm, nn, "cell masks"));
+        LAUNCH(k_cell_masks, nn, P<uint64_t>(X.N), nn, P<uint64_t>(X.C), P<double>(X.Cv), nc, iso, P<uint8_t>(X.Nm));
+        GT_TRY(need(X.S2, (ns + nn) * sizeof(uint64_t), "cells"));
+        GT_TRY(need(X.S2m, ns + nn, "cell masks"));
+        LAUNCH(k_merge<uint8_t>, ns + nn, P<uint64_t>(X.S), P<uint8_t>(X.Sm), ns, P<uint64_t>(X.N), P<uint8_t>(X.Nm),
+               nn, P<uint64_t>(X.S2), P<uint8_t>(X.S2m));
+        std::swap(X.S, X.S2);
+        std::swap(X.Sm, X.S2m);
+        ns += nn;
+        /* the next round's cells */
+        size_t m6 = 6 * nn, nq = 0, nnew = 0;
+        GT_TRY(need(X.A, m6 * sizeof(uint64_t), "cells"));
+        GT_TRY(need(X.B, m6 * sizeof(uint64_t), "cells"));
+        GT_TRY(need(X.F, m6, "flags"));
+        LAUNCH(k_candidates, nn, P<uint64_t>(X.N), P<uint8_t>(X.Nm), nn, D, P<uint64_t>(X.A), P<uint8_t>(X.F));
+        GT_TRY(gt_cu_select_flagged_u64(P<uint64_t>(X.A), P<uint8_t>(X.F), P<uint64_t>(X.B), m6, &nq, ar, NULL));
+        GT_TRY(gt_cu_sort_pairs_u64(P<uint64_t>(X.B), P<uint64_t>(X.A), NULL, NULL, nq, 0, 3 * D > 0 ? 3 * D : 1, ar,
+                                    NULL));
+        LAUNCH(k_flag_new, nq, P<uint64_t>(X.A), nq, P<uint64_t>(X.S), ns, P<uint8_t>(X.F));
+        GT_TRY(gt_cu_select_flagged_u64(P<uint64_t>(X.A), P<uint8_t>(X.F), P<uint64_t>(X.B), nq, &nnew, ar, NULL));
+        size_t room = cap > ns ? cap - ns : 0;
+        if (nnew > room) {
+            nnew = room;
+            capped = 1;
+        }
+        std::swap(X.N, X.B);
+        nn = nnew;
+    }
+    double t1 = gt_now_ms();
+
+    /* counts -> offsets */
+    uint64_t ne = 0, ntri = 0;
+    GT_TRY(need(X.eo, (ns + 1) * sizeof(uint64_t), "edge offsets"));
+    GT_TRY(need(X.to, (ns + 1) * sizeof(uint64_t), "triangle offsets"));
+    LAUNCH(k_counts, ns, P<uint8_t>(X.Sm), ns, P<uint64_t>(X.eo), P<uint64_t>(X.to));
+    GT_TRY(offsets(X.eo, ns, &ne, ar));
+    GT_TRY(offsets(X.to, ns, &ntri, ar));
+    /* vertices: the sorted unique crossed-edge keys */
+    size_t nvert = 0;
+    GT_TRY(need(X.A, ne * sizeof(uint64_t), "edges"));
+    GT_TRY(need(X.B, ne * sizeof(uint64_t), "edges"));
+    GT_TRY(need(X.F, ne, "flags"));
+    LAUNCH(k_edge_keys, ns, P<uint64_t>(X.S), P<uint8_t>(X.Sm), P<uint64_t>(X.eo), ns, P<uint64_t>(X.A));
+    GT_TRY(gt_cu_sort_pairs_u64(P<uint64_t>(X.A), P<uint64_t>(X.B), NULL, NULL, ne, 0, cbits + 3, ar, NULL));
+    LAUNCH(k_flag_new, ne, P<uint64_t>(X.B), ne, (const uint64_t *)NULL, (size_t)0, P<uint8_t>(X.F));
+    GT_TRY(need(X.E, ne * sizeof(uint64_t), "vertices"));
+    GT_TRY(gt_cu_select_flagged_u64(P<uint64_t>(X.B), P<uint8_t>(X.F), P<uint64_t>(X.E), ne, &nvert, ar, NULL));
+    if (nvert > (size_t)INT32_MAX)
+        return gt_fail(GT_ERR_RUNTIME, "the mesh has %zu vertices, more than %d (use a lower depth)", nvert, INT32_MAX);
+    if (ntri > (uint64_t)SIZE_MAX / 12) return gt_fail(GT_ERR_RUNTIME, "the mesh has too many triangles");
+    place PL;
+    for (int a = 0; a < 3; a++) PL.center[a] = center[a];
+    PL.side = side;
+    PL.iso = iso;
+    PL.D = D;
+    GT_TRY(need(X.xyz, nvert * 3 * sizeof(float), "vertices"));
+    GT_TRY(need(X.tri, (size_t)ntri * 3 * sizeof(int32_t), "triangles"));
+    LAUNCH(k_vertices, nvert, P<uint64_t>(X.E), nvert, P<uint64_t>(X.C), P<double>(X.Cv), nc, PL, P<float>(X.xyz));
+    LAUNCH(k_triangles, ns, P<uint64_t>(X.S), P<uint8_t>(X.Sm), P<uint64_t>(X.to), ns, P<uint64_t>(X.E), nvert,
+           P<int32_t>(X.tri));
+    GT_CU(cudaDeviceSynchronize());
+    double t2 = gt_now_ms();
+    float *hx = (float *)gt_malloc_array(nvert ? nvert : 1, 3 * sizeof(float), "vertices");
+    int32_t *ht = (int32_t *)gt_malloc_array(ntri ? (size_t)ntri : 1, 3 * sizeof(int32_t), "triangles");
+    if (!hx || !ht) {
+        free(hx);
+        free(ht);
+        return GT_ERR_RUNTIME;
+    }
+    gt_status st = gt_cu_memcpy_d2h(hx, X.xyz.p, nvert * 3 * sizeof(float), NULL);
+    if (st == GT_OK) st = gt_cu_memcpy_d2h(ht, X.tri.p, (size_t)ntri * 3 * sizeof(int32_t), NULL);
+    if (st != GT_OK) {
+        free(hx);
+        free(ht);
+        return st;
+    }
+    gt_info("extract (gpu): %d rounds, %zu cells (%zu grown), %zu corners in %.1f ms; %llu edges -> %zu vertices, "
+            "%llu triangles in %.1f ms; download %.1f ms",
+            rounds, ns, ns - nfine, nc, t1 - t0, (unsigned long long)ne, nvert, (unsigned long long)ntri, t2 - t1,
+            gt_now_ms() - t2);
+    if (capped) gt_warn("surface extraction stopped growing at %zu cells: the mesh may be open", ns);
+    out->nvert = nvert;
+    out->ntri = (size_t)ntri;
+    out->xyz = hx;
+    out->tri = ht;
+    out->iso = iso;
+    return GT_OK;
+}
+
+} // namespace
+
+extern "C" gt_status gt_pr_extract_dev(const uint64_t *d_key, const int32_t *d_child, const int32_t *d_nbr,
+                                       const double *d_coef, const size_t *level_start, int depth, double iso,
+                                       const double center[3], double side, gt_pr_mesh *out)
+{
+    if (depth < 0 || depth > GT_PR_MAX_DEPTH) return gt_fail(GT_ERR_RUNTIME, "extract: bad depth %d", depth);
+    eval_args A;
+    memset(&A, 0, sizeof A);
+    A.key = d_key;
+    A.child = d_child;
+    A.nbr = d_nbr;
+    A.coef = d_coef;
+    A.depth = depth;
+    for (int l = 0; l <= depth + 1; l++) A.level_start[l] = level_start[l];
+    ctx X;
+    gt_arena_init(&X.arena);
+    gt_status st = extract(X, A, level_start[depth + 1] - level_start[depth], iso, center, side, out);
+    X.free_all();
+    return st;
+}
+
+extern "C" gt_status gt_pr_extract_cuda(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out)
+{
+    const gt_pr_octree *o = &s->oct;
+    size_t NN = o->nnodes;
+    void *b[4] = {0, 0, 0, 0};
+    gt_status st = gt_cu_malloc(&b[0], NN * sizeof(uint64_t) + 8, "octree keys");
+    if (st == GT_OK) st = gt_cu_malloc(&b[1], NN * sizeof(int32_t) + 4, "octree children");
+    if (st == GT_OK) st = gt_cu_malloc(&b[2], 27 * NN * sizeof(int32_t) + 4, "octree neighbours");
+    if (st == GT_OK) st = gt_cu_malloc(&b[3], NN * sizeof(double) + 8, "coefficients");
+    if (st == GT_OK) st = gt_cu_memcpy_h2d(b[0], o->key, NN * sizeof(uint64_t), NULL);
+    if (st == GT_OK) st = gt_cu_memcpy_h2d(b[1], o->child, NN * sizeof(int32_t), NULL);
+    if (st == GT_OK) st = gt_cu_memcpy_h2d(b[2], o->nbr, 27 * NN * sizeof(int32_t), NULL);
+    if (st == GT_OK) st = gt_cu_memcpy_h2d(b[3], s->coef, NN * sizeof(double), NULL);
+    if (st == GT_OK)
+        st = gt_pr_extract_dev((const uint64_t *)b[0], (const int32_t *)b[1], (const int32_t *)b[2],
+                               (const double *)b[3], o->level_start, o->depth, s->iso, s->center, s->side, out);
+    for (int i = 0; i < 4; i++) gt_cu_free(b[i]);
+    if (st != GT_OK) return st;
+    return gt_pr_mesh_post(s, p, out);
+}
