@@ -292,6 +292,39 @@ static void test_gs_multicolour(void **st)
     gt_csr_free(&a);
 }
 
+/* Richardson's default step: the GPU power iteration (A symmetric; A^T A
+   with A^T uploaded otherwise) gives the CPU's tau, and both converge. */
+static void test_richardson_power_tau_gpu(void **st)
+{
+    (void)st;
+    gt_rng rng = {31};
+    gt_csr m[2];
+    sp_graph_laplacian(&rng, 3000, 12, 1.0, &m[0]); /* symmetric */
+    sp_diag_dominant(&rng, 3000, 0.002, &m[1]);     /* not symmetric */
+    for (int k = 0; k < 2; k++) {
+        int64_t n = m[k].nrows;
+        double *one = malloc((size_t)n * 8), *b = malloc((size_t)n * 8), *x = calloc((size_t)n, 8);
+        for (int64_t i = 0; i < n; i++) one[i] = 1;
+        gt_csr_spmv(&m[k], one, b);
+        gt_solve_opts o;
+        gt_solve_opts_init(&o);
+        o.method = GT_SOLVE_RICHARDSON, o.tol = 1e-8, o.maxiter = 50000;
+        gt_solve_result rc, rg;
+        GT_ASSERT_OK(gt_solve_cpu(&m[k], b, x, &o, &rc));
+        assert_int_equal(rc.outcome, GT_SOLVE_CONVERGED);
+        for (int prec = 4; prec <= 8; prec += 4) {
+            memset(x, 0, (size_t)n * 8);
+            o.tol = prec == 8 ? 1e-8 : 1e-5;
+            GT_ASSERT_OK(gt_solve_gpu(&m[k], GT_SP_CSR, prec, b, x, &o, &rg, NULL));
+            if (fabs(rg.tau - rc.tau) > (prec == 8 ? 1e-9 : 1e-4) * rc.tau)
+                fail_msg("matrix %d prec %d: gpu tau %.17g, cpu tau %.17g", k, prec, rg.tau, rc.tau);
+            if (rg.outcome != GT_SOLVE_CONVERGED) fail_msg("matrix %d prec %d: %s", k, prec, rg.msg);
+        }
+        free(one), free(b), free(x);
+        gt_csr_free(&m[k]);
+    }
+}
+
 static void test_not_spd_gpu(void **st)
 {
     (void)st;
@@ -321,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_spmv_real),   cmocka_unit_test(test_convert),
         cmocka_unit_test(test_solvers),     cmocka_unit_test(test_gs_multicolour),
         cmocka_unit_test(test_cg_variants), cmocka_unit_test(test_cg_fused_matches_two_kernel),
+        cmocka_unit_test(test_richardson_power_tau_gpu),
         cmocka_unit_test(test_not_spd_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
