@@ -71,6 +71,10 @@ gt_status gt_cu_spmv(const gt_spd *d, gt_spmv_kernel k, const void *x, void *y, 
 /* Device bytes a kernel reads and writes per SpMV (matrix + x + y). */
 size_t gt_cu_spmv_bytes(const gt_spd *d, gt_spmv_kernel k);
 
+/* Power iteration (see gt_power_estimate) with the CSR SpMV of a (and of
+ * at = A^T, may be NULL) in a's precision; *est = the last Rayleigh quotient. */
+gt_status gt_cu_power(const gt_spd *a, const gt_spd *at, int iters, double *est);
+
 /* Solve on the GPU with d's format (DIA, ELL or CSR used by the fused Krylov
  * kernels; Gauss-Seidel uses CSR with the colouring). b, x (x0 on entry) are
  * host double vectors. */

@@ -174,7 +174,14 @@ gt_status gt_solve_cpu(const gt_csr *a, const double *b, double *x, const gt_sol
     switch (o->method) {
     case GT_SOLVE_RICHARDSON:
     case GT_SOLVE_JACOBI: {
-        double tau = o->tau > 0 ? o->tau : gt_richardson_tau(a);
+        double tau = o->tau;
+        if (o->method == GT_SOLVE_RICHARDSON && !(tau > 0)) {
+            gt_status ts = gt_richardson_tau_power(a, &tau);
+            if (ts != GT_OK) {
+                free(r), free(p), free(q), free(z), free(s), free(t), free(dinv);
+                return ts;
+            }
+        }
         res->tau = tau;
         for (int64_t it = 1;; it++) {
             /* r = b - A x holds for the current x */

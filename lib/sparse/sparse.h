@@ -163,6 +163,7 @@ typedef struct gt_solve_opts {
     double omega;      /* Jacobi / Gauss-Seidel relaxation (default 1; Jacobi 2/3 is typical) */
     double tau;        /* Richardson step; <= 0: estimated */
     int check_every;   /* GPU: iterations between host convergence checks */
+    int cg_kernels;    /* GPU CG/PCG: kernels per iteration, 1 (fused, the default when 0) or 2 */
     int64_t stagnation; /* iterations without a 1e-3 relative improvement of the best residual: stagnation (0 = 1000) */
     /* Called with the relative residual of each iteration (may be NULL). */
     void (*on_iter)(void *ctx, int64_t it, double relres);
@@ -190,6 +191,24 @@ gt_status gt_solve_check(const gt_csr *a, int64_t nb, gt_solve_method m);
  * Gershgorin discs lie right of 0; 1.9/lmax for symmetric matrices with a
  * positive diagonal whose discs touch 0; else 1/max row sum |a_ij|. */
 double gt_richardson_tau(const gt_csr *a);
+
+/* Power iteration (lib/sparse/power.c): GT_POWER_ITERS steps of v <- B v / |B v|
+ * from the start vector gt_power_start(i), B = A (at NULL; A symmetric) or
+ * A^T A (at = A^T); *est = the last Rayleigh quotient v.Bv / v.v: for
+ * symmetric B a lower bound of lambda_max(B) that approaches it. */
+#define GT_POWER_ITERS 100
+#define GT_POWER_SAFETY 1.05
+double gt_power_start(int64_t i);
+gt_status gt_csr_transpose(const gt_csr *a, gt_csr *out);
+gt_status gt_power_estimate(const gt_csr *a, const gt_csr *at, int iters, double *est);
+/* Richardson's tau from the Gershgorin bounds tightened by a power estimate
+ * est (symmetric: of lambda_max; else of sigma_max^2; <= 0: none): the upper
+ * bound is min(Gershgorin, GT_POWER_SAFETY * estimate of lambda_max or
+ * sigma_max), then the rules of gt_richardson_tau. */
+double gt_richardson_tau_bound(const gt_csr *a, bool symmetric, double est);
+/* The default when --tau is omitted: the power estimate on the CPU, then
+ * gt_richardson_tau_bound. */
+gt_status gt_richardson_tau_power(const gt_csr *a, double *tau);
 
 /* CPU reference solver, double precision. x holds x0 on entry. Returns GT_OK
  * whatever the outcome (res->outcome says it); errors only for bad input. */

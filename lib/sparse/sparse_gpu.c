@@ -161,13 +161,37 @@ gt_status gt_sp_convert_gpu(const gt_csr *a, gt_sp_format f, int64_t hyb_width, 
 #endif
 }
 
+#if GT_HAVE_CUDA
+/* Richardson's tau from the power iteration on the device (A, or A^T A with
+   A^T built on the host and uploaded when A is not symmetric). */
+static gt_status power_tau(const gt_csr *a, const gt_spd *d, int prec, double *tau)
+{
+    gt_sp_info in;
+    GT_TRY(gt_sp_analyze(a, &in));
+    gt_csr at = {0};
+    gt_spd dt;
+    bool have_t = false;
+    gt_status s = GT_OK;
+    if (!in.symmetric) {
+        s = gt_csr_transpose(a, &at);
+        if (s == GT_OK) s = gt_cu_spd_upload(&at, prec, &dt);
+        have_t = s == GT_OK;
+    }
+    double est = 0;
+    if (s == GT_OK) s = gt_cu_power(d, have_t ? &dt : NULL, GT_POWER_ITERS, &est);
+    if (have_t) gt_cu_spd_free(&dt);
+    gt_csr_free(&at);
+    if (s == GT_OK) *tau = gt_richardson_tau_bound(a, in.symmetric, est);
+    return s;
+}
+#endif
+
 gt_status gt_solve_gpu(const gt_csr *a, gt_sp_format f, int prec, const double *b, double *x,
                        const gt_solve_opts *o, gt_solve_result *res, double *solve_ms)
 {
     memset(res, 0, sizeof *res);
     GT_TRY(gt_solve_check(a, a->nrows, o->method));
 #if GT_HAVE_CUDA
-    if (o->method == GT_SOLVE_RICHARDSON) res->tau = o->tau > 0 ? o->tau : gt_richardson_tau(a);
     if (o->method == GT_SOLVE_GS) f = GT_SP_CSR;
     if (f != GT_SP_DIA && f != GT_SP_ELL) f = GT_SP_CSR;
     gt_spd d;
@@ -176,6 +200,10 @@ gt_status gt_solve_gpu(const gt_csr *a, gt_sp_format f, int prec, const double *
     if (s != GT_OK && f == GT_SP_DIA) { /* too many diagonals: CSR */
         f = GT_SP_CSR;
         s = GT_OK;
+    }
+    if (s == GT_OK && o->method == GT_SOLVE_RICHARDSON) {
+        res->tau = o->tau;
+        if (!(o->tau > 0)) s = power_tau(a, &d, prec, &res->tau);
     }
     if (s == GT_OK) s = gt_cu_sync();
     double t0 = gt_now_ms();

@@ -3,8 +3,9 @@
 //   bench_sparse lap7 100 | lap27 100 | mtx FILE   [--reps N] [--cg] [--single]
 // Prints: measured device copy bandwidth; per kernel ms, bytes, GB/s, % of
 // copy, GFLOP/s; cusparseSpMV CSR (int32, ALG default) the same; with --cg
-// ms per iteration of our CG (DIA or auto format) and of a plain
-// cuSPARSE+cuBLAS CG to the same tolerance, with iteration counts.
+// ms per iteration of our CG (DIA or auto format; the fused one-kernel and
+// the two-kernel variants) and of a plain cuSPARSE+cuBLAS CG to the same
+// tolerance, with iteration counts and the bytes each variant must move.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -241,23 +242,37 @@ int main(int argc, char **argv)
         o.method = GT_SOLVE_CG, o.tol = 1e-8, o.maxiter = 10000, o.check_every = 32;
         gt_solve_result r;
         double ms;
-        if (gt_solve_gpu(&a, f, 8, b.data(), x.data(), &o, &r, &ms) != GT_OK) {
-            printf("cg-ours: %s\n", gt_errmsg());
-        } else {
+        // both GPU CG variants: 1 = one fused kernel per iteration (default), 2 = two kernels
+        for (int kern = 1; kern <= 2; kern++) {
+            o.cg_kernels = kern;
+            std::fill(x.begin(), x.end(), 0.0);
+            if (gt_solve_gpu(&a, f, 8, b.data(), x.data(), &o, &r, &ms) != GT_OK) {
+                printf("cg-ours: %s\n", gt_errmsg());
+                continue;
+            }
             double per = r.iters ? r.loop_ms / (double)r.iters : 0;
-            printf("cg-ours(%s)%*s iterations %5lld  %.4f ms/iter  true relres %.2e  ratio %.2fx of cusparse\n",
-                   gt_sp_format_name(f), 5 - (int)strlen(gt_sp_format_name(f)), "", (long long)r.iters, per,
-                   r.true_relres, cms > 0 ? per / cms : 0);
-            // floor: matrix once + 2 kernels' vectors (kernel A: z,p read, p,q write; B: x,p,r,q read, x,r write)
-            double mat = (double)in.bytes[f][1], vec = 10.0 * (double)a.nrows * 8;
-            printf("cg floor: %.0f MB/iter -> %.4f ms at copy bandwidth\n", (mat + vec) / 1e6, (mat + vec) / (copy * 1e6));
+            printf("cg-ours(%s,%dk)%*s iterations %5lld  %.4f ms/iter  true relres %.2e  ratio %.2fx of cusparse  "
+                   "iterations %s\n",
+                   gt_sp_format_name(f), kern, 2 - (int)strlen(gt_sp_format_name(f)) + 2, "", (long long)r.iters, per,
+                   r.true_relres, cms > 0 ? per / cms : 0, r.iters == it ? "match" : "DIFFER");
+            // floor: the matrix once + the vectors each variant must move per iteration
+            // (1 kernel: r, q, p, x read and written = 8; 2 kernels: A reads z, p and
+            // writes p, q; B reads x, p, r, q and writes x, r = 10)
+            double mat = (double)in.bytes[f][1], vec = (kern == 1 ? 8.0 : 10.0) * (double)a.nrows * 8;
+            printf("  floor %dk: %.0f MB/iter (%.0f B/row) -> %.4f ms at copy bandwidth; achieved %.0f GB/s\n", kern,
+                   (mat + vec) / 1e6, (mat + vec) / (double)a.nrows, (mat + vec) / (copy * 1e6),
+                   per > 0 ? (mat + vec) / (per * 1e6) : 0);
         }
+        o.cg_kernels = 0;
         // the same with PCG (Jacobi)
         o.method = GT_SOLVE_PCG;
-        std::fill(x.begin(), x.end(), 0.0);
-        if (gt_solve_gpu(&a, f, 8, b.data(), x.data(), &o, &r, &ms) == GT_OK)
-            printf("pcg-ours(%s)        iterations %5lld  %.4f ms/iter\n", gt_sp_format_name(f), (long long)r.iters,
-                   r.iters ? r.loop_ms / (double)r.iters : 0);
+        for (int kern = 1; kern <= 2; kern++) {
+            o.cg_kernels = kern;
+            std::fill(x.begin(), x.end(), 0.0);
+            if (gt_solve_gpu(&a, f, 8, b.data(), x.data(), &o, &r, &ms) == GT_OK)
+                printf("pcg-ours(%s,%dk)     iterations %5lld  %.4f ms/iter  true relres %.2e\n", gt_sp_format_name(f),
+                       kern, (long long)r.iters, r.iters ? r.loop_ms / (double)r.iters : 0, r.true_relres);
+        }
     }
     gt_csr_free(&a);
     return 0;

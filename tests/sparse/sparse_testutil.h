@@ -69,6 +69,31 @@ static inline void sp_diag_dominant(gt_rng *r, int64_t n, double dens, gt_csr *o
     free(ri), free(ci), free(v), gt_csr_free(&a);
 }
 
+/* L + shift I with L the Laplacian of a random graph (each row links to deg/2
+   random others; repeated edges add weight): symmetric, lambda_min = shift
+   exactly (the constant vector), Gershgorin's lower bound is tight while its
+   upper bound 2 maxdeg + shift is far above lambda_max. */
+static inline void sp_graph_laplacian(gt_rng *r, int64_t n, int deg, double shift, gt_csr *out)
+{
+    int64_t cap = n * (int64_t)deg * 2 + n;
+    int32_t *ri = malloc((size_t)cap * 4), *ci = malloc((size_t)cap * 4);
+    double *v = malloc((size_t)cap * 8);
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        ri[k] = ci[k] = (int32_t)i, v[k++] = shift;
+        for (int e = 0; e < deg / 2; e++) {
+            int64_t j = (int64_t)(gt_rng_range(r, 0, (double)n)) % n;
+            if (j == i) continue;
+            ri[k] = (int32_t)i, ci[k] = (int32_t)j, v[k++] = -1;
+            ri[k] = (int32_t)j, ci[k] = (int32_t)i, v[k++] = -1;
+            ri[k] = ci[k] = (int32_t)i, v[k++] = 1;
+            ri[k] = ci[k] = (int32_t)j, v[k++] = 1;
+        }
+    }
+    if (gt_csr_from_triplets(n, n, k, ri, ci, v, out) != GT_OK) abort();
+    free(ri), free(ci), free(v);
+}
+
 /* Same matrix (dimensions, pattern, values exactly); with keep_zeros false
    explicit zeros of a are ignored. */
 static inline bool sp_csr_equal(const gt_csr *a, const gt_csr *b, bool keep_zeros)

@@ -168,6 +168,9 @@ static void test_convert(void **st)
     gt_dia_free(&d), gt_csr_free(&a);
 }
 
+/* GPU CG/PCG variant under test: 1 fused kernel per iteration, 2 kernels */
+static int g_cg_kernels = 1;
+
 /* GPU solver vs CPU solver: both converge; solutions agree to the
    tolerance's scale; Krylov iteration counts within 10% (+2) in double. */
 static void solve_pair(const gt_csr *a, gt_solve_method m, gt_sp_format f, int prec, double omega)
@@ -179,7 +182,7 @@ static void solve_pair(const gt_csr *a, gt_solve_method m, gt_sp_format f, int p
     gt_csr_spmv(a, one, b);
     gt_solve_opts o;
     gt_solve_opts_init(&o);
-    o.method = m, o.omega = omega, o.maxiter = 20000;
+    o.method = m, o.omega = omega, o.maxiter = 20000, o.cg_kernels = g_cg_kernels;
     o.tol = prec == 8 ? 1e-9 : 1e-5;
     gt_solve_result rc, rg;
     GT_ASSERT_OK(gt_solve_cpu(a, b, xc, &o, &rc));
@@ -192,8 +195,8 @@ static void solve_pair(const gt_csr *a, gt_solve_method m, gt_sp_format f, int p
     if (prec == 8 && m != GT_SOLVE_GS) {
         long long d = llabs((long long)rg.iters - (long long)rc.iters);
         if (d > rc.iters / 10 + 2)
-            fail_msg("%s %s: gpu %lld iterations, cpu %lld", gt_solve_method_name(m), gt_sp_format_name(f),
-                     (long long)rg.iters, (long long)rc.iters);
+            fail_msg("%s %s (%d kernels): gpu %lld iterations, cpu %lld", gt_solve_method_name(m),
+                     gt_sp_format_name(f), g_cg_kernels, (long long)rg.iters, (long long)rc.iters);
     }
     double err = 0;
     for (int64_t i = 0; i < n; i++) err = fmax(err, fabs(xg[i] - xc[i]));
@@ -223,6 +226,62 @@ static void test_solvers(void **st)
     gt_csr_free(&lap), gt_csr_free(&lap3), gt_csr_free(&dd);
 }
 
+/* CG and PCG in both GPU variants (fused one-kernel, two-kernel) against the
+   CPU, in every format, on matrices whose DIA form takes each fused DIA path:
+   5 diagonals (offsets read from memory), 7 and 27 (offsets as kernel
+   parameters); also a system larger than one wave of blocks (grid-stride
+   loops, several rows per thread; double only). */
+static void test_cg_variants(void **st)
+{
+    (void)st;
+    gt_csr m[4];
+    GT_ASSERT_OK(gt_laplacian(5, 40, 25, 1, &m[0]));
+    GT_ASSERT_OK(gt_laplacian(7, 13, 11, 9, &m[1]));
+    GT_ASSERT_OK(gt_laplacian(27, 11, 10, 9, &m[2]));
+    GT_ASSERT_OK(gt_laplacian(7, 90, 80, 70, &m[3])); /* 504000 rows */
+    const gt_sp_format fmts[3] = {GT_SP_DIA, GT_SP_ELL, GT_SP_CSR};
+    for (int kern = 1; kern <= 2; kern++) {
+        g_cg_kernels = kern;
+        for (int k = 0; k < 4; k++)
+            for (int fi = 0; fi < (k == 3 ? 1 : 3); fi++)
+                for (int prec = k == 3 ? 8 : 4; prec <= 8; prec += 4)
+                    for (int meth = GT_SOLVE_CG; meth <= GT_SOLVE_PCG; meth++)
+                        solve_pair(&m[k], (gt_solve_method)meth, fmts[fi], prec, 1.0);
+    }
+    g_cg_kernels = 1;
+    for (int k = 0; k < 4; k++) gt_csr_free(&m[k]);
+}
+
+/* The fused and the two-kernel CG reach the same iterate count and nearly
+   the same x as each other on a 7-point Laplacian (both follow plain CG). */
+static void test_cg_fused_matches_two_kernel(void **st)
+{
+    (void)st;
+    gt_csr a;
+    GT_ASSERT_OK(gt_laplacian(7, 30, 28, 26, &a));
+    int64_t n = a.nrows;
+    double *b = malloc((size_t)n * 8), *x1 = calloc((size_t)n, 8), *x2 = calloc((size_t)n, 8);
+    gt_rng rng = {41};
+    for (int64_t i = 0; i < n; i++) b[i] = gt_rng_range(&rng, -1, 1);
+    gt_solve_opts o;
+    gt_solve_opts_init(&o);
+    o.method = GT_SOLVE_CG, o.tol = 1e-10;
+    gt_solve_result r1, r2;
+    o.cg_kernels = 1;
+    GT_ASSERT_OK(gt_solve_gpu(&a, GT_SP_DIA, 8, b, x1, &o, &r1, NULL));
+    o.cg_kernels = 2;
+    GT_ASSERT_OK(gt_solve_gpu(&a, GT_SP_DIA, 8, b, x2, &o, &r2, NULL));
+    assert_int_equal(r1.outcome, GT_SOLVE_CONVERGED);
+    assert_int_equal(r2.outcome, GT_SOLVE_CONVERGED);
+    if (llabs((long long)(r1.iters - r2.iters)) > 1)
+        fail_msg("fused %lld iterations, two-kernel %lld", (long long)r1.iters, (long long)r2.iters);
+    assert_true(r1.true_relres <= 1e-9);
+    double err = 0, xm = 0;
+    for (int64_t i = 0; i < n; i++) err = fmax(err, fabs(x1[i] - x2[i])), xm = fmax(xm, fabs(x2[i]));
+    if (err > 1e-7 * xm) fail_msg("max |x_fused - x_2k| = %g (max |x| %g)", err, xm);
+    free(b), free(x1), free(x2), gt_csr_free(&a);
+}
+
 /* multicolour GS (GPU) and sequential GS (CPU) reach the same solution */
 static void test_gs_multicolour(void **st)
 {
@@ -231,6 +290,39 @@ static void test_gs_multicolour(void **st)
     GT_ASSERT_OK(gt_laplacian(27, 10, 9, 8, &a));
     solve_pair(&a, GT_SOLVE_GS, GT_SP_CSR, 8, 1.0);
     gt_csr_free(&a);
+}
+
+/* Richardson's default step: the GPU power iteration (A symmetric; A^T A
+   with A^T uploaded otherwise) gives the CPU's tau, and both converge. */
+static void test_richardson_power_tau_gpu(void **st)
+{
+    (void)st;
+    gt_rng rng = {31};
+    gt_csr m[2];
+    sp_graph_laplacian(&rng, 3000, 12, 1.0, &m[0]); /* symmetric */
+    sp_diag_dominant(&rng, 3000, 0.002, &m[1]);     /* not symmetric */
+    for (int k = 0; k < 2; k++) {
+        int64_t n = m[k].nrows;
+        double *one = malloc((size_t)n * 8), *b = malloc((size_t)n * 8), *x = calloc((size_t)n, 8);
+        for (int64_t i = 0; i < n; i++) one[i] = 1;
+        gt_csr_spmv(&m[k], one, b);
+        gt_solve_opts o;
+        gt_solve_opts_init(&o);
+        o.method = GT_SOLVE_RICHARDSON, o.tol = 1e-8, o.maxiter = 50000;
+        gt_solve_result rc, rg;
+        GT_ASSERT_OK(gt_solve_cpu(&m[k], b, x, &o, &rc));
+        assert_int_equal(rc.outcome, GT_SOLVE_CONVERGED);
+        for (int prec = 4; prec <= 8; prec += 4) {
+            memset(x, 0, (size_t)n * 8);
+            o.tol = prec == 8 ? 1e-8 : 1e-5;
+            GT_ASSERT_OK(gt_solve_gpu(&m[k], GT_SP_CSR, prec, b, x, &o, &rg, NULL));
+            if (fabs(rg.tau - rc.tau) > (prec == 8 ? 1e-9 : 1e-4) * rc.tau)
+                fail_msg("matrix %d prec %d: gpu tau %.17g, cpu tau %.17g", k, prec, rg.tau, rc.tau);
+            if (rg.outcome != GT_SOLVE_CONVERGED) fail_msg("matrix %d prec %d: %s", k, prec, rg.msg);
+        }
+        free(one), free(b), free(x);
+        gt_csr_free(&m[k]);
+    }
 }
 
 static void test_not_spd_gpu(void **st)
@@ -244,9 +336,13 @@ static void test_not_spd_gpu(void **st)
     gt_solve_opts_init(&o);
     o.method = GT_SOLVE_CG;
     gt_solve_result r;
-    GT_ASSERT_OK(gt_solve_gpu(&a, GT_SP_CSR, 8, b, x, &o, &r, NULL));
-    assert_int_equal(r.outcome, GT_SOLVE_NOT_SPD);
-    assert_non_null(strstr(r.msg, "bicgstab"));
+    for (int kern = 1; kern <= 2; kern++) {
+        o.cg_kernels = kern;
+        x[0] = x[1] = x[2] = 0;
+        GT_ASSERT_OK(gt_solve_gpu(&a, GT_SP_CSR, 8, b, x, &o, &r, NULL));
+        assert_int_equal(r.outcome, GT_SOLVE_NOT_SPD);
+        assert_non_null(strstr(r.msg, "bicgstab"));
+    }
     gt_csr_free(&a);
 }
 
@@ -257,6 +353,8 @@ int main(void)
         cmocka_unit_test(test_spmv_random), cmocka_unit_test(test_spmv_laplacians),
         cmocka_unit_test(test_spmv_real),   cmocka_unit_test(test_convert),
         cmocka_unit_test(test_solvers),     cmocka_unit_test(test_gs_multicolour),
+        cmocka_unit_test(test_cg_variants), cmocka_unit_test(test_cg_fused_matches_two_kernel),
+        cmocka_unit_test(test_richardson_power_tau_gpu),
         cmocka_unit_test(test_not_spd_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
