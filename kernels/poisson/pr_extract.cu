@@ -27,6 +27,7 @@
 #include "kernels/common/cu_runtime.h"
 #include "kernels/poisson/pr_eval_dev.cuh"
 #include "kernels/poisson/pr_gpu.h"
+#include "kernels/poisson/pr_gpu_internal.h"
 
 namespace {
 
@@ -448,6 +449,13 @@ extern "C" gt_status gt_pr_extract_cuda(const gt_pr_state *s, const gt_pr_params
 {
     const gt_pr_octree *o = &s->oct;
     size_t NN = o->nnodes;
+    const gt_pr_dev_state *ds = (const gt_pr_dev_state *)s->dev;
+    if (ds && ds->coef) {
+        /* solved on the device: the octree and coefficients are still there */
+        GT_TRY(gt_pr_extract_dev(ds->oct.key, ds->oct.child, ds->oct.nbr, ds->coef, o->level_start, o->depth,
+                                 s->iso, s->center, s->side, out));
+        return gt_pr_mesh_post(s, p, out);
+    }
     void *b[4] = {0, 0, 0, 0};
     gt_status st = gt_cu_malloc(&b[0], NN * sizeof(uint64_t) + 8, "octree keys");
     if (st == GT_OK) st = gt_cu_malloc(&b[1], NN * sizeof(int32_t) + 4, "octree children");

@@ -64,8 +64,10 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
     gt_pr_dev_state *ds = (gt_pr_dev_state *)calloc(1, sizeof *ds);
     if (!ds && st == GT_OK) st = gt_fail(GT_ERR_RUNTIME, "out of memory (device state)");
     if (st == GT_OK) st = gt_pr_dev_octree_build(d_u, m, p->depth, &ds->oct, &s->oct, tm);
-    /* the host needs the octree for the host-side extraction and its extras */
-    if (st == GT_OK) {
+    /* the extraction runs on the device octree; the host needs a copy only
+     * for the per-vertex density, colours, trimming and the chi volume */
+    const bool need_host = p->want_density || p->trim > 0 || p->want_colors || p->volume_depth > 0;
+    if (st == GT_OK && need_host) {
         double t1 = gt_now_ms();
         st = gt_pr_dev_octree_download(&ds->oct, &s->oct);
         if (st == GT_OK) st = gt_pr_sort_points(s, u, nn, rgb);
