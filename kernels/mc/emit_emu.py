@@ -3,6 +3,7 @@
 # against the CPU reference numbering (lib/mc/mc_cpu.c): k_bits (both the
 # float4 path's nibble/shuffle packing and the scalar ballot path), prow /
 # vrows / nonempty / cube_at on 32-bit words, k_count, the exclusive scans,
+# the packed (one scan) and two-scan offset layouts,
 # k_verts and k_tris with their 128-word blocks, staged or direct, 32-bit
 # modular vertex bases, edge_corner and the 8 corner slots of a voxel.
 # Random volumes of odd sizes (noise, iso-valued corners, NaNs), whole volume
@@ -141,7 +142,7 @@ def bits_of(m):
     while m:
         b=(m&-m).bit_length()-1; m&=m-1; yield b
 
-def gpu(vol,X,Y,Z,z0,z1,iso,vbase,vec,zb=None,stage=6144):
+def gpu(vol,X,Y,Z,z0,z1,iso,vbase,vec,zb=None,stage=6144,packed=True):
     g=G(); g.X,g.Y,g.Z,g.z0,g.z1=X,Y,Z,z0,z1
     g.kc=min(z1+1,Z); g.kt=min(z1,Z-1); g.W=(X+31)//32
     kb=min(z1+2,Z); g.nb=kb-z0
@@ -159,7 +160,13 @@ def gpu(vol,X,Y,Z,z0,z1,iso,vbase,vec,zb=None,stage=6144):
         o=[0]
         for x in a[:-1]: o.append(o[-1]+x)
         return o
-    offV=scan(cV); offT=scan(cT)
+    if packed:      # k_count writes V | T << 32, one scan; offv / offt unpack
+        assert nwc<(1<<32)//(32*12)
+        pk=scan([cV[x]|(cT[x]<<32) for x in range(nwc)]+[0])
+        offV=[a&M32 for a in pk]; offT=[a>>32 for a in pk]
+        assert offV==scan(cV) and offT==scan(cT)
+    else:
+        offV=scan(cV); offT=scan(cT)
     vown=offV[nown]; vall=offV[nwc]; ntri=offT[nwc]
     assert vbase+vall<=0x7fffffff
     V=[None]*vown; T=[None]*ntri
@@ -238,8 +245,8 @@ for (X,Y,Z) in cases:
             if vbase+len(rv)+X*Y*3>0x7fffffff: vbase=12345
             rv,rt=ref(vol,X,Y,Z,z0,z1,iso,vbase)
             for vec in ([False,True] if X%4==0 else [False]):
-                for stage in (6144,30):     # staged, and the direct-store fallback
-                    gv,gt=gpu(vol,X,Y,Z,z0,z1,iso,vbase,vec,stage=stage)
+                for stage,packed in ((6144,True),(30,False)):     # staged / packed, direct stores / two scans
+                    gv,gt=gpu(vol,X,Y,Z,z0,z1,iso,vbase,vec,stage=stage,packed=packed)
                     assert gv==rv, (X,Y,Z,kind,z0,z1,vec,'verts')
                     assert gt==rt, (X,Y,Z,kind,z0,z1,vec,'tris',len(gt),len(rt))
                     n+=1

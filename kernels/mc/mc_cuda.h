@@ -32,6 +32,9 @@ void gt_mc_cuda_use_device_volume(gt_mc_cuda *c, const float *d_vol);
  * (numbering from vbase); *nv, *nt get the slab's counts. */
 gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint64_t vbase, uint64_t *nv,
                           uint64_t *nt, gt_timings *tm);
+/* Small slabs scan their vertex and triangle counts packed in one 64-bit
+ * word; this forces the two separate scans that large slabs use (tests). */
+void gt_mc_cuda_force_two_scans(gt_mc_cuda *c, bool on);
 /* Copy the last slab's results to the end of m (timed as "transfers"). */
 gt_status gt_mc_cuda_download(gt_mc_cuda *c, gt_mc_mesh *m, gt_timings *tm);
 

@@ -12,7 +12,9 @@
 //     of bit words of the row, the next column, the +y row and the +z plane,
 //     popcounts) and its triangles (table counts of its non-empty voxels,
 //     found as "some corner in and some out" bits, walked with ffs).
-//  3. scan: exclusive scans (CUB, 64-bit) of both -> word offsets, totals.
+//  3. scan: exclusive scans (CUB, 64-bit) of both -> word offsets, totals;
+//     one scan of V | T << 32 when the slab is small enough that neither
+//     total can reach 2^32 (512^3: 4.2M words; the limit is 11.1M words).
 //  4. vertices: per block of 128 words, each word's vertices at offset +
 //     prefix popcount within the word (edge-id order), staged in shared
 //     memory and copied out coalesced (direct stores when a block has more
@@ -49,8 +51,22 @@ struct Geo {
     double dir[3][3], origin[3], dinv[3][3];
     double nsign;
     int reverse, normals;
-    int small; // every word / row-segment index and divisor fits in 32 bits
+    int small;  // every word / row-segment index and divisor fits in 32 bits
+    int packed; // word counts / offsets packed as V | T << 32 in one array (both totals < 2^32)
 };
+
+// Word offsets (exclusive scans of the per-word counts): vertices and
+// triangles in two arrays, or, when the slab is small enough that both totals
+// stay below 2^32, packed into one (one scan; the halves never carry).
+__device__ __forceinline__ uint64_t offv(const Geo &g, const uint64_t *offV, uint64_t x)
+{
+    const uint64_t a = offV[x];
+    return g.packed ? (a & 0xffffffffull) : a;
+}
+__device__ __forceinline__ uint64_t offt(const Geo &g, const uint64_t *offV, const uint64_t *offT, uint64_t x)
+{
+    return g.packed ? (offV[x] >> 32) : offT[x];
+}
 
 // q = a / b, r = a % b, in 32 bits when the slab is small enough (64-bit
 // division is a long subroutine)
@@ -243,8 +259,12 @@ __global__ void __launch_bounds__(256) k_count(Geo g, const uint32_t *bits, uint
                 nt += s_ntri[cube_at(v, b)];
             }
         }
-        cntV[x] = word_vcount(pr);
-        cntT[x] = nt;
+        if (g.packed) {
+            cntV[x] = (uint64_t)word_vcount(pr) | ((uint64_t)nt << 32);
+        } else {
+            cntV[x] = word_vcount(pr);
+            cntT[x] = nt;
+        }
     }
 }
 
@@ -336,7 +356,7 @@ __global__ void __launch_bounds__(kEmitThreads) k_verts(Geo g, const uint32_t *b
     constexpr int per = NRM ? 6 : 3; // staged floats per vertex
     for (uint64_t w0 = (uint64_t)blockIdx.x * kEmitThreads; w0 < nown; w0 += (uint64_t)gridDim.x * kEmitThreads) {
         const uint64_t w1 = w0 + kEmitThreads < nown ? w0 + kEmitThreads : nown;
-        const uint64_t vb0 = offV[w0], nvb = offV[w1] - vb0;
+        const uint64_t vb0 = offv(g, offV, w0), nvb = offv(g, offV, w1) - vb0;
         if (nvb == 0) continue; // block-uniform
         const bool staged = nvb * per <= (uint64_t)kStageWords;
         const uint64_t x = w0 + threadIdx.x;
@@ -345,7 +365,7 @@ __global__ void __launch_bounds__(kEmitThreads) k_verts(Geo g, const uint32_t *b
             word_coords(g, x, w, j, k);
             const PRow pr = prow(bits, g, j, k, w);
             uint32_t m = pr.xe | pr.ye | pr.ze;
-            uint64_t v = offV[x] - vb0; // block-local number of the word's first vertex
+            uint64_t v = offv(g, offV, x) - vb0; // block-local number of the word's first vertex
             while (m) {
                 const unsigned b = (unsigned)(__ffs(m) - 1);
                 m &= m - 1u;
@@ -386,7 +406,7 @@ __global__ void __launch_bounds__(kEmitThreads) k_tris(Geo g, const uint32_t *bi
     const unsigned tid = threadIdx.x;
     for (uint64_t w0 = (uint64_t)blockIdx.x * kEmitThreads; w0 < nown; w0 += (uint64_t)gridDim.x * kEmitThreads) {
         const uint64_t w1 = w0 + kEmitThreads < nown ? w0 + kEmitThreads : nown;
-        const uint64_t tb0 = offT[w0], ntb = offT[w1] - tb0;
+        const uint64_t tb0 = offt(g, offV, offT, w0), ntb = offt(g, offV, offT, w1) - tb0;
         if (ntb == 0) continue; // block-uniform
         const bool staged = ntb * 3 <= (uint64_t)kStageWords;
         const uint64_t x = w0 + tid;
@@ -404,10 +424,10 @@ __global__ void __launch_bounds__(kEmitThreads) k_tris(Geo g, const uint32_t *bi
                     const int dy = q & 1, dz = q >> 1;
                     p[q] = prow(bits, g, j + dy, k + dz, w);
                     const uint64_t xq = x + (uint64_t)dy * (uint64_t)g.W + (uint64_t)dz * (uint64_t)(g.Y * g.W);
-                    base[q] = (uint32_t)(vbase + offV[xq]);
-                    basen[q] = nx ? (uint32_t)(vbase + offV[xq + 1]) : 0u;
+                    base[q] = (uint32_t)(vbase + offv(g, offV, xq));
+                    basen[q] = nx ? (uint32_t)(vbase + offv(g, offV, xq + 1)) : 0u;
                 }
-                uint64_t t = offT[x] - tb0; // block-local number of the word's first triangle
+                uint64_t t = offt(g, offV, offT, x) - tb0; // block-local number of the word's first triangle
                 while (ne) {
                     const unsigned b = (unsigned)(__ffs(ne) - 1);
                     ne &= ne - 1u;
@@ -459,6 +479,14 @@ __global__ void __launch_bounds__(kEmitThreads) k_tris(Geo g, const uint32_t *bi
     }
 }
 
+// the slab's totals in one place, so that one small copy brings them to the host
+__global__ void k_totals(Geo g, const uint64_t *offV, const uint64_t *offT, uint64_t nown, uint64_t nwc, uint64_t *tot)
+{
+    tot[0] = offv(g, offV, nown);
+    tot[1] = offv(g, offV, nwc);
+    tot[2] = offt(g, offV, offT, nwc);
+}
+
 } // namespace
 
 struct gt_mc_cuda {
@@ -469,10 +497,12 @@ struct gt_mc_cuda {
     int64_t zb, nzb;
     uint32_t *d_bits;           // in bits, cap_planes * Y * W words
     uint64_t *d_offV, *d_offT;  // per-word counts, then offsets (cap_planes * Y * W + 1)
+    uint64_t *d_tot;            // own vertices, all counted vertices, triangles
     float *d_xyz, *d_nrm;
     int32_t *d_tris;
     uint64_t cap_v, cap_t;
     uint64_t nv, nt; // last slab
+    bool two_scans;  // never pack the word counts (tests)
     gt_arena arena;
     void *stream;
 };
@@ -499,6 +529,7 @@ static gt_status create_inner(gt_mc_cuda *c, size_t words)
     GT_TRY(gt_cu_malloc((void **)&c->d_bits, (words ? words : 1) * sizeof(uint32_t), "mc in bits"));
     GT_TRY(gt_cu_malloc((void **)&c->d_offV, (words + 1) * sizeof(uint64_t), "mc word vertex offsets"));
     GT_TRY(gt_cu_malloc((void **)&c->d_offT, (words + 1) * sizeof(uint64_t), "mc word triangle offsets"));
+    GT_TRY(gt_cu_malloc((void **)&c->d_tot, 3 * sizeof(uint64_t), "mc totals"));
     return GT_OK;
 }
 
@@ -527,6 +558,7 @@ extern "C" void gt_mc_cuda_destroy(gt_mc_cuda *c)
     gt_cu_free(c->d_bits);
     gt_cu_free(c->d_offV);
     gt_cu_free(c->d_offT);
+    gt_cu_free(c->d_tot);
     gt_cu_free(c->d_xyz);
     gt_cu_free(c->d_nrm);
     gt_cu_free(c->d_tris);
@@ -534,6 +566,8 @@ extern "C" void gt_mc_cuda_destroy(gt_mc_cuda *c)
     if (c->stream) gt_cu_stream_destroy(c->stream);
     free(c);
 }
+
+extern "C" void gt_mc_cuda_force_two_scans(gt_mc_cuda *c, bool on) { c->two_scans = on; }
 
 extern "C" void gt_mc_cuda_use_device_volume(gt_mc_cuda *c, const float *d_vol)
 {
@@ -596,6 +630,8 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
     const uint64_t nown = (uint64_t)(z1 - z0) * rw;                       // own point words
     const uint64_t nsegs = nbrows * (uint64_t)((X + kSeg - 1) / kSeg);    // k_bits work items
     g.small = (nbrows * rw < (1ull << 32) && nsegs < (1ull << 32)) ? 1 : 0; // nbrows * rw >= every word index
+    // per word at most 96 vertices and 32 * GT_MC_MAXTRI triangles
+    g.packed = (!c->two_scans && nwc < (1ull << 32) / (32 * GT_MC_MAXTRI)) ? 1 : 0;
     gt_timer t = {};
 
     if (tm) gt_timer_start(&t, true, s);
@@ -614,14 +650,17 @@ extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint
 
     if (tm) gt_timer_start(&t, true, s);
     GT_CU(cudaMemsetAsync(c->d_offV + nwc, 0, sizeof(uint64_t), s));
-    GT_CU(cudaMemsetAsync(c->d_offT + nwc, 0, sizeof(uint64_t), s));
     GT_TRY(gt_cu_scan_exclusive_u64(c->d_offV, c->d_offV, nwc + 1, &c->arena, c->stream));
-    GT_TRY(gt_cu_scan_exclusive_u64(c->d_offT, c->d_offT, nwc + 1, &c->arena, c->stream));
-    uint64_t vown = 0, vall = 0, ntri = 0;
-    GT_CU(cudaMemcpyAsync(&vown, c->d_offV + nown, sizeof vown, cudaMemcpyDeviceToHost, s));
-    GT_CU(cudaMemcpyAsync(&vall, c->d_offV + nwc, sizeof vall, cudaMemcpyDeviceToHost, s));
-    GT_CU(cudaMemcpyAsync(&ntri, c->d_offT + nwc, sizeof ntri, cudaMemcpyDeviceToHost, s));
+    if (!g.packed) {
+        GT_CU(cudaMemsetAsync(c->d_offT + nwc, 0, sizeof(uint64_t), s));
+        GT_TRY(gt_cu_scan_exclusive_u64(c->d_offT, c->d_offT, nwc + 1, &c->arena, c->stream));
+    }
+    k_totals<<<1, 1, 0, s>>>(g, c->d_offV, c->d_offT, nown, nwc, c->d_tot);
+    GT_CU_LAUNCH("k_totals");
+    uint64_t tot[3] = {0, 0, 0};
+    GT_CU(cudaMemcpyAsync(tot, c->d_tot, sizeof tot, cudaMemcpyDeviceToHost, s));
     GT_CU(cudaStreamSynchronize(s));
+    const uint64_t vown = tot[0], vall = tot[1], ntri = tot[2];
     if (tm) gt_timings_add(tm, "scan", gt_timer_stop(&t));
     if (vbase + vall > (uint64_t)INT32_MAX)
         return gt_fail(GT_ERR_RUNTIME, "mesh too large: %llu vertices exceed the PLY int index range",

@@ -105,7 +105,8 @@ static void cell_tables_init(cell_tables *T)
         goto done;                                                   \
     } while (0)
 
-gt_status gt_pr_extract_mesh_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out)
+gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out,
+                                      uint64_t **vkeys)
 {
     const gt_pr_octree *o = &s->oct;
     const int D = o->depth;
@@ -328,10 +329,19 @@ gt_status gt_pr_extract_mesh_cpu(const gt_pr_state *s, const gt_pr_params *p, gt
     out->iso = iso;
     xyz = NULL;
     tri = NULL;
+    if (vkeys) {
+        *vkeys = ek;
+        ek = NULL;
+    }
 done:
     free(sk); free(sm); free(ck); free(cv); free(nk); free(nm); free(kc); free(kt); free(vnew);
     free(eoff); free(toff); free(ev); free(evt); free(ek); free(vemit); free(xyz); free(tri);
     return st;
+}
+
+gt_status gt_pr_extract_mesh_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out)
+{
+    return gt_pr_extract_mesh_keys_cpu(s, p, out, NULL);
 }
 
 gt_status gt_pr_extract_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out)

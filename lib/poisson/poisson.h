@@ -215,6 +215,10 @@ size_t gt_pr_extract_cell_cap(size_t nfine);
 gt_status gt_pr_extract_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out);
 /* The mesh alone (xyz, tri, iso; nothing else of out is touched). */
 gt_status gt_pr_extract_mesh_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out);
+/* The same, also giving the vertices' edge keys (nvert of them, malloc'ed)
+ * through *vkeys: for tests. */
+gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out,
+                                      uint64_t **vkeys);
 /* On the host, from out->xyz/tri: density (want_density or trim), colours,
  * trim, and the volume, as asked by p. Frees the mesh on failure. */
 gt_status gt_pr_mesh_post(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out);

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "gt_test.h"
+#include "kernels/mc/mc_cuda.h"
 #include "mc/mc.h"
 #include "mc_check.h"
 
@@ -203,6 +204,48 @@ static void test_bunny(void **state)
     free(v);
 }
 
+/* the CUDA context's two layouts of the per-word offsets (one packed scan for
+ * slabs small enough, two scans beyond) give the CPU mesh, also in slabs with
+ * a vertex base */
+static void test_offset_layouts(void **state)
+{
+    (void)state;
+    int64_t d[3] = {75, 38, 21};
+    for (int kind = 0; kind < 4; kind++) {
+        float *v = field(d, 4242 + (uint64_t)kind, kind);
+        gt_mc_params p;
+        gt_mc_params_init(&p, 0.05);
+        p.normals = kind % 2 == 0;
+        p.flip = kind == 1;
+        gt_mc_geom g;
+        GT_ASSERT_OK(gt_mc_geom_init(&g, d, &p));
+        gt_mc_mesh one;
+        memset(&one, 0, sizeof one);
+        GT_ASSERT_OK(gt_mc_extract(GT_DEVICE_CPU, v, d, &p, &one, NULL));
+        for (int two = 0; two < 2; two++) {
+            gt_mc_cuda *c = NULL;
+            GT_ASSERT_OK(gt_mc_cuda_create(&g, d[2], &c));
+            gt_mc_cuda_force_two_scans(c, two != 0);
+            GT_ASSERT_OK(gt_mc_cuda_upload(c, v, 0, d[2], NULL));
+            gt_mc_mesh m;
+            memset(&m, 0, sizeof m);
+            const int64_t cuts[] = {0, 8, 9, d[2]}; /* slabs [0,8) [8,9) [9,Z) of one upload */
+            for (int q = 0; q < 3; q++) {
+                uint64_t nv = 0, nt = 0;
+                GT_ASSERT_OK(gt_mc_cuda_slab(c, cuts[q], cuts[q + 1], m.nvert, &nv, &nt, NULL));
+                GT_ASSERT_OK(gt_mc_cuda_download(c, &m, NULL));
+            }
+            gt_mc_cuda_destroy(c);
+            double md;
+            int rc = mc_same_mesh(&one, &m, 1e-5, &md);
+            if (rc) fail_msg("kind %d, %s: != CPU (code %d, diff %g)", kind, two ? "two scans" : "packed", rc, md);
+            gt_mc_mesh_free(&m);
+        }
+        gt_mc_mesh_free(&one);
+        free(v);
+    }
+}
+
 int main(void)
 {
     gt_test_require_gpu();
@@ -212,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_gpu_watertight),
         cmocka_unit_test(test_testdata_blobs),
         cmocka_unit_test(test_bunny),
+        cmocka_unit_test(test_offset_layouts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,13 @@
  * order, exactly) on random clustered points at 32-bit (depth <= 10) and
  * 64-bit (depth 11, 12) key depths and on the bunny; then the whole
  * reconstruction on both devices: chi at the corners within 1e-4 relative
- * (same mesh topology on these small inputs). Exits 77 without a GPU. */
+ * (same mesh topology on these small inputs); the GPU extraction
+ * (gt_pr_extract_cuda) against the CPU's (gt_pr_extract_cpu) from one
+ * CPU-solved state: the same vertex count, the same triangles in the same
+ * order, positions within 1e-6 of the cube's side, on spheres, a torus,
+ * noisy points, a sphere with a hole (growth over many rounds), the bunny,
+ * and an iso outside chi's range (empty mesh); and the whole pipeline on the
+ * GPU gives a closed mesh. Exits 77 without a GPU. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -116,12 +122,170 @@ static void test_recon_same(void **state)
     free(bn);
 }
 
+/* GPU extraction == CPU extraction from the same state */
+static void compare_extract(gt_pr_state *s, const gt_pr_params *p, const char *what)
+{
+    gt_pr_mesh mc, mg;
+    memset(&mc, 0, sizeof mc);
+    memset(&mg, 0, sizeof mg);
+    GT_ASSERT_OK(gt_pr_extract_cpu(s, p, &mc));
+    GT_ASSERT_OK(gt_pr_extract_cuda(s, p, &mg));
+    double err = 0;
+    if (mc.nvert == mg.nvert)
+        for (size_t i = 0; i < 3 * mc.nvert; i++) {
+            double e = fabs((double)mc.xyz[i] - (double)mg.xyz[i]);
+            if (e > err) err = e;
+        }
+    print_message("%s (depth %d): cpu %zu vertices %zu triangles, gpu %zu %zu, max position diff %.3g side\n", what,
+                  s->oct.depth, mc.nvert, mc.ntri, mg.nvert, mg.ntri, err / s->side);
+    assert_int_equal(mc.nvert, mg.nvert);
+    assert_int_equal(mc.ntri, mg.ntri);
+    if (mc.ntri) assert_memory_equal(mc.tri, mg.tri, 3 * mc.ntri * sizeof(int32_t));
+    assert_true(err <= 1e-6 * s->side);
+    assert_true(mc.iso == mg.iso);
+    if (p->want_density) {
+        assert_non_null(mc.density);
+        assert_non_null(mg.density);
+        double mx = 0, de = 0;
+        for (size_t v = 0; v < mc.nvert; v++) {
+            if (fabs(mc.density[v]) > mx) mx = fabs(mc.density[v]);
+            double e = fabs((double)mc.density[v] - (double)mg.density[v]);
+            if (e > de) de = e;
+        }
+        assert_true(de <= 1e-4 * mx);
+    }
+    gt_pr_mesh_free(&mc);
+    gt_pr_mesh_free(&mg);
+}
+
+static void extract_case(const gt_pr_input *in, int depth, double scale, bool density, const char *what)
+{
+    gt_pr_params p;
+    gt_pr_params_default(&p);
+    p.depth = depth;
+    p.scale = scale;
+    p.want_density = density;
+    gt_pr_state s;
+    size_t b, z;
+    GT_ASSERT_OK(gt_pr_prepare_cpu(in, &p, NULL, &s, &b, &z));
+    GT_ASSERT_OK(gt_pr_solve_cpu(&s, &p, NULL));
+    compare_extract(&s, &p, what);
+    gt_pr_state_free(&s);
+}
+
+static void test_extract_same(void **state)
+{
+    (void)state;
+    gt_rng g = {79};
+    size_t n = 20000;
+    float *x = malloc(12 * n), *nn = malloc(12 * n);
+    double c[3] = {0.3, -0.2, 0.1};
+    pr_sample_sphere(&g, n, 1.0, c, x, nn);
+    gt_pr_input in = {n, x, nn, NULL};
+    extract_case(&in, 4, 1.1, false, "sphere");
+    extract_case(&in, 5, 1.1, true, "sphere, density");
+    pr_sample_torus(&g, n, 1.0, 0.4, x, nn);
+    extract_case(&in, 6, 1.1, false, "torus");
+    /* noisy: positions and normals perturbed */
+    pr_sample_sphere(&g, n, 1.0, c, x, nn);
+    for (size_t i = 0; i < 3 * n; i++) {
+        x[i] += (float)gt_rng_range(&g, -0.02, 0.02);
+        nn[i] += (float)gt_rng_range(&g, -0.4, 0.4);
+    }
+    extract_case(&in, 7, 1.1, false, "noisy sphere");
+    /* random points, random normals: a ragged surface meeting the cube's boundary */
+    for (size_t i = 0; i < 3 * n; i++) {
+        x[i] = (float)gt_rng_range(&g, -1, 1);
+        nn[i] = (float)gt_rng_range(&g, -1, 1);
+    }
+    extract_case(&in, 5, 1.1, false, "random points");
+    /* a cap missing: growth over many rounds closes it */
+    pr_sample_sphere(&g, n, 1.0, c, x, nn);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (x[3 * i + 2] - c[2] <= 0.7) {
+            memmove(x + 3 * m, x + 3 * i, 12);
+            memmove(nn + 3 * m, nn + 3 * i, 12);
+            m++;
+        }
+    gt_pr_input ih = {m, x, nn, NULL};
+    extract_case(&ih, 6, 1.4, false, "sphere with a hole");
+    free(x);
+    free(nn);
+    float *bx = NULL, *bn = NULL;
+    size_t bnum = pr_read_points(pr_testdata("bunny_8k.ply"), &bx, &bn);
+    assert_int_equal(bnum, 8000);
+    gt_pr_input bi = {bnum, bx, bn, NULL};
+    extract_case(&bi, 7, 1.1, false, "bunny");
+    extract_case(&bi, 8, 1.1, false, "bunny");
+    free(bx);
+    free(bn);
+}
+
+/* iso outside chi's range: no cell is mixed, an empty mesh on both */
+static void test_extract_empty(void **state)
+{
+    (void)state;
+    gt_rng g = {80};
+    size_t n = 3000;
+    float *x = malloc(12 * n), *nn = malloc(12 * n);
+    double c[3] = {0, 0, 0};
+    pr_sample_sphere(&g, n, 1.0, c, x, nn);
+    gt_pr_input in = {n, x, nn, NULL};
+    gt_pr_params p;
+    gt_pr_params_default(&p);
+    p.depth = 5;
+    gt_pr_state s;
+    size_t b, z;
+    GT_ASSERT_OK(gt_pr_prepare_cpu(&in, &p, NULL, &s, &b, &z));
+    GT_ASSERT_OK(gt_pr_solve_cpu(&s, &p, NULL));
+    double isos[2] = {1e300, -1e300};
+    for (int i = 0; i < 2; i++) {
+        s.iso = isos[i];
+        gt_pr_mesh m;
+        memset(&m, 0, sizeof m);
+        GT_ASSERT_OK(gt_pr_extract_cuda(&s, &p, &m));
+        assert_int_equal(m.nvert, 0);
+        assert_int_equal(m.ntri, 0);
+        gt_pr_mesh_free(&m);
+    }
+    gt_pr_state_free(&s);
+    free(x);
+    free(nn);
+}
+
+/* the whole pipeline on the GPU: a closed sphere */
+static void test_pipeline_closed(void **state)
+{
+    (void)state;
+    gt_rng g = {81};
+    size_t n = 20000;
+    float *x = malloc(12 * n), *nn = malloc(12 * n);
+    double c[3] = {0, 0, 0};
+    pr_sample_sphere(&g, n, 1.0, c, x, nn);
+    gt_pr_input in = {n, x, nn, NULL};
+    gt_pr_params p;
+    gt_pr_params_default(&p);
+    p.depth = 7;
+    gt_pr_mesh m;
+    GT_ASSERT_OK(gt_poisson_reconstruct(&in, &p, GT_DEVICE_CUDA, NULL, &m));
+    long euler;
+    assert_int_equal(pr_check_closed_manifold(&m, &euler), 0);
+    assert_int_equal(euler, 2);
+    gt_pr_mesh_free(&m);
+    free(x);
+    free(nn);
+}
+
 int main(void)
 {
     gt_test_require_gpu();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_octree_same),
         cmocka_unit_test(test_recon_same),
+        cmocka_unit_test(test_extract_same),
+        cmocka_unit_test(test_extract_empty),
+        cmocka_unit_test(test_pipeline_closed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
