@@ -24,7 +24,14 @@
 struct gt_mapout {
     int fd;
     off_t off;       /* bytes in the file proper */
-    off_t reserved;  /* bytes fallocated from 0 */
+    off_t reserved;  /* bytes reserved from 0: fallocated, or (sparse) the file size */
+    /* sparse: grow the file with ftruncate and let MADV_POPULATE_WRITE, run
+     * by the pool, allocate and zero the pages in parallel; populate says
+     * EFAULT where a fault would have been SIGBUS (ENOSPC), and that window
+     * is then written with pwrite, which reports the errno. Without
+     * MADV_POPULATE_WRITE (Linux < 5.14) space is fallocated first. */
+    bool sparse;
+    int perr; /* errno of a failed populate in the last job */
     size_t chunk, page;
     /* mode: mmap windows or plain pwrite; auto times a few appends of each
      * (after one warm-up each) and keeps the faster per byte */
@@ -47,6 +54,7 @@ struct gt_mapout {
     long gen;
     int left;
     bool stop;
+    bool populate; /* the job: copy src to dst, or populate dst's pages */
     unsigned char *dst;
     const unsigned char *src;
     size_t n;
@@ -86,8 +94,13 @@ static void *worker(void *p)
         pthread_mutex_unlock(&m->mu);
         size_t s, e;
         slice(m, i, &s, &e);
-        if (e > s) memcpy(m->dst + s, m->src + s, e - s);
+        int err = 0;
+        if (e > s) {
+            if (!m->populate) memcpy(m->dst + s, m->src + s, e - s);
+            else if (madvise(m->dst + s, e - s, MADV_POPULATE_WRITE) != 0) err = errno;
+        }
         pthread_mutex_lock(&m->mu);
+        if (err) m->perr = err;
         if (--m->left == 0) pthread_cond_signal(&m->done);
     }
     pthread_mutex_unlock(&m->mu);
@@ -152,13 +165,30 @@ gt_mapout *gt_mapout_open(int fd, off_t start, int nthreads, size_t chunk)
         errno = EINVAL;
         return NULL;
     }
-    /* probe: fallocate must work here (it is what makes ENOSPC clean); then
-     * put the size back */
-    if (fallocate(fd, 0, start, 1) != 0) return NULL;
+    /* probe: MADV_POPULATE_WRITE (sparse growth) or else fallocate must work
+     * here (they are what make ENOSPC clean); then put the size back */
+    bool sparse = false;
+    long pg = sysconf(_SC_PAGESIZE);
+    if (ftruncate(fd, start + 1) == 0) {
+        off_t a = start & ~(off_t)(pg - 1);
+        void *w = mmap(NULL, (size_t)(start + 1 - a), PROT_READ | PROT_WRITE, MAP_SHARED, fd, a);
+        if (w != MAP_FAILED) {
+            sparse = madvise(w, (size_t)(start + 1 - a), MADV_POPULATE_WRITE) == 0;
+            munmap(w, (size_t)(start + 1 - a));
+        }
+    }
+    if (!sparse && fallocate(fd, 0, start, 1) != 0) {
+        int e = errno;
+        if (ftruncate(fd, start) != 0) { /* nothing better to do */ }
+        errno = e;
+        return NULL;
+    }
     if (ftruncate(fd, start) != 0) return NULL;
     gt_mapout *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     m->fd = fd;
+    m->sparse = sparse;
+    if (getenv("GT_MAPOUT_FALLOCATE")) m->sparse = false; /* tests: the other way of reserving */
     m->off = start;
     m->reserved = start;
     m->page = (size_t)sysconf(_SC_PAGESIZE);
@@ -199,6 +229,11 @@ static int reserve(gt_mapout *m, off_t end)
     if (end <= m->reserved) return 0;
     off_t to = m->reserved + (off_t)m->chunk;
     if (to < end) to = (end + (off_t)m->chunk - 1) / (off_t)m->chunk * (off_t)m->chunk;
+    if (m->sparse) {
+        if (ftruncate(m->fd, to) != 0) return -1;
+        m->reserved = to;
+        return 0;
+    }
     if (fallocate(m->fd, 0, m->reserved, to - m->reserved) != 0) {
         /* a whole chunk may not fit where the exact need does */
         if (fallocate(m->fd, 0, m->reserved, end - m->reserved) != 0) return -1;
@@ -219,19 +254,56 @@ static int pwrite_all(int fd, const unsigned char *p, size_t n, off_t at)
     return 0;
 }
 
+static void job_start(gt_mapout *m, bool populate, unsigned char *dst, const void *src, size_t n)
+{
+    pthread_mutex_lock(&m->mu);
+    m->populate = populate;
+    m->dst = dst;
+    m->src = src;
+    m->n = n;
+    m->left = m->nt;
+    m->gen++;
+    pthread_cond_broadcast(&m->job);
+    pthread_mutex_unlock(&m->mu);
+}
+
+static void job_wait(gt_mapout *m)
+{
+    pthread_mutex_lock(&m->mu);
+    while (m->left) pthread_cond_wait(&m->done, &m->mu);
+    pthread_mutex_unlock(&m->mu);
+}
+
+/* populate [w, w+len): through the pool when there is one; 0 or an errno */
+static int populate(gt_mapout *m, unsigned char *w, size_t len)
+{
+    if (m->pool && len >= PAR_MIN) {
+        m->perr = 0;
+        job_start(m, true, w, NULL, len);
+        job_wait(m);
+        return m->perr;
+    }
+    return madvise(w, len, MADV_POPULATE_WRITE) == 0 ? 0 : errno;
+}
+
 /* one big append through a mapped window, the pool copying slices */
 static gt_status write_mapped(gt_mapout *m, const void *buf, size_t n, off_t end, const char *name)
 {
     off_t a = m->off & ~(off_t)(m->page - 1);
     size_t len = (size_t)(end - a);
     unsigned char *win;
+    bool ready = false; /* populated (sparse mode needs it before a byte is stored) */
     if (m->next_win && m->next_a == a && (size_t)(end - a) <= m->next_len) {
-        win = m->next_win, len = m->next_len;
+        win = m->next_win, len = m->next_len, ready = true;
     } else {
         if (m->next_win) munmap(m->next_win, m->next_len);
         win = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, a);
     }
     m->next_win = NULL;
+    if (win != MAP_FAILED && m->sparse && !ready && populate(m, win, len) != 0) {
+        munmap(win, len); /* no space (or no memory) for it: pwrite says which */
+        win = MAP_FAILED;
+    }
     if (win == MAP_FAILED) { /* no window: plain positioned writes, same bytes */
         if (pwrite_all(m->fd, m->pre, m->npre, m->off) != 0 ||
             pwrite_all(m->fd, buf, n, m->off + (off_t)m->npre) != 0)
@@ -242,33 +314,28 @@ static gt_status write_mapped(gt_mapout *m, const void *buf, size_t n, off_t end
     memcpy(d, m->pre, m->npre);
     d += m->npre;
     if (m->pool && n >= PAR_MIN) {
-        pthread_mutex_lock(&m->mu);
-        m->dst = d;
-        m->src = buf;
-        m->n = n;
-        m->left = m->nt;
-        m->gen++;
-        pthread_cond_broadcast(&m->job);
-        pthread_mutex_unlock(&m->mu);
+        job_start(m, false, d, buf, n);
         /* while the pool copies: reserve what the next append of this size
-         * needs, map its window and populate it (page allocation and
-         * zeroing happen here, off the copy threads, without a fault per
-         * page). Failures here show again, and are reported, next time. */
+         * needs and map its window; then the pool populates that window
+         * (page allocation and zeroing spread over the threads, without a
+         * fault per page). Failures here show again, and are reported,
+         * next time. */
         int saved = errno;
         off_t next_end = end + (off_t)n + PRE_CAP;
+        unsigned char *w2 = NULL;
+        size_t len2 = 0;
+        off_t a2 = end & ~(off_t)(m->page - 1);
         if (reserve(m, next_end) == 0) {
-            off_t a2 = end & ~(off_t)(m->page - 1);
-            size_t len2 = (size_t)(next_end - a2);
-            void *w2 = mmap(NULL, len2, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, a2);
-            if (w2 != MAP_FAILED) {
-                (void)madvise(w2, len2, MADV_POPULATE_WRITE);
-                m->next_win = w2, m->next_a = a2, m->next_len = len2;
-            }
+            len2 = (size_t)(next_end - a2);
+            w2 = mmap(NULL, len2, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, a2);
+            if (w2 == MAP_FAILED) w2 = NULL;
+        }
+        job_wait(m);
+        if (w2) {
+            if (populate(m, w2, len2) == 0) m->next_win = w2, m->next_a = a2, m->next_len = len2;
+            else munmap(w2, len2);
         }
         errno = saved;
-        pthread_mutex_lock(&m->mu);
-        while (m->left) pthread_cond_wait(&m->done, &m->mu);
-        pthread_mutex_unlock(&m->mu);
     } else {
         memcpy(d, buf, n);
     }

@@ -1,7 +1,12 @@
-/* Fast appends to a regular file: space is reserved with fallocate in large
- * chunks (so a full disk is a clean ENOSPC, never a SIGBUS), each append is
- * copied into an mmap'ed window by a small pool of threads (one slice each)
- * and the window is unmapped behind it. On tmpfs this spreads the kernel's
+/* Fast appends to a regular file: the file grows in large chunks, each
+ * append is copied into an mmap'ed window by a small pool of threads (one
+ * slice each) and the window is unmapped behind it; while the pool copies,
+ * the next window is mapped, and then the pool populates it
+ * (MADV_POPULATE_WRITE: page allocation and zeroing in parallel, no fault
+ * per page). A full disk is a clean ENOSPC, never a SIGBUS: populate reports
+ * it (EFAULT) and that append goes through pwrite, which names the errno;
+ * where MADV_POPULATE_WRITE is missing (Linux < 5.14) the chunks are
+ * fallocated instead (GT_MAPOUT_FALLOCATE forces that, for tests). On tmpfs this spreads the kernel's
  * page allocation, zeroing and copy over several cores instead of one
  * write() under the inode lock.
  *

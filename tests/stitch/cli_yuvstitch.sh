@@ -51,7 +51,8 @@ cat "$T/a.yuv" | "$Y" $R - "$T/a.yuv" -o - --device cpu -q > "$T/s.yuv"; check "
 cmp -s "$T/s.yuv" "$T/o.yuv" && echo "ok   pipe output identical" || { echo "FAIL pipe output differs"; fail=1; }
 
 # output writer: a regular file goes through the parallel mmap appender
-# (common/mapout: auto, or forced to mmap or pwrite), stdio when
+# (common/mapout: auto, or forced to mmap (sparse growth, or fallocate) or
+# pwrite), stdio when
 # GT_NO_MMAP_WRITE is set, and a pipe through stdio: the same bytes. Frames of
 # 1.15 MB (1200x480), above the appender's 1 MiB threshold for its thread pool.
 python3 - "$T/b.yuv" <<'PY'
@@ -71,8 +72,9 @@ RB="--rig $T/big.rig --size 640x480 --pix-fmt yuyv422 $T/b.yuv $T/b.yuv --device
 BFB=$((1200*480*2))
 for fmt in raw y4m; do
     "$Y" $RB --out-format $fmt -o - | cat > "$T/pipe.$fmt"; check "writer: $fmt to a pipe" 0 $?
-    for mode in auto mmap pwrite stdio; do
+    for mode in auto mmap fallocate pwrite stdio; do
         if [ $mode = stdio ]; then GT_NO_MMAP_WRITE=1 "$Y" $RB --out-format $fmt -o "$T/w_$mode.$fmt"
+        elif [ $mode = fallocate ]; then GT_MAPOUT_MODE=mmap GT_MAPOUT_FALLOCATE=1 "$Y" $RB --out-format $fmt -o "$T/w_$mode.$fmt"
         else GT_MAPOUT_MODE=$mode "$Y" $RB --out-format $fmt -o "$T/w_$mode.$fmt"; fi
         check "writer: $fmt to a file ($mode)" 0 $?
         cmp -s "$T/pipe.$fmt" "$T/w_$mode.$fmt" && echo "ok   writer: $fmt $mode file = pipe" || { echo "FAIL writer: $fmt $mode file differs from the pipe"; fail=1; }
@@ -96,8 +98,9 @@ GT_MAPOUT_MODE=mmap "$Y" $RB --frames 2 -o "$T/two.yuv"; check "writer: --frames
 # (the appender reserves space with fallocate, so ENOSPC is an error, not SIGBUS)
 mkdir -p "$T/small"
 if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=2m gt_small "$T/small" 2>/dev/null; then
-    for mode in mmap pwrite auto stdio; do
+    for mode in mmap fallocate pwrite auto stdio; do
         if [ $mode = stdio ]; then GT_NO_MMAP_WRITE=1 "$Y" $RB -o "$T/small/o.yuv" 2>"$T/e"
+        elif [ $mode = fallocate ]; then GT_MAPOUT_MODE=mmap GT_MAPOUT_FALLOCATE=1 "$Y" $RB -o "$T/small/o.yuv" 2>"$T/e"
         else GT_MAPOUT_MODE=$mode "$Y" $RB -o "$T/small/o.yuv" 2>"$T/e"; fi
         check "writer: disk full ($mode)" 1 $?
         has "writer: disk full message ($mode)" "$T/e" "No space left on device"
