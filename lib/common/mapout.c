@@ -331,14 +331,21 @@ static gt_status write_mapped(gt_mapout *m, const void *buf, size_t n, off_t end
             if (w2 == MAP_FAILED) w2 = NULL;
         }
         job_wait(m);
+        if (w2) { /* the pool populates w2 while this thread unmaps the window behind */
+            m->perr = 0;
+            job_start(m, true, w2, NULL, len2);
+        }
+        int unmapped = munmap(win, len), ue = errno;
         if (w2) {
-            if (populate(m, w2, len2) == 0) m->next_win = w2, m->next_a = a2, m->next_len = len2;
+            job_wait(m);
+            if (m->perr == 0) m->next_win = w2, m->next_a = a2, m->next_len = len2;
             else munmap(w2, len2);
         }
+        if (unmapped != 0) return fail_errno(name, "munmap", ue);
         errno = saved;
-    } else {
-        memcpy(d, buf, n);
+        return GT_OK;
     }
+    memcpy(d, buf, n);
     if (munmap(win, len) != 0) return fail_errno(name, "munmap", errno);
     return GT_OK;
 }
