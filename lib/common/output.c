@@ -31,6 +31,7 @@ static void track(char *tmp)
         signal(SIGTERM, on_signal);
         signal(SIGHUP, on_signal);
         signal(SIGPIPE, on_signal);
+        signal(SIGBUS, on_signal); /* a mapped output whose backing store failed */
     }
     for (int i = 0; i < MAX_PENDING; i++)
         if (!pending[i]) {

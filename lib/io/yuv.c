@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/mapout.h"
 #include "common/output.h"
 
 #define Y4M_MAGIC "YUV4MPEG2"
@@ -540,7 +541,25 @@ struct gt_yuv_writer {
     gt_pixfmt fmt, file_fmt;
     size_t in_bytes, out_bytes;
     uint8_t *tmp;
+    gt_mapout *map; /* regular-file output: parallel mmap appends (else stdio) */
 };
+
+/* Regular files get the mmap appender (see common/mapout.h): on tmpfs one
+ * write() of a 15 MB frame is bound by a single core allocating, zeroing
+ * and copying pages. Pipes, terminals and stdout keep stdio, and so does
+ * everything when GT_NO_MMAP_WRITE is set (tests compare the two). */
+static void try_map(gt_yuv_writer *wr)
+{
+    const char *no = getenv("GT_NO_MMAP_WRITE");
+    if (wr->o.is_stdout || (no && *no && strcmp(no, "0") != 0)) return;
+    if (fflush(wr->o.fp) != 0) return; /* the stdio path reports it */
+    off_t at = ftello(wr->o.fp);
+    if (at < 0) return;
+    size_t per = wr->out_bytes + 6, chunk = per * 4; /* reserve about 4 frames at a time */
+    if (chunk < ((size_t)1 << 20)) chunk = (size_t)1 << 20;
+    if (chunk > ((size_t)64 << 20)) chunk = per > ((size_t)64 << 20) ? per : (size_t)64 << 20;
+    wr->map = gt_mapout_open(fileno(wr->o.fp), at, 0, chunk);
+}
 
 gt_status gt_yuv_create(const char *path, bool y4m, int w, int h, gt_pixfmt fmt, int fps_num,
                         int fps_den, gt_yuv_writer **out)
@@ -578,6 +597,7 @@ gt_status gt_yuv_create(const char *path, bool y4m, int w, int h, gt_pixfmt fmt,
                                                           : "444";
         fprintf(wr->o.fp, "YUV4MPEG2 W%d H%d F%d:%d Ip A1:1 C%s\n", w, h, fps_num, fps_den, cs);
     }
+    try_map(wr);
     *out = wr;
     return GT_OK;
 }
@@ -589,6 +609,10 @@ gt_status gt_yuv_write_frame(gt_yuv_writer *wr, const void *frame)
         GT_TRY(gt_yuv_convert(frame, wr->fmt, wr->tmp, wr->file_fmt, wr->w, wr->h));
         data = wr->tmp;
     }
+    if (wr->map) {
+        if (wr->y4m) GT_TRY(gt_mapout_write(wr->map, "FRAME\n", 6, wr->o.path));
+        return gt_mapout_write(wr->map, data, wr->out_bytes, wr->o.path);
+    }
     if ((wr->y4m && fputs("FRAME\n", wr->o.fp) == EOF) ||
         fwrite(data, 1, wr->out_bytes, wr->o.fp) != wr->out_bytes)
         return gt_fail(GT_ERR_RUNTIME, "write error on '%s': %s", wr->o.path, strerror(errno));
@@ -599,6 +623,10 @@ gt_status gt_yuv_finish(gt_yuv_writer *wr, bool ok)
 {
     if (!wr) return GT_OK;
     gt_status st = GT_OK;
+    if (wr->map) {
+        st = gt_mapout_close(wr->map, ok, wr->o.path);
+        if (st) ok = false;
+    }
     if (ok) st = gt_out_commit(&wr->o);
     else gt_out_abort(&wr->o);
     free(wr->tmp);

@@ -5,13 +5,23 @@
  *   bench_stitch gpu [ITERS]        GPU time per frame (warp+blend kernels, CUDA
  *                                   events) for none/feather/multiband(5), yuyv422
  *                                   and the same pipeline on packed RGBA, with
- *                                   the bytes-moved floor of each. */
+ *                                   the bytes-moved floor of each.
+ *   bench_stitch io DIR [FRAMES]    CPU only: the CLI's output writer on a
+ *                                   7040x1080 yuyv422 stream into DIR/io.yuv,
+ *                                   through stdio (GT_NO_MMAP_WRITE) and through
+ *                                   the parallel mmap appender, in MB/s; then
+ *                                   the 4 input readers (DIR/cam*.yuv from gen),
+ *                                   one thread per camera as in the CLI. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/device.h"
+#include "common/timer.h"
+#include "io/yuv.h"
 #include "stitch/stitch.h"
 
 enum { CW = 1920, CH = 1080, PW = 7040, PH = 1080, NC = 4 };
@@ -179,11 +189,93 @@ static int gpu(int iters)
     return 0;
 }
 
+/* variant 0: stdio (the writer before), 1: mapped appender forced to mmap,
+ * 2: forced to pwrite, 3: auto (what the CLI uses) */
+static const char *variant_names[4] = {"stdio fwrite (before)", "mmap + pool (forced)", "pwrite (forced)",
+                                       "auto (the CLI's default)"};
+static double write_run(const char *path, int frames, const uint8_t *fr, int variant)
+{
+    if (variant == 0) setenv("GT_NO_MMAP_WRITE", "1", 1);
+    else unsetenv("GT_NO_MMAP_WRITE");
+    static const char *modes[4] = {"", "mmap", "pwrite", "auto"};
+    setenv("GT_MAPOUT_MODE", modes[variant], 1);
+    unlink(path);
+    double t0 = gt_now_ms();
+    gt_yuv_writer *w;
+    if (gt_yuv_create(path, false, PW, PH, GT_PIX_YUYV422, 25, 1, &w)) return fprintf(stderr, "%s\n", gt_errmsg()), -1;
+    for (int k = 0; k < frames; k++)
+        if (gt_yuv_write_frame(w, fr)) return fprintf(stderr, "%s\n", gt_errmsg()), -1;
+    if (gt_yuv_finish(w, true)) return fprintf(stderr, "%s\n", gt_errmsg()), -1;
+    double ms = gt_now_ms() - t0;
+    unlink(path);
+    return ms;
+}
+
+typedef struct {
+    const char *path;
+    uint8_t *buf;
+    long frames;
+    double ms;
+} read_job;
+
+static void *read_main(void *p)
+{
+    read_job *j = p;
+    gt_yuv_reader *r;
+    if (gt_yuv_open(j->path, CW, CH, GT_PIX_YUYV422, &r)) return fprintf(stderr, "%s\n", gt_errmsg()), NULL;
+    bool got = true;
+    double t0 = gt_now_ms();
+    while (got && !gt_yuv_read_frame(r, j->buf, &got)) j->frames += got;
+    j->ms = gt_now_ms() - t0;
+    gt_yuv_close(r);
+    return NULL;
+}
+
+static int io(const char *dir, int frames)
+{
+    size_t fb = gt_pixfmt_frame_bytes(GT_PIX_YUYV422, PW, PH);
+    uint8_t *fr = malloc(fb);
+    for (size_t j = 0; j < fb; j++) fr[j] = (uint8_t)(j * 131 >> 7);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/io.yuv", dir);
+    printf("output writer, %d frames of %.1f MB into %s:\n", frames, fb / 1e6, path);
+    const char *wt = getenv("GT_WRITE_THREADS");
+    printf("  (copy threads of the mmap pool: %s)\n", wt ? wt : "default, half the cores up to 8");
+    for (int rep = 0; rep < 2; rep++)
+        for (int v = 0; v < 4; v++) {
+            double ms = write_run(path, frames, fr, v);
+            if (ms < 0) return 1;
+            printf("  %-28s %8.2f ms/frame %8.0f MB/s  (%.0f frames/s)\n", variant_names[v], ms / frames,
+                   fb * (double)frames / 1e3 / ms, frames / (ms / 1e3));
+        }
+    unsetenv("GT_NO_MMAP_WRITE");
+    unsetenv("GT_MAPOUT_MODE");
+    free(fr);
+    read_job j[NC];
+    pthread_t th[NC];
+    double t0 = gt_now_ms();
+    for (int c = 0; c < NC; c++) {
+        static char paths[NC][4096];
+        snprintf(paths[c], sizeof paths[c], "%s/cam%d.yuv", dir, c + 1);
+        j[c] = (read_job){paths[c], malloc((size_t)CW * CH * 2), 0, 0};
+        pthread_create(&th[c], NULL, read_main, &j[c]);
+    }
+    long tot = 0;
+    for (int c = 0; c < NC; c++) pthread_join(th[c], NULL), tot += j[c].frames, free(j[c].buf);
+    double ms = gt_now_ms() - t0;
+    if (!tot) return fprintf(stderr, "no input frames: run 'bench_stitch gen %s N' first\n", dir), 1;
+    printf("input readers, 4 threads: %ld frames of %.1f MB in %.1f ms: %.0f MB/s, %.2f ms per 4-camera set (%.0f sets/s)\n",
+           tot, CW * CH * 2 / 1e6, ms, tot * (double)CW * CH * 2 / 1e3 / ms, ms / (tot / (double)NC),
+           tot / (double)NC / (ms / 1e3));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && !strcmp(argv[1], "io")) return io(argv[2], argc >= 4 ? atoi(argv[3]) : 60);
     if (argc >= 3 && !strcmp(argv[1], "rig")) return write_rig(argv[2]);
     if (argc >= 4 && !strcmp(argv[1], "gen")) return gen(argv[2], atoi(argv[3]));
     if (argc >= 2 && !strcmp(argv[1], "gpu")) return gpu(argc >= 3 ? atoi(argv[2]) : 50);
-    fprintf(stderr, "usage: bench_stitch rig DIR | gen DIR FRAMES | gpu [ITERS]\n");
+    fprintf(stderr, "usage: bench_stitch rig DIR | gen DIR FRAMES | gpu [ITERS] | io DIR [FRAMES]\n");
     return 2;
 }
