@@ -1,6 +1,7 @@
 /* GPU front end of the reconstruction: normalise on the host, then octree,
  * neighbours, density, splat, divergence and the cascadic solve on the GPU
- * (see gt_pr_prepare_cuda in pr_gpu.h); the extraction runs on the host. */
+ * (see gt_pr_prepare_cuda in pr_gpu.h); the solution stays on the device for
+ * the extraction (pr_extract.cu). */
 #include <cuda_runtime.h>
 
 #include <stdlib.h>
@@ -65,8 +66,9 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
     if (!ds && st == GT_OK) st = gt_fail(GT_ERR_RUNTIME, "out of memory (device state)");
     if (st == GT_OK) st = gt_pr_dev_octree_build(d_u, m, p->depth, &ds->oct, &s->oct, tm);
     /* the extraction runs on the device octree; the host needs a copy only
-     * for the per-vertex density, colours, trimming and the chi volume */
-    const bool need_host = p->want_density || p->trim > 0 || p->want_colors || p->volume_depth > 0;
+     * for the per-vertex density, colours, trimming and the chi volume (and
+     * when the caller asks for it: the tests compare it with the CPU's) */
+    const bool need_host = p->host_state || p->want_density || p->trim > 0 || p->want_colors || p->volume_depth > 0;
     if (st == GT_OK && need_host) {
         double t1 = gt_now_ms();
         st = gt_pr_dev_octree_download(&ds->oct, &s->oct);

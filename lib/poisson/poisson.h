@@ -110,6 +110,7 @@ typedef struct gt_pr_params {
     bool want_colors;
     int volume_depth;        /* > 0: also sample chi on a (2^v)^3 grid */
     bool progress;
+    bool host_state;         /* CUDA path: also copy the octree and solution to the host state */
 } gt_pr_params;
 
 void gt_pr_params_default(gt_pr_params *p);

@@ -71,6 +71,7 @@ static void compare_recon(const gt_pr_input *in, int depth)
     gt_pr_params p;
     gt_pr_params_default(&p);
     p.depth = depth;
+    p.host_state = true;
     gt_pr_state sc, sg;
     size_t b1, z1, b2, z2;
     GT_ASSERT_OK(gt_pr_prepare_cpu(in, &p, NULL, &sc, &b1, &z1));
