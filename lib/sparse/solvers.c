@@ -60,32 +60,10 @@ gt_status gt_solve_check(const gt_csr *a, int64_t nb, gt_solve_method m)
 
 double gt_richardson_tau(const gt_csr *a)
 {
-    /* Gershgorin: every eigenvalue lies in a disc centred a_ii with radius R_i,
-       so lmin >= lo = min(a_ii - R_i) and (symmetric) lmax <= hi = max(a_ii + R_i).
-       lo > 0: tau = 2/(lo + hi), the optimal step for the bounds. Otherwise,
-       symmetric with a positive diagonal (SPD candidates such as Laplacians,
-       where lo = 0): tau = 1.9/hi < 2/lmax, which converges for SPD matrices.
-       Else 1/max row sum. */
-    double lo = INFINITY, hi = 0, rowmax = 0;
-    bool posdiag = true;
-    for (int64_t i = 0; i < a->nrows; i++) {
-        double d = 0, r = 0, s = 0;
-        for (int64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
-            s += fabs(a->val[p]);
-            if (a->col[p] == i) d = a->val[p];
-            else r += fabs(a->val[p]);
-        }
-        if (d - r < lo) lo = d - r;
-        if (d + r > hi) hi = d + r;
-        if (s > rowmax) rowmax = s;
-        if (!(d > 0)) posdiag = false;
-    }
-    if (lo > 0 && hi > 0) return 2.0 / (lo + hi);
-    if (posdiag && hi > 0) {
-        gt_sp_info in;
-        if (gt_sp_analyze(a, &in) == GT_OK && in.symmetric) return 1.9 / hi;
-    }
-    return rowmax > 0 ? 1.0 / rowmax : 1.0;
+    /* the Gershgorin rules alone (lib/sparse/power.c) */
+    gt_sp_info in;
+    bool sym = gt_sp_analyze(a, &in) == GT_OK && in.symmetric;
+    return gt_richardson_tau_bound(a, sym, 0);
 }
 
 void gt_gs_sweep(const gt_csr *a, const double *b, double *x, double omega)
