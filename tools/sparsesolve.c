@@ -41,7 +41,7 @@ static void usage(FILE *f)
             "                          or sigma_max on A^T A when A is not symmetric, x1.05, capped\n"
             "                          by Gershgorin; then 2/(lmin+lmax), 1.9/lmax when symmetric and\n"
             "                          the discs reach 0, else 1/lmax)\n"
-            "      --precision P       double|single (GPU arithmetic; default double)\n"
+            "      --precision P       double|single (arithmetic of the solver, GPU or CPU; default double)\n"
             "      --format F          auto|coo|csr|ell|dia|hyb (default auto: DIA for few\n"
             "                          well-filled diagonals, ELL for even rows, HYB with the\n"
             "                          Bell & Garland width for mostly even rows, CSR otherwise;\n"
@@ -355,8 +355,7 @@ int main(int argc, char **argv)
     if (dev == GT_DEVICE_CUDA) {
         s = gt_solve_gpu(&a, fmt, prec, b, x, &so, &res, &ms);
     } else {
-        if (prec == 4) gt_notice("the CPU reference computes in double precision");
-        s = gt_solve_cpu(&a, b, x, &so, &res);
+        s = gt_solve_cpu_prec(&a, prec, b, x, &so, &res);
         ms = gt_now_ms() - t0;
     }
     if (show) gt_progress_end(&prog);
@@ -371,7 +370,7 @@ int main(int argc, char **argv)
                                   : (fmt == GT_SP_DIA || fmt == GT_SP_ELL) ? gt_sp_format_name(fmt) : "csr")
                                : "csr";
     gt_notice("%s (%s, %s, %s): %s after %lld iterations, true relative residual %.3e, %.3f ms (%.4f ms/iter)",
-              gt_solve_method_name(so.method), fmt_used, prec == 8 || dev != GT_DEVICE_CUDA ? "double" : "single",
+              gt_solve_method_name(so.method), fmt_used, prec == 8 ? "double" : "single",
               gt_device_name(dev), res.outcome == GT_SOLVE_CONVERGED ? "converged" : "stopped",
               (long long)res.iters, res.true_relres, ms, res.iters ? ms / (double)res.iters : 0.0);
     if (so.method == GT_SOLVE_RICHARDSON) gt_info("Richardson tau %.6g", res.tau);

@@ -8,7 +8,7 @@
 namespace {
 
 constexpr int BLOCK = 256;
-constexpr int COO_ITEMS = 16;   // nonzeros per lane in the COO kernel
+constexpr int COO_ITEMS = 8;    // rounds of 32 nonzeros per warp in the COO kernel
 constexpr int MERGE_ITEMS = 8;  // merge items per thread in merge-path CSR
 
 template <typename T>
@@ -68,59 +68,62 @@ __global__ void k_dia(int64_t n, int64_t ncols, int64_t ndiag, const int32_t *__
     y[i] = s;
 }
 
-// COO: each lane takes COO_ITEMS consecutive nonzeros (sorted by row). Rows
-// that start and end inside a lane are stored directly; each lane's last
-// partial row goes into a warp-wide segmented scan keyed by row, and only
-// the partial sums at run ends (and a lane's first row when it began in an
-// earlier lane) are added atomically: at most two atomics per lane.
+// COO, segmented reduction: warp w takes the chunk of 32 * COO_ITEMS
+// consecutive nonzeros (sorted by row) and reads it in COO_ITEMS rounds of 32
+// (row, col, val each one coalesced load per round). Each round runs an
+// inclusive segmented scan of val * x[col] keyed by row over the warp
+// (shuffles); a row run ending inside the round is complete there, the run
+// reaching lane 31 is carried into the next round. A complete row is stored
+// directly when it lies wholly inside the chunk; only the chunk's first row
+// (it may have begun in the previous chunk) and its last row (it may go on in
+// the next) are added atomically: at most two atomics per chunk.
 template <typename T>
 __global__ void k_coo(int64_t nnz, const int32_t *__restrict__ row, const int32_t *__restrict__ col,
                       const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y, int accumulate)
 {
-    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    int lane = threadIdx.x & 31;
-    int64_t s = t * COO_ITEMS, e = s + COO_ITEMS;
-    if (e > nnz) e = nnz;
-    bool active = s < nnz;
-    // The warp may straddle nnz; inactive lanes take part in the shuffles with
-    // key -1 (never equal to a real row).
-    int32_t first_row = -1, key = -1;
-    T head = 0, tail = 0;
-    bool multi = false;
-    if (active) {
-        first_row = row[s];
-        int32_t cur = first_row;
-        T acc = 0;
-        for (int64_t p = s; p < e; p++) {
-            int32_t r = row[p];
-            if (r != cur) {
-                if (!multi) head = acc, multi = true;           // first row of the lane: combine later
-                else y[cur] = accumulate ? y[cur] + acc : acc;  // interior row: this lane owns it
-                cur = r;
-                acc = 0;
-            }
-            acc += val[p] * __ldg(x + col[p]);
+    const int lane = threadIdx.x & 31;
+    const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int64_t cs = warp * (32 * COO_ITEMS);
+    if (cs >= nnz) return; // whole warps leave together
+    int64_t ce = cs + 32 * COO_ITEMS;
+    if (ce > nnz) ce = nnz;
+    const int32_t first = __ldg(row + cs);
+    auto put = [&](int32_t r, T v, bool shared) {
+        if (shared) atomicAdd(y + r, v);
+        else y[r] = accumulate ? y[r] + v : v;
+    };
+    int32_t carry_row = -1;
+    T carry = 0;
+#pragma unroll 4
+    for (int k = 0; k < COO_ITEMS; k++) {
+        int64_t p = cs + (int64_t)k * 32 + lane;
+        if (cs + (int64_t)k * 32 >= ce) break; // uniform over the warp
+        bool active = p < ce;
+        int32_t key = active ? __ldg(row + p) : -1;
+        T v = active ? __ldg(val + p) * __ldg(x + __ldg(col + p)) : (T)0;
+        // the carried row: continued by this round's first run, or complete
+        int32_t key0 = __shfl_sync(0xffffffffu, key, 0);
+        if (carry_row >= 0 && key0 != carry_row && lane == 0) put(carry_row, carry, carry_row == first);
+        for (int o = 1; o < 32; o *= 2) {
+            T ov = __shfl_up_sync(0xffffffffu, v, o);
+            int32_t ok = __shfl_up_sync(0xffffffffu, key, o);
+            if (lane >= o && ok == key) v += ov;
         }
-        key = cur;
-        tail = acc;
+        if (carry_row >= 0 && key == carry_row) v += carry;
+        int32_t nkey = __shfl_down_sync(0xffffffffu, key, 1);
+        bool last_of_chunk = p == ce - 1;
+        bool run_end = active && (lane == 31 || last_of_chunk || nkey != key);
+        bool to_carry = lane == 31 && active && !last_of_chunk;
+        if (run_end && !to_carry) put(key, v, key == first || last_of_chunk);
+        carry_row = __shfl_sync(0xffffffffu, to_carry ? key : -1, 31);
+        carry = __shfl_sync(0xffffffffu, v, 31);
     }
-    // inclusive segmented scan of tails by key over the warp
-    T S = tail;
-    for (int o = 1; o < 32; o *= 2) {
-        T other = __shfl_up_sync(0xffffffffu, S, o);
-        int32_t okey = __shfl_up_sync(0xffffffffu, key, o);
-        if (lane >= o && okey == key && key >= 0) S += other;
-    }
-    T prevS = __shfl_up_sync(0xffffffffu, S, 1);
-    int32_t prevkey = __shfl_up_sync(0xffffffffu, key, 1);
-    int32_t nextfirst = __shfl_down_sync(0xffffffffu, first_row, 1);
-    if (!active) return;
-    if (multi) {
-        T h = head + ((lane > 0 && prevkey == first_row) ? prevS : (T)0);
-        atomicAdd(y + first_row, h);
-    }
-    // tail run ends here unless the next lane continues the same row
-    if (lane == 31 || nextfirst != key) atomicAdd(y + key, S);
+}
+
+// threads of the COO kernel: a warp per chunk of 32 * COO_ITEMS nonzeros
+inline size_t coo_threads(int64_t nnz)
+{
+    return (((size_t)nnz + 32 * COO_ITEMS - 1) / (32 * COO_ITEMS)) * 32;
 }
 
 // Merge-path CSR: thread t consumes MERGE_ITEMS items of the merge of row ends
@@ -214,7 +217,7 @@ gt_status spmv(const gt_spd *d, gt_spmv_kernel k, const T *x, T *y, cudaStream_t
         k_ell<T><<<g, BLOCK, 0, st>>>(n, d->ewidth, d->ecol, (const T *)d->eval, x, y, 0);
         if (k == GT_SPMV_HYB && d->cnnz > 0) {
             GT_CU_LAUNCH("ell");
-            unsigned gc = gt_grid(((size_t)d->cnnz + COO_ITEMS - 1) / COO_ITEMS, BLOCK, 0x7fffffffu);
+            unsigned gc = gt_grid(coo_threads(d->cnnz), BLOCK, 0x7fffffffu);
             k_coo<T><<<gc, BLOCK, 0, st>>>(d->cnnz, d->crow, d->ccol, (const T *)d->cval, x, y, 1);
         }
         break;
@@ -226,7 +229,7 @@ gt_status spmv(const gt_spd *d, gt_spmv_kernel k, const T *x, T *y, cudaStream_t
         if (!d->has_coo || d->hyb) return gt_fail(GT_ERR_GPU, "SpMV: COO format not converted");
         GT_CU(cudaMemsetAsync(y, 0, (size_t)n * sizeof(T), st));
         if (d->cnnz == 0) return GT_OK;
-        unsigned gc = gt_grid(((size_t)d->cnnz + COO_ITEMS - 1) / COO_ITEMS, BLOCK, 0x7fffffffu);
+        unsigned gc = gt_grid(coo_threads(d->cnnz), BLOCK, 0x7fffffffu);
         k_coo<T><<<gc, BLOCK, 0, st>>>(d->cnnz, d->crow, d->ccol, (const T *)d->cval, x, y, 0);
         break;
     }

@@ -59,7 +59,12 @@ gt_status gt_power_estimate(const gt_csr *a, const gt_csr *at, int iters, double
 
 double gt_richardson_tau_bound(const gt_csr *a, bool symmetric, double est)
 {
-    /* Gershgorin: lo = min(a_ii - R_i) <= Re(lambda); hi = max(a_ii + R_i). */
+    /* Gershgorin: every eigenvalue lies in a disc centred a_ii with radius R_i,
+       so Re(lambda) >= lo = min(a_ii - R_i) and |lambda| <= hi = max(a_ii + R_i)
+       (positive diagonal). lo > 0: tau = 2/(lo + hi), the optimal step for
+       the bounds. Otherwise, symmetric with a positive diagonal (SPD
+       candidates such as Laplacians, where lo = 0): tau = 1.9/hi < 2/lmax,
+       which converges for SPD matrices. Else 1/max row sum. */
     double lo = INFINITY, hi = 0, rowmax = 0;
     bool posdiag = true;
     for (int64_t i = 0; i < a->nrows; i++) {

@@ -1,4 +1,4 @@
-/* CPU reference solvers (double precision): Richardson, weighted Jacobi,
+/* CPU reference solvers (double and single precision): Richardson, weighted Jacobi,
  * sequential Gauss-Seidel, CG, Jacobi-preconditioned CG and BiCGStab. */
 #include <math.h>
 #include <stdlib.h>
@@ -32,12 +32,6 @@ double gt_vec_norm2(const double *v, int64_t n)
     return sqrt(s);
 }
 
-static double dot(const double *a, const double *b, int64_t n)
-{
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s += a[i] * b[i];
-    return s;
-}
 
 gt_status gt_solve_check(const gt_csr *a, int64_t nb, gt_solve_method m)
 {
@@ -66,32 +60,10 @@ gt_status gt_solve_check(const gt_csr *a, int64_t nb, gt_solve_method m)
 
 double gt_richardson_tau(const gt_csr *a)
 {
-    /* Gershgorin: every eigenvalue lies in a disc centred a_ii with radius R_i,
-       so lmin >= lo = min(a_ii - R_i) and (symmetric) lmax <= hi = max(a_ii + R_i).
-       lo > 0: tau = 2/(lo + hi), the optimal step for the bounds. Otherwise,
-       symmetric with a positive diagonal (SPD candidates such as Laplacians,
-       where lo = 0): tau = 1.9/hi < 2/lmax, which converges for SPD matrices.
-       Else 1/max row sum. */
-    double lo = INFINITY, hi = 0, rowmax = 0;
-    bool posdiag = true;
-    for (int64_t i = 0; i < a->nrows; i++) {
-        double d = 0, r = 0, s = 0;
-        for (int64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
-            s += fabs(a->val[p]);
-            if (a->col[p] == i) d = a->val[p];
-            else r += fabs(a->val[p]);
-        }
-        if (d - r < lo) lo = d - r;
-        if (d + r > hi) hi = d + r;
-        if (s > rowmax) rowmax = s;
-        if (!(d > 0)) posdiag = false;
-    }
-    if (lo > 0 && hi > 0) return 2.0 / (lo + hi);
-    if (posdiag && hi > 0) {
-        gt_sp_info in;
-        if (gt_sp_analyze(a, &in) == GT_OK && in.symmetric) return 1.9 / hi;
-    }
-    return rowmax > 0 ? 1.0 / rowmax : 1.0;
+    /* the Gershgorin rules alone (lib/sparse/power.c) */
+    gt_sp_info in;
+    bool sym = gt_sp_analyze(a, &in) == GT_OK && in.symmetric;
+    return gt_richardson_tau_bound(a, sym, 0);
 }
 
 void gt_gs_sweep(const gt_csr *a, const double *b, double *x, double omega)
@@ -143,152 +115,50 @@ static bool step_done(const gt_solve_opts *o, gt_solve_result *res, track *t, in
     return false;
 }
 
+#define REAL double
+#define SFX(name) name##_f64
+#define SPMV gt_csr_spmv
+#include "sparse/solve_cpu_impl.h"
+#undef REAL
+#undef SFX
+#undef SPMV
+#define REAL float
+#define SFX(name) name##_f32
+#define SPMV gt_csr_spmv_f32
+#include "sparse/solve_cpu_impl.h"
+#undef REAL
+#undef SFX
+#undef SPMV
+
 gt_status gt_solve_cpu(const gt_csr *a, const double *b, double *x, const gt_solve_opts *o,
                        gt_solve_result *res)
 {
+    return solve_cpu_f64(a, b, x, o, res);
+}
+
+gt_status gt_solve_cpu_prec(const gt_csr *a, int prec, const double *b, double *x, const gt_solve_opts *o,
+                            gt_solve_result *res)
+{
+    if (prec != 4) return gt_solve_cpu(a, b, x, o, res);
     memset(res, 0, sizeof *res);
     GT_TRY(gt_solve_check(a, a->nrows, o->method));
     int64_t n = a->nrows;
-    double *r = calloc((size_t)n, sizeof *r), *p = calloc((size_t)n, sizeof *p),
-           *q = calloc((size_t)n, sizeof *q), *z = calloc((size_t)n, sizeof *z),
-           *s = calloc((size_t)n, sizeof *s), *t = calloc((size_t)n, sizeof *t),
-           *dinv = calloc((size_t)n, sizeof *dinv);
-    if (!r || !p || !q || !z || !s || !t || !dinv) {
-        free(r), free(p), free(q), free(z), free(s), free(t), free(dinv);
+    float *bf = malloc((size_t)n * sizeof *bf), *xf = malloc((size_t)n * sizeof *xf);
+    double *r = malloc((size_t)n * sizeof *r);
+    if (!bf || !xf || !r) {
+        free(bf), free(xf), free(r);
         return gt_fail(GT_ERR_RUNTIME, "out of memory");
     }
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t k = a->ptr[i]; k < a->ptr[i + 1]; k++)
-            if (a->col[k] == i && a->val[k] != 0) dinv[i] = 1.0 / a->val[k];
-    double bn = gt_vec_norm2(b, n);
-    if (bn == 0) bn = 1; /* b = 0: absolute residual */
-    track tr = {INFINITY, 0, o->stagnation > 0 ? o->stagnation : 1000};
-    gt_csr_spmv(a, x, q);
-    for (int64_t i = 0; i < n; i++) r[i] = b[i] - q[i];
-    double rel = gt_vec_norm2(r, n) / bn;
-    res->relres = rel;
-    if (rel <= o->tol) {
-        res->outcome = GT_SOLVE_CONVERGED;
-        goto done;
+    for (int64_t i = 0; i < n; i++) bf[i] = (float)b[i], xf[i] = (float)x[i];
+    gt_status s = solve_cpu_f32(a, bf, xf, o, res);
+    if (s == GT_OK) {
+        /* x back in double; the true residual recomputed in double (as the GPU path does) */
+        for (int64_t i = 0; i < n; i++) x[i] = xf[i];
+        gt_csr_spmv(a, x, r);
+        for (int64_t i = 0; i < n; i++) r[i] = b[i] - r[i];
+        double bn = gt_vec_norm2(b, n);
+        res->true_relres = gt_vec_norm2(r, n) / (bn > 0 ? bn : 1);
     }
-    switch (o->method) {
-    case GT_SOLVE_RICHARDSON:
-    case GT_SOLVE_JACOBI: {
-        double tau = o->tau;
-        if (o->method == GT_SOLVE_RICHARDSON && !(tau > 0)) {
-            gt_status ts = gt_richardson_tau_power(a, &tau);
-            if (ts != GT_OK) {
-                free(r), free(p), free(q), free(z), free(s), free(t), free(dinv);
-                return ts;
-            }
-        }
-        res->tau = tau;
-        for (int64_t it = 1;; it++) {
-            /* r = b - A x holds for the current x */
-            if (o->method == GT_SOLVE_RICHARDSON)
-                for (int64_t i = 0; i < n; i++) x[i] += tau * r[i];
-            else
-                for (int64_t i = 0; i < n; i++) x[i] += o->omega * dinv[i] * r[i];
-            gt_csr_spmv(a, x, q);
-            for (int64_t i = 0; i < n; i++) r[i] = b[i] - q[i];
-            if (step_done(o, res, &tr, it, gt_vec_norm2(r, n) / bn)) break;
-        }
-        if (o->method == GT_SOLVE_JACOBI) res->tau = 0;
-        break;
-    }
-    case GT_SOLVE_GS:
-        for (int64_t it = 1;; it++) {
-            gt_gs_sweep(a, b, x, o->omega);
-            gt_csr_spmv(a, x, q);
-            for (int64_t i = 0; i < n; i++) r[i] = b[i] - q[i];
-            if (step_done(o, res, &tr, it, gt_vec_norm2(r, n) / bn)) break;
-        }
-        break;
-    case GT_SOLVE_CG:
-    case GT_SOLVE_PCG: {
-        bool pre = o->method == GT_SOLVE_PCG;
-        for (int64_t i = 0; i < n; i++) z[i] = pre ? dinv[i] * r[i] : r[i], p[i] = z[i];
-        double rz = dot(r, z, n);
-        for (int64_t it = 1;; it++) {
-            gt_csr_spmv(a, p, q);
-            double pq = dot(p, q, n);
-            if (!(pq > 0)) {
-                if (isnan(pq)) {
-                    res->outcome = GT_SOLVE_NAN;
-                    snprintf(res->msg, sizeof res->msg, "p'Ap became NaN at iteration %lld", (long long)it);
-                } else {
-                    res->outcome = GT_SOLVE_NOT_SPD;
-                    snprintf(res->msg, sizeof res->msg,
-                             "the matrix is not positive definite (p'Ap = %.3g <= 0 at iteration %lld); "
-                             "CG needs an SPD matrix: try --method bicgstab", pq, (long long)it);
-                }
-                res->iters = it;
-                break;
-            }
-            double alpha = rz / pq;
-            for (int64_t i = 0; i < n; i++) x[i] += alpha * p[i], r[i] -= alpha * q[i];
-            for (int64_t i = 0; i < n; i++) z[i] = pre ? dinv[i] * r[i] : r[i];
-            double rz2 = dot(r, z, n);
-            if (step_done(o, res, &tr, it, gt_vec_norm2(r, n) / bn)) break;
-            double beta = rz2 / rz;
-            rz = rz2;
-            for (int64_t i = 0; i < n; i++) p[i] = z[i] + beta * p[i];
-        }
-        break;
-    }
-    case GT_SOLVE_BICGSTAB: {
-        /* unpreconditioned BiCGStab (van der Vorst); r0hat = r0 kept in t */
-        double *rh = t;
-        memcpy(rh, r, (size_t)n * sizeof *r);
-        double rho = 1, alpha = 1, w = 1;
-        memset(p, 0, (size_t)n * sizeof *p);
-        memset(z, 0, (size_t)n * sizeof *z); /* z = v */
-        double *v = z, *tt = dinv;             /* reuse dinv as t vector (not needed) */
-        for (int64_t it = 1;; it++) {
-            double rho2 = dot(rh, r, n);
-            if (rho2 == 0 || w == 0) {
-                res->outcome = GT_SOLVE_BREAKDOWN;
-                res->iters = it;
-                snprintf(res->msg, sizeof res->msg,
-                         "BiCGStab breakdown at iteration %lld (%s = 0)", (long long)it,
-                         rho2 == 0 ? "rho" : "omega");
-                break;
-            }
-            double beta = (rho2 / rho) * (alpha / w);
-            rho = rho2;
-            for (int64_t i = 0; i < n; i++) p[i] = r[i] + beta * (p[i] - w * v[i]);
-            gt_csr_spmv(a, p, v);
-            double rv = dot(rh, v, n);
-            if (rv == 0) {
-                res->outcome = GT_SOLVE_BREAKDOWN;
-                res->iters = it;
-                snprintf(res->msg, sizeof res->msg, "BiCGStab breakdown at iteration %lld (r0'v = 0)",
-                         (long long)it);
-                break;
-            }
-            alpha = rho / rv;
-            for (int64_t i = 0; i < n; i++) s[i] = r[i] - alpha * v[i];
-            double sn = gt_vec_norm2(s, n) / bn;
-            if (sn <= o->tol) {
-                for (int64_t i = 0; i < n; i++) x[i] += alpha * p[i];
-                step_done(o, res, &tr, it, sn);
-                break;
-            }
-            gt_csr_spmv(a, s, tt);
-            double ts = dot(tt, s, n), tt2 = dot(tt, tt, n);
-            w = tt2 > 0 ? ts / tt2 : 0;
-            for (int64_t i = 0; i < n; i++) x[i] += alpha * p[i] + w * s[i], r[i] = s[i] - w * tt[i];
-            if (step_done(o, res, &tr, it, gt_vec_norm2(r, n) / bn)) break;
-        }
-        break;
-    }
-    default:
-        break;
-    }
-done:
-    gt_csr_spmv(a, x, q);
-    for (int64_t i = 0; i < n; i++) r[i] = b[i] - q[i];
-    res->true_relres = gt_vec_norm2(r, n) / bn;
-    free(r), free(p), free(q), free(z), free(s), free(t), free(dinv);
-    return GT_OK;
+    free(bf), free(xf), free(r);
+    return s;
 }

@@ -215,6 +215,12 @@ gt_status gt_richardson_tau_power(const gt_csr *a, double *tau);
 gt_status gt_solve_cpu(const gt_csr *a, const double *b, double *x, const gt_solve_opts *o,
                        gt_solve_result *res);
 
+/* The same in precision prec (8 double, 4 single: matrix values and vectors
+ * rounded to float, float SpMV and vector updates, dot products and scalars
+ * in double, as on the GPU). true_relres recomputed in double. */
+gt_status gt_solve_cpu_prec(const gt_csr *a, int prec, const double *b, double *x, const gt_solve_opts *o,
+                            gt_solve_result *res);
+
 /* Sequential Gauss-Seidel sweep order (the CPU reference): one forward sweep. */
 void gt_gs_sweep(const gt_csr *a, const double *b, double *x, double omega);
 

@@ -51,6 +51,9 @@ it=$(grep -c -v '^#' "$T/h.txt"); grep -q "after $it iterations" "$T/err" && ech
 check verbose 0 "$B" --device cpu -v "$T/lap.mtx" -o "$T/x.mtx"; has verbose-format "$T/err" "format dia"; has verbose-method "$T/err" "method pcg"
 check bench 0 "$B" --device cpu --spmv-bench 2 "$T/lap.mtx"; has bench-table "$T/out" "GB/s"
 check timings 0 "$B" --device cpu --timings "$T/lap.mtx" -o "$T/x.mtx"; has timings-solve "$T/err" "solve"
+# single precision on the CPU: converges, says so with -v, and x is made of floats near all-ones
+check cpu-single 0 "$B" --device cpu -v --precision single --tol 1e-6 "$T/lap.mtx" -o "$T/xs.mtx"; has cpu-single-msg "$T/err" "single"
+if awk 'NR>3 && ($1 < 1-1e-3 || $1 > 1+1e-3) {bad=1} END {exit bad}' "$T/xs.mtx"; then echo "ok cpu-single-ones"; else echo "FAIL cpu-single-ones"; fail=1; fi
 # the GPU path of the program, where a GPU is present (exit 4 otherwise)
 "$B" --device cuda -q "$T/lap.mtx" -o "$T/g.mtx" 2>/dev/null; grc=$?
 if [ $grc != 4 ]; then
