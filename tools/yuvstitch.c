@@ -178,14 +178,14 @@ typedef struct {
     gt_yuv_writer *wr;
     uint8_t *cpu_in[GT_STITCH_MAX_CAMS], *cpu_out[2];
     gt_timings tm;
-    /* the writer thread: frames are posted in order, at most 2 in flight
-     * (they live in the two output slots) */
+    /* the writer thread: frames are posted in order, at most GT_STITCH_SLOTS
+     * in flight (they live in the output slots) */
     struct {
         pthread_t th;
         pthread_mutex_t mu;
         pthread_cond_t cv;
         bool started, stop;
-        const uint8_t *q[2];
+        const uint8_t *q[GT_STITCH_SLOTS];
         long posted, written;
         gt_status st;
         char msg[1024];
@@ -254,7 +254,7 @@ static void *writer_main(void *arg)
         while (r->w.written == r->w.posted && !r->w.stop) pthread_cond_wait(&r->w.cv, &r->w.mu);
         if (r->w.written == r->w.posted || r->w.st) break; /* stopped and drained, or failed */
         long k = r->w.written;
-        const uint8_t *buf = r->w.q[k & 1];
+        const uint8_t *buf = r->w.q[k % GT_STITCH_SLOTS];
         pthread_mutex_unlock(&r->w.mu);
         double t0 = gt_now_ms();
         gt_status st = emit(r, buf, k);
@@ -294,7 +294,7 @@ static gt_status writer_post(run_t *r, const uint8_t *buf, long k)
     pthread_mutex_lock(&r->w.mu);
     gt_status st = r->w.st;
     if (!st) {
-        r->w.q[k & 1] = buf;
+        r->w.q[k % GT_STITCH_SLOTS] = buf;
         r->w.posted = k + 1;
         pthread_cond_broadcast(&r->w.cv);
     }
@@ -389,27 +389,28 @@ static gt_status run(run_t *r, long *nframes)
     GT_TRY(writer_start(r));
     if (dev == GT_DEVICE_CUDA) {
         GT_TRY(gt_stitch_gpu_create(&r->plan, &r->gpu));
-        /* frame k in slot k&1: read k+1 and write k-1 while k is on the GPU */
+        /* frame k in slot k % GT_STITCH_SLOTS: while k is on the GPU, k-1 is
+         * queued for the writer behind k-2 (being written) and k+1 is read */
         long submitted = 0;
         bool eof = false;
         for (;;) {
             bool got = false;
-            int slot = (int)(submitted & 1);
+            int slot = (int)(submitted % GT_STITCH_SLOTS);
             if (!eof && (o->frames < 0 || submitted < o->frames)) {
-                GT_TRY(gt_stitch_gpu_wait(r->gpu, slot)); /* slot free (its frame was written below) */
+                GT_TRY(gt_stitch_gpu_wait(r->gpu, slot)); /* slot's inputs free (its last frame is done) */
                 uint8_t *bufs[GT_STITCH_MAX_CAMS];
                 for (int i = 0; i < r->plan.ncam; i++) bufs[i] = gt_stitch_gpu_in_buf(r->gpu, slot, i);
                 GT_TRY(read_set(r, bufs, submitted, &got));
                 eof = !got;
                 if (got) {
-                    /* the download overwrites this slot's output: frame submitted-2 must be written */
-                    GT_TRY(writer_wait(r, submitted - 2));
+                    /* the download overwrites this slot's output: its last frame must be written */
+                    GT_TRY(writer_wait(r, submitted - GT_STITCH_SLOTS));
                     GT_TRY(gt_stitch_gpu_submit(r->gpu, slot));
                     submitted++;
                 }
             }
             if (k < submitted - (got ? 1 : 0)) {
-                int ps = (int)(k & 1);
+                int ps = (int)(k % GT_STITCH_SLOTS);
                 GT_TRY(gt_stitch_gpu_wait(r->gpu, ps));
                 GT_TRY(writer_post(r, gt_stitch_gpu_out_buf(r->gpu, ps), k));
                 k++;

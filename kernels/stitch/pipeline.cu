@@ -27,12 +27,12 @@ struct gt_stitch_gpu {
     float *d_G[3], *d_B[3];         // multiband scratch per plane (ncam pyramids, one blended pyramid)
     gt_sk_boxes wbox[3][GT_STITCH_MAX_BANDS]; // per level: where camera i's mask weight is nonzero
     gt_sk_boxes gbox[3][GT_STITCH_MAX_BANDS]; // per level: where camera i's Gaussian level is needed
-    uint8_t *h_in[2], *h_out[2];    // pinned
-    uint8_t *d_in[2], *d_out[2];
+    uint8_t *h_in[GT_STITCH_SLOTS], *h_out[GT_STITCH_SLOTS]; // pinned
+    uint8_t *d_in[GT_STITCH_SLOTS], *d_out[GT_STITCH_SLOTS];
     cudaStream_t s_up, s_comp, s_dn;
-    cudaEvent_t ev[2][EV_COUNT];
-    cudaEvent_t ev_comp_done[2], ev_dn_done[2];
-    bool busy[2];
+    cudaEvent_t ev[GT_STITCH_SLOTS][EV_COUNT];
+    cudaEvent_t ev_comp_done[GT_STITCH_SLOTS], ev_dn_done[GT_STITCH_SLOTS];
+    bool busy[GT_STITCH_SLOTS];
     double stage[4];
     long frames;
 };
@@ -198,7 +198,7 @@ static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
         }
         GT_CU(cudaDeviceSynchronize()); // the memsets are done before any work on the non-blocking streams
     }
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < GT_STITCH_SLOTS; s++) {
         GT_TRY(gt_cu_pinned_alloc((void **)&g->h_in[s], plan->in_bytes * N, "input frames"));
         GT_TRY(gt_cu_pinned_alloc((void **)&g->h_out[s], plan->out_bytes, "output frame"));
         GT_TRY(gt_cu_malloc((void **)&g->d_in[s], plan->in_bytes * N, "input frames"));
@@ -226,7 +226,7 @@ extern "C" void gt_stitch_gpu_destroy(gt_stitch_gpu *g)
         gt_cu_free(g->d_G[p]);
         gt_cu_free(g->d_B[p]);
     }
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < GT_STITCH_SLOTS; s++) {
         gt_cu_pinned_free(g->h_in[s]);
         gt_cu_pinned_free(g->h_out[s]);
         gt_cu_free(g->d_in[s]);

@@ -161,7 +161,10 @@ typedef struct gt_stitch_gpu gt_stitch_gpu;
 gt_status gt_stitch_gpu_create(const gt_stitch_plan *plan, gt_stitch_gpu **g);
 /* Synchronous: one frame set in, one panorama out (for tests). */
 gt_status gt_stitch_gpu_frame(gt_stitch_gpu *g, const uint8_t *const *in, uint8_t *out);
-/* Pinned staging buffers for streaming: slot 0/1. */
+/* Pinned staging buffers for streaming: slots 0 .. GT_STITCH_SLOTS-1. Three,
+ * so that the writer always has the next frame queued while the main thread
+ * reads and submits a third. */
+#define GT_STITCH_SLOTS 3
 uint8_t *gt_stitch_gpu_in_buf(gt_stitch_gpu *g, int slot, int cam);
 uint8_t *gt_stitch_gpu_out_buf(gt_stitch_gpu *g, int slot);
 /* Asynchronous: enqueue upload+stitch+download of slot; wait for completion. */
