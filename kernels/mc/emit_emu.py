@@ -4,8 +4,9 @@
 # float4 path's nibble/shuffle packing and the scalar ballot path), prow /
 # vrows / nonempty / cube_at on 32-bit words, k_count, the exclusive scans,
 # the packed (one scan) and two-scan offset layouts,
-# k_verts and k_tris with their 128-word blocks, staged or direct, 32-bit
-# modular vertex bases, edge_corner and the 8 corner slots of a voxel.
+# k_verts and k_tris with their 128-word blocks (shared word data, per-vertex
+# and per-triangle binary searches, the voxel list in one or several passes),
+# 32-bit modular vertex bases, edge_corner and the corner vertex numbers.
 # Random volumes of odd sizes (noise, iso-valued corners, NaNs), whole volume
 # and two slabs with a vertex base. Not a test (not run by meson): a review aid.
 #   gcc -Ilib -Ibuild -I. -x c - -x none lib/mc/mc_table.c -o /tmp/mc_dump_table -lpthread -lm <<'C'
@@ -142,7 +143,7 @@ def bits_of(m):
     while m:
         b=(m&-m).bit_length()-1; m&=m-1; yield b
 
-def gpu(vol,X,Y,Z,z0,z1,iso,vbase,vec,zb=None,stage=6144,packed=True):
+def gpu(vol,X,Y,Z,z0,z1,iso,vbase,vec,zb=None,voxcap=2048,packed=True):
     g=G(); g.X,g.Y,g.Z,g.z0,g.z1=X,Y,Z,z0,z1
     g.kc=min(z1+1,Z); g.kt=min(z1,Z-1); g.W=(X+31)//32
     kb=min(z1+2,Z); g.nb=kb-z0
@@ -171,60 +172,92 @@ def gpu(vol,X,Y,Z,z0,z1,iso,vbase,vec,zb=None,stage=6144,packed=True):
     assert vbase+vall<=0x7fffffff
     V=[None]*vown; T=[None]*ntri
     B=128
-    for w0 in range(0,nown,B):                       # k_verts
+    def bsearch(arr,n,key):                          # the last a < n with arr[a] <= key (arr[0] <= key)
+        a=0; ln=n
+        while ln>1:
+            h=ln>>1
+            if arr[a+h]<=key: a+=h; ln-=h
+            else: ln=h
+        return a
+    def before_pt(mx,my,mz,p):
+        lt=(1<<p)-1; assert p<32
+        return popc(mx&lt)+popc(my&lt)+popc(mz&lt)
+    for w0 in range(0,nown,B):                       # k_verts: phase A per word, phase B per vertex
         w1=min(w0+B,nown); vb0=offV[w0]; nvb=offV[w1]-vb0
         if nvb==0: continue
-        staged=nvb*3<=stage; st=[None]*(3*nvb)
-        for x in range(w0,w1):
-            w,j,k=coords(g,x); pr=prow(bits,g,j,k,w); v=offV[x]-vb0
-            for b in bits_of(pr['xe']|pr['ye']|pr['ze']):
-                i=32*w+b; assert i<X
-                for a,em in enumerate((pr['xe'],pr['ye'],pr['ze'])):
-                    if em>>b&1:
-                        if staged: st[v]=(i,j,k,a)
-                        else: assert V[vb0+v] is None; V[vb0+v]=(i,j,k,a)
-                        v+=1
-        if staged:
-            for e in range(nvb): assert V[vb0+e] is None and st[e] is not None; V[vb0+e]=st[e]
-    for w0 in range(0,nown,B):                       # k_tris
+        sm=[[0]*B for _ in range(3)]; svo=[nvb]*(B+1)
+        for tid in range(B):
+            x=w0+tid
+            if x<w1:
+                w,j,k=coords(g,x); pr=prow(bits,g,j,k,w)
+                sm[0][tid]=pr['xe']; sm[1][tid]=pr['ye']; sm[2][tid]=pr['ze']; svo[tid]=offV[x]-vb0
+        svo[B]=nvb
+        for v in range(nvb):
+            q=bsearch(svo,B,v); r=v-svo[q]
+            mx,my,mz=sm[0][q],sm[1][q],sm[2][q]
+            b=0; ln=32
+            while ln>1:
+                h=ln>>1
+                if before_pt(mx,my,mz,b+h)<=r: b+=h; ln-=h
+                else: ln=h
+            rr=r-before_pt(mx,my,mz,b); assert 0<=rr<=2
+            m3=(mx>>b&1)|((my>>b&1)<<1)|((mz>>b&1)<<2)
+            if rr>=1: m3&=m3-1
+            if rr>=2: m3&=m3-1
+            assert m3
+            a=(m3&-m3).bit_length()-1
+            w,j,k=coords(g,w0+q); i=32*w+b; assert i<X
+            assert V[vb0+v] is None; V[vb0+v]=(i,j,k,a)
+    for w0 in range(0,nown,B):                       # k_tris: word data and voxel list, then per triangle
         w1=min(w0+B,nown); tb0=offT[w0]; ntb=offT[w1]-tb0
         if ntb==0: continue
-        staged=ntb*3<=stage; st=[None]*ntb
-        for x in range(w0,w1):
+        assert ntb<(1<<16)
+        sm=[[0]*B for _ in range(12)]; sbase=[[0]*B for _ in range(8)]; smn=[0]*B
+        NE=[0]*B; VR=[None]*B
+        for tid in range(B):
+            x=w0+tid
+            if x>=w1: continue
             w,j,k=coords(g,x)
             if not is_voxrow(g,j,k): continue
-            vr=vrows(bits,g,j,k,w); ne=nonempty(g,vr,w)
+            vr=vrows(bits,g,j,k,w); ne=nonempty(g,vr,w); NE[tid]=ne; VR[tid]=vr
             if not ne: continue
-            nx=w+1<g.W; p=[]; base=[]; basen=[]
+            nx=w+1<g.W; mn=0
             for q in range(4):
                 dy=q&1; dz=q>>1
-                p.append(prow(bits,g,j+dy,k+dz,w))
+                p=prow(bits,g,j+dy,k+dz,w)
+                sm[3*q][tid]=p['xe']; sm[3*q+1][tid]=p['ye']; sm[3*q+2][tid]=p['ze']; mn|=p['mn']<<(3*q)
                 xq=x+dy*g.W+dz*Y*g.W
-                base.append((vbase+offV[xq])&M32); basen.append((vbase+offV[xq+1])&M32 if nx else 0)
-            t=offT[x]-tb0
-            for b in bits_of(ne):
-                cube=cube_at(vr,b); nt=tab[cube][0]; lt=(1<<b)-1; M=0; P=[0]*8
-                for q in range(4):
-                    pq=p[q]
-                    pre=popc(pq['xe']&lt)+popc(pq['ye']&lt)+popc(pq['ze']&lt)
-                    m0=(pq['xe']>>b&1)|((pq['ye']>>b&1)<<1)|((pq['ze']>>b&1)<<2)
-                    P0=(base[q]+pre)&M32
-                    if b<31:
-                        m1=(pq['xe']>>(b+1)&1)|((pq['ye']>>(b+1)&1)<<1)|((pq['ze']>>(b+1)&1)<<2)
-                        P1=(P0+popc(m0))&M32
+                sbase[2*q][tid]=(vbase+offV[xq])&M32; sbase[2*q+1][tid]=(vbase+offV[xq+1])&M32 if nx else 0
+            smn[tid]=mn
+        cnt=[popc(NE[t]) for t in range(B)]; V0=[sum(cnt[:t]) for t in range(B)]; nvox=sum(cnt)
+        lo=0
+        while lo<nvox:
+            n=min(nvox-lo,voxcap); svox=[None]*voxcap; svt=[None]*(voxcap+1)
+            for tid in range(B):
+                if not NE[tid]: continue
+                t=offT[w0+tid]-tb0; v=V0[tid]
+                for b in bits_of(NE[tid]):
+                    cube=cube_at(VR[tid],b)
+                    if lo<=v<lo+voxcap: svox[v-lo]=(tid<<13)|(b<<8)|cube; svt[v-lo]=t&0xffff
+                    elif v==lo+voxcap: svt[voxcap]=t&0xffff
+                    t+=tab[cube][0]; v+=1
+            if lo+voxcap>=nvox: svt[n]=ntb&0xffff
+            assert all(s is not None for s in svox[:n]) and svt[n] is not None
+            for t2 in range(svt[0],svt[n]):
+                a=bsearch(svt,n,t2); e=svox[a]
+                q=e>>13; b=(e>>8)&31; cube=e&255; nn=t2-svt[a]; assert 0<=nn<tab[cube][0]
+                idx=[]
+                for c in range(3):
+                    ax,ox,pr=edge_corner(tab[cube][1][3*nn+c]); p=b+ox
+                    if p<32:
+                        lt=(1<<p)-1; le=lt|(1<<p)
+                        vi=sbase[2*pr][q]+popc(sm[3*pr][q]&(le if ax>0 else lt))+popc(sm[3*pr+1][q]&(le if ax>1 else lt))+popc(sm[3*pr+2][q]&lt)
                     else:
-                        m1=pq['mn']; P1=basen[q]
-                    P[2*q]=P0; P[2*q+1]=P1; M|=(m0|(m1<<3))<<(6*q)
-                for n in range(nt):
-                    idx=[]
-                    for c in range(3):
-                        ax,ox,prr=edge_corner(tab[cube][1][3*n+c]); slot=2*prr+ox
-                        idx.append((P[slot]+popc((M>>(3*slot))&((1<<ax)-1)))&M32)
-                    if staged: st[t]=tuple(idx)
-                    else: assert T[tb0+t] is None; T[tb0+t]=tuple(idx)
-                    t+=1
-        if staged:
-            for e in range(ntb): assert T[tb0+e] is None and st[e] is not None; T[tb0+e]=st[e]
+                        vi=sbase[2*pr+1][q]+popc((smn[q]>>(3*pr))&((1<<ax)-1))
+                    idx.append(vi&M32)
+                assert T[tb0+t2] is None; T[tb0+t2]=tuple(idx)
+            lo+=voxcap
+    assert all(v is not None for v in V) and all(t is not None for t in T)
     return V,T
 
 random.seed(int(sys.argv[1]) if len(sys.argv)>1 else 1)
@@ -245,8 +278,8 @@ for (X,Y,Z) in cases:
             if vbase+len(rv)+X*Y*3>0x7fffffff: vbase=12345
             rv,rt=ref(vol,X,Y,Z,z0,z1,iso,vbase)
             for vec in ([False,True] if X%4==0 else [False]):
-                for stage,packed in ((6144,True),(30,False)):     # staged / packed, direct stores / two scans
-                    gv,gt=gpu(vol,X,Y,Z,z0,z1,iso,vbase,vec,stage=stage,packed=packed)
+                for voxcap,packed in ((2048,True),(7,False)):     # one pass / packed, several voxel passes / two scans
+                    gv,gt=gpu(vol,X,Y,Z,z0,z1,iso,vbase,vec,voxcap=voxcap,packed=packed)
                     assert gv==rv, (X,Y,Z,kind,z0,z1,vec,'verts')
                     assert gt==rt, (X,Y,Z,kind,z0,z1,vec,'tris',len(gt),len(rt))
                     n+=1

@@ -15,14 +15,18 @@
 //  3. scan: exclusive scans (CUB, 64-bit) of both -> word offsets, totals;
 //     one scan of V | T << 32 when the slab is small enough that neither
 //     total can reach 2^32 (512^3: 4.2M words; the limit is 11.1M words).
-//  4. vertices: per block of 128 words, each word's vertices at offset +
-//     prefix popcount within the word (edge-id order), staged in shared
-//     memory and copied out coalesced (direct stores when a block has more
-//     than fits).
-//  5. triangles: per block of 128 words, each non-empty voxel's triangles;
-//     a corner's vertex number is the offset of its point's word + the
-//     popcount of the word's edge masks below the point + its axis rank.
-//     Staged and copied out like the vertices.
+//  4. vertices: per block of 128 words, the words' edge masks and first
+//     vertex numbers go to shared memory; then the block's vertices are
+//     spread over all threads (vertex -> word by a binary search of the word
+//     offsets, -> point by a binary search of prefix popcounts, -> axis), so
+//     lanes stay busy on sparse, uneven occupancy and writes are coalesced.
+//  5. triangles: per block of 128 words, each word lists its non-empty voxels
+//     (bit, cube, first triangle) in shared memory after a block scan of their
+//     counts, with the edge masks and vertex bases of its 4 point rows; then
+//     the block's triangles are spread over all threads (triangle -> voxel by
+//     a binary search). A corner's vertex number is the offset of its point's
+//     word + the popcount of the word's edge masks below the point + its axis
+//     rank. More than kVoxCap voxels in a block: several passes.
 // No per-thread arrays indexed at run time (nothing in local memory): the
 // eight corner points' vertex numbers of a voxel go to shared memory.
 // kernels/mc/emit_emu.py emulates this index logic against the CPU numbering.
@@ -342,56 +346,105 @@ __device__ __forceinline__ void edge_corner(int e, int &ax, unsigned &ox, unsign
 }
 
 // ------------------------------------------------------ 4. vertices, 5. triangles
-// One block per 128 consecutive own words (one thread per word); a block's
-// vertices (triangles) are a contiguous range of the output, staged in shared
-// memory and copied out with consecutive threads on consecutive words.
+// One block per 128 consecutive own words. Phase A, one thread per word: the
+// word's edge masks (and, for triangles, its non-empty voxels) go to shared
+// memory. Phase B spreads the block's vertices (triangles), a contiguous
+// range of the output, over all threads: output element e is found by binary
+// searches in shared memory, so every lane does useful work however unevenly
+// the words are occupied, and consecutive lanes write consecutive elements.
 constexpr int kEmitThreads = 128;
-constexpr int kStageWords = 6144; // 24 KiB: 2048 vertices (1024 with normals) or triangles
+constexpr int kVoxCap = 2048; // voxels listed per pass of the triangle kernel (a block has at most 4096)
+
+// exclusive prefix of v over the block (kEmitThreads threads), *total the sum.
+// The caller syncs before s_w is used again.
+__device__ __forceinline__ unsigned block_scan(unsigned v, unsigned *s_w, unsigned &total)
+{
+    const unsigned lane = threadIdx.x & 31u, wid = threadIdx.x >> 5;
+    unsigned x = v;
+#pragma unroll
+    for (unsigned d = 1; d < 32; d <<= 1) {
+        const unsigned y = __shfl_up_sync(0xffffffffu, x, d);
+        if (lane >= d) x += y;
+    }
+    if (lane == 31u) s_w[wid] = x;
+    __syncthreads();
+    unsigned off = 0, tot = 0;
+#pragma unroll
+    for (unsigned q = 0; q < kEmitThreads / 32; q++) {
+        const unsigned s = s_w[q];
+        if (q < wid) off += s;
+        tot += s;
+    }
+    total = tot;
+    return off + x - v;
+}
+
+// vertices of the point rows' bits below p: popcounts of the three edge masks
+__device__ __forceinline__ unsigned before_pt(uint32_t xe, uint32_t ye, uint32_t ze, unsigned p)
+{
+    const uint32_t lt = (1u << p) - 1u; // p < 32
+    return (unsigned)(__popc(xe & lt) + __popc(ye & lt) + __popc(ze & lt));
+}
 
 template <bool NRM>
 __global__ void __launch_bounds__(kEmitThreads) k_verts(Geo g, const uint32_t *bits, uint64_t nown, const uint64_t *offV,
                                                          float *xyz, float *nrm)
 {
-    __shared__ float s_st[kStageWords];
-    constexpr int per = NRM ? 6 : 3; // staged floats per vertex
+    __shared__ uint32_t s_m[3][kEmitThreads];     // the words' edge masks xe, ye, ze
+    __shared__ uint32_t s_vo[kEmitThreads + 1];   // block-local number of each word's first vertex; [128] = all
+    const unsigned tid = threadIdx.x;
     for (uint64_t w0 = (uint64_t)blockIdx.x * kEmitThreads; w0 < nown; w0 += (uint64_t)gridDim.x * kEmitThreads) {
         const uint64_t w1 = w0 + kEmitThreads < nown ? w0 + kEmitThreads : nown;
         const uint64_t vb0 = offv(g, offV, w0), nvb = offv(g, offV, w1) - vb0;
         if (nvb == 0) continue; // block-uniform
-        const bool staged = nvb * per <= (uint64_t)kStageWords;
-        const uint64_t x = w0 + threadIdx.x;
+        const uint64_t x = w0 + tid;
+        uint32_t xe = 0, ye = 0, ze = 0, vo = (uint32_t)nvb; // words past the end: no vertices
         if (x < w1) {
             int64_t w, j, k;
             word_coords(g, x, w, j, k);
             const PRow pr = prow(bits, g, j, k, w);
-            uint32_t m = pr.xe | pr.ye | pr.ze;
-            uint64_t v = offv(g, offV, x) - vb0; // block-local number of the word's first vertex
-            while (m) {
-                const unsigned b = (unsigned)(__ffs(m) - 1);
-                m &= m - 1u;
-                const int64_t i = 32 * w + b;
-                const float f0 = ldro(g, i, j, k);
-#pragma unroll
-                for (int a = 0; a < 3; a++) {
-                    const uint32_t em = a == 0 ? pr.xe : a == 1 ? pr.ye : pr.ze;
-                    if ((em >> b) & 1u) {
-                        const float f1 = ldro(g, i + (a == 0), j + (a == 1), k + (a == 2));
-                        float *px = staged ? s_st + 3 * v : xyz + 3 * (vb0 + v);
-                        float *pn = NRM ? (staged ? s_st + 3 * (nvb + v) : nrm + 3 * (vb0 + v)) : nullptr;
-                        emit_vertex(g, i, j, k, a, f0, f1, px, pn);
-                        v++;
-                    }
-                }
-            }
+            xe = pr.xe;
+            ye = pr.ye;
+            ze = pr.ze;
+            vo = (uint32_t)(offv(g, offV, x) - vb0);
         }
+        s_m[0][tid] = xe;
+        s_m[1][tid] = ye;
+        s_m[2][tid] = ze;
+        s_vo[tid] = vo;
+        if (tid == 0) s_vo[kEmitThreads] = (uint32_t)nvb;
         __syncthreads();
-        if (staged) {
-            for (uint64_t e = threadIdx.x; e < 3 * nvb; e += kEmitThreads) {
-                xyz[3 * vb0 + e] = s_st[e];
-                if (NRM) nrm[3 * vb0 + e] = s_st[3 * nvb + e];
+        for (uint32_t v = tid; v < (uint32_t)nvb; v += kEmitThreads) {
+            // the word: the last q with s_vo[q] <= v (s_vo[0] = 0)
+            unsigned q = 0, len = kEmitThreads;
+            while (len > 1) {
+                const unsigned h = len >> 1;
+                if (s_vo[q + h] <= v) q += h, len -= h;
+                else len = h;
             }
+            const unsigned r = v - s_vo[q];
+            const uint32_t mx = s_m[0][q], my = s_m[1][q], mz = s_m[2][q];
+            // the point: the last b with before_pt(b) <= r
+            unsigned b = 0;
+            len = 32;
+            while (len > 1) {
+                const unsigned h = len >> 1;
+                if (before_pt(mx, my, mz, b + h) <= r) b += h, len -= h;
+                else len = h;
+            }
+            const unsigned rr = r - before_pt(mx, my, mz, b); // 0..2: the rr-th crossed edge of the point
+            uint32_t m3 = ((mx >> b) & 1u) | (((my >> b) & 1u) << 1) | (((mz >> b) & 1u) << 2);
+            if (rr >= 1u) m3 &= m3 - 1u;
+            if (rr >= 2u) m3 &= m3 - 1u;
+            const int a = __ffs(m3) - 1;
+            int64_t w, j, k;
+            word_coords(g, w0 + q, w, j, k);
+            const int64_t i = 32 * w + b;
+            const float f0 = ldro(g, i, j, k);
+            const float f1 = ldro(g, i + (a == 0), j + (a == 1), k + (a == 2));
+            emit_vertex(g, i, j, k, a, f0, f1, xyz + 3 * (vb0 + v), NRM ? nrm + 3 * (vb0 + v) : nullptr);
         }
-        __syncthreads(); // the stage is reused by the next block
+        __syncthreads(); // the shared arrays are reused by the next block
     }
 }
 
@@ -399,8 +452,12 @@ __global__ void __launch_bounds__(kEmitThreads) k_tris(Geo g, const uint32_t *bi
                                                         const uint64_t *offT, uint64_t vbase, int32_t *tris)
 {
     __shared__ uint8_t s_ntri[256];
-    __shared__ uint32_t s_P[8][kEmitThreads]; // vertex numbers of the voxel's corner points (slot 2q + dx)
-    __shared__ int32_t s_st[kStageWords];
+    __shared__ uint32_t s_m[12][kEmitThreads];  // edge masks of the word's point rows q = dy + 2*dz: xe, ye, ze at 3q
+    __shared__ uint32_t s_base[8][kEmitThreads]; // vertex number of row q's first point (2q) and of its next word's (2q+1)
+    __shared__ uint32_t s_mn[kEmitThreads];      // the next words' first points' 3-bit edge masks, row q at bit 3q
+    __shared__ uint32_t s_vox[kVoxCap];          // listed voxel: word << 13 | bit << 8 | cube
+    __shared__ uint16_t s_vt[kVoxCap + 1];       // its first triangle (block-local, < 128*32*12); [n] = the pass's end
+    __shared__ unsigned s_w[kEmitThreads / 32];
     for (unsigned q = threadIdx.x; q < 256; q += blockDim.x) s_ntri[q] = c_ntri[q];
     __syncthreads();
     const unsigned tid = threadIdx.x;
@@ -408,74 +465,94 @@ __global__ void __launch_bounds__(kEmitThreads) k_tris(Geo g, const uint32_t *bi
         const uint64_t w1 = w0 + kEmitThreads < nown ? w0 + kEmitThreads : nown;
         const uint64_t tb0 = offt(g, offV, offT, w0), ntb = offt(g, offV, offT, w1) - tb0;
         if (ntb == 0) continue; // block-uniform
-        const bool staged = ntb * 3 <= (uint64_t)kStageWords;
         const uint64_t x = w0 + tid;
         int64_t w = 0, j = 0, k = 0;
         if (x < w1) word_coords(g, x, w, j, k);
+        VRows vr;
+#pragma unroll
+        for (int q = 0; q < 4; q++) vr.c[q] = vr.cn[q] = 0;
+        uint32_t ne = 0;
         if (x < w1 && is_voxrow(g, j, k)) {
-            const VRows vr = vrows(bits, g, j, k, w);
-            uint32_t ne = nonempty(g, vr, w);
-            if (ne) {
-                const bool nx = w + 1 < g.W;
-                PRow p[4];
-                uint32_t base[4], basen[4];
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    const int dy = q & 1, dz = q >> 1;
-                    p[q] = prow(bits, g, j + dy, k + dz, w);
-                    const uint64_t xq = x + (uint64_t)dy * (uint64_t)g.W + (uint64_t)dz * (uint64_t)(g.Y * g.W);
-                    base[q] = (uint32_t)(vbase + offv(g, offV, xq));
-                    basen[q] = nx ? (uint32_t)(vbase + offv(g, offV, xq + 1)) : 0u;
-                }
-                uint64_t t = offt(g, offV, offT, x) - tb0; // block-local number of the word's first triangle
-                while (ne) {
-                    const unsigned b = (unsigned)(__ffs(ne) - 1);
-                    ne &= ne - 1u;
-                    const unsigned cube = cube_at(vr, b);
-                    const unsigned nt = s_ntri[cube];
-                    const uint32_t lt = (1u << b) - 1u;
-                    uint32_t M = 0; // 3-bit edge masks of the 8 corner points, slot 2q + dx
-#pragma unroll
-                    for (int q = 0; q < 4; q++) {
-                        const uint32_t pre = (uint32_t)(__popc(p[q].xe & lt) + __popc(p[q].ye & lt) + __popc(p[q].ze & lt));
-                        const uint32_t m0 = ((p[q].xe >> b) & 1u) | (((p[q].ye >> b) & 1u) << 1) | (((p[q].ze >> b) & 1u) << 2);
-                        const uint32_t P0 = base[q] + pre;
-                        uint32_t m1, P1;
-                        if (b < 31u) {
-                            m1 = ((p[q].xe >> (b + 1)) & 1u) | (((p[q].ye >> (b + 1)) & 1u) << 1) |
-                                 (((p[q].ze >> (b + 1)) & 1u) << 2);
-                            P1 = P0 + (uint32_t)__popc(m0);
-                        } else {
-                            m1 = p[q].mn;
-                            P1 = basen[q];
-                        }
-                        s_P[2 * q][tid] = P0;
-                        s_P[2 * q + 1][tid] = P1;
-                        M |= (m0 | (m1 << 3)) << (6 * q);
-                    }
-                    const uint8_t *ct = d_tri + cube * (GT_MC_MAXTRI * 3);
-                    for (unsigned n = 0; n < nt; n++, t++) {
-                        int32_t idx[3];
-#pragma unroll
-                        for (int c = 0; c < 3; c++) {
-                            int ax;
-                            unsigned ox, prr;
-                            edge_corner(__ldg(ct + 3 * n + c), ax, ox, prr);
-                            const unsigned slot = 2u * prr + ox;
-                            idx[c] = (int32_t)(s_P[slot][tid] + (uint32_t)__popc((M >> (3u * slot)) & ((1u << ax) - 1u)));
-                        }
-                        int32_t *out = staged ? s_st + 3 * t : tris + 3 * (tb0 + t);
-                        out[0] = idx[0];
-                        out[1] = g.reverse ? idx[2] : idx[1];
-                        out[2] = g.reverse ? idx[1] : idx[2];
-                    }
-                }
-            }
+            vr = vrows(bits, g, j, k, w);
+            ne = nonempty(g, vr, w);
         }
-        __syncthreads();
-        if (staged)
-            for (uint64_t e = tid; e < 3 * ntb; e += kEmitThreads) tris[3 * tb0 + e] = s_st[e];
-        __syncthreads(); // the stage is reused by the next block
+        if (ne) {
+            const bool nx = w + 1 < g.W;
+            uint32_t mn = 0;
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const int dy = q & 1, dz = q >> 1;
+                const PRow p = prow(bits, g, j + dy, k + dz, w);
+                s_m[3 * q][tid] = p.xe;
+                s_m[3 * q + 1][tid] = p.ye;
+                s_m[3 * q + 2][tid] = p.ze;
+                mn |= p.mn << (3 * q);
+                const uint64_t xq = x + (uint64_t)dy * (uint64_t)g.W + (uint64_t)dz * (uint64_t)(g.Y * g.W);
+                s_base[2 * q][tid] = (uint32_t)(vbase + offv(g, offV, xq));
+                s_base[2 * q + 1][tid] = nx ? (uint32_t)(vbase + offv(g, offV, xq + 1)) : 0u;
+            }
+            s_mn[tid] = mn;
+        }
+        unsigned nvox;
+        const unsigned v0 = block_scan((unsigned)__popc(ne), s_w, nvox); // synced: the word data is visible
+        const uint32_t t0 = ne ? (uint32_t)(offt(g, offV, offT, x) - tb0) : 0u;
+        for (unsigned lo = 0; lo < nvox; lo += kVoxCap) { // block-uniform; one pass unless > kVoxCap voxels
+            const unsigned n = nvox - lo < (unsigned)kVoxCap ? nvox - lo : (unsigned)kVoxCap;
+            // list voxels [lo, lo + n); the first triangle of voxel lo + kVoxCap ends the pass
+            uint32_t m = ne, t = t0;
+            for (unsigned v = v0; m; v++) {
+                const unsigned b = (unsigned)(__ffs(m) - 1);
+                m &= m - 1u;
+                const unsigned cube = cube_at(vr, b);
+                if (v >= lo && v < lo + kVoxCap) {
+                    s_vox[v - lo] = (tid << 13) | (b << 8) | cube;
+                    s_vt[v - lo] = (uint16_t)t;
+                } else if (v == lo + kVoxCap) {
+                    s_vt[kVoxCap] = (uint16_t)t;
+                }
+                t += s_ntri[cube];
+            }
+            if (tid == 0 && lo + kVoxCap >= nvox) s_vt[n] = (uint16_t)ntb;
+            __syncthreads();
+            const unsigned T1 = s_vt[n];
+            for (unsigned t2 = s_vt[0] + tid; t2 < T1; t2 += kEmitThreads) {
+                // the voxel: the last a < n with s_vt[a] <= t2 (skips voxels without triangles)
+                unsigned a = 0, len = n;
+                while (len > 1) {
+                    const unsigned h = len >> 1;
+                    if (s_vt[a + h] <= t2) a += h, len -= h;
+                    else len = h;
+                }
+                const uint32_t e = s_vox[a];
+                const unsigned q = e >> 13, b = (e >> 8) & 31u, cube = e & 255u;
+                const uint8_t *ct = d_tri + cube * (GT_MC_MAXTRI * 3) + 3 * (t2 - s_vt[a]);
+                int32_t idx[3];
+#pragma unroll
+                for (int c = 0; c < 3; c++) {
+                    int ax;
+                    unsigned ox, pr;
+                    edge_corner(__ldg(ct + c), ax, ox, pr);
+                    const unsigned p = b + ox; // the corner point's bit; 32: the next word's first point
+                    uint32_t vi;
+                    if (p < 32u) {
+                        const uint32_t lt = (1u << p) - 1u, le = lt | (1u << p);
+                        // points below p, and the point's own edges along axes below ax
+                        vi = s_base[2 * pr][q] + (uint32_t)(__popc(s_m[3 * pr][q] & (ax > 0 ? le : lt)) +
+                                                            __popc(s_m[3 * pr + 1][q] & (ax > 1 ? le : lt)) +
+                                                            __popc(s_m[3 * pr + 2][q] & lt));
+                    } else {
+                        vi = s_base[2 * pr + 1][q] + (uint32_t)__popc((s_mn[q] >> (3 * pr)) & ((1u << ax) - 1u));
+                    }
+                    idx[c] = (int32_t)vi;
+                }
+                int32_t *out = tris + 3 * (tb0 + t2);
+                out[0] = idx[0];
+                out[1] = g.reverse ? idx[2] : idx[1];
+                out[2] = g.reverse ? idx[1] : idx[2];
+            }
+            __syncthreads(); // the list is reused by the next pass
+        }
+        __syncthreads(); // the word data is reused by the next block
     }
 }
 
