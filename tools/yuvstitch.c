@@ -189,7 +189,7 @@ typedef struct {
         long posted, written;
         gt_status st;
         char msg[1024];
-        double ms;
+        double ms, idle_ms;
     } w;
 } run_t;
 
@@ -251,7 +251,9 @@ static void *writer_main(void *arg)
     run_t *r = arg;
     pthread_mutex_lock(&r->w.mu);
     for (;;) {
+        double ti = gt_now_ms();
         while (r->w.written == r->w.posted && !r->w.stop) pthread_cond_wait(&r->w.cv, &r->w.mu);
+        if (r->w.written > 0) r->w.idle_ms += gt_now_ms() - ti; /* starved: nothing queued */
         if (r->w.written == r->w.posted || r->w.st) break; /* stopped and drained, or failed */
         long k = r->w.written;
         const uint8_t *buf = r->w.q[k % GT_STITCH_SLOTS];
@@ -405,13 +407,17 @@ static gt_status run(run_t *r, long *nframes)
                 if (got) {
                     /* the download overwrites this slot's output: its last frame must be written */
                     GT_TRY(writer_wait(r, submitted - GT_STITCH_SLOTS));
+                    double ts = gt_now_ms();
                     GT_TRY(gt_stitch_gpu_submit(r->gpu, slot));
+                    gt_timings_add(&r->tm, "submit (host)", gt_now_ms() - ts);
                     submitted++;
                 }
             }
             if (k < submitted - (got ? 1 : 0)) {
                 int ps = (int)(k % GT_STITCH_SLOTS);
+                double tw = gt_now_ms();
                 GT_TRY(gt_stitch_gpu_wait(r->gpu, ps));
+                gt_timings_add(&r->tm, "wait for GPU", gt_now_ms() - tw);
                 GT_TRY(writer_post(r, gt_stitch_gpu_out_buf(r->gpu, ps), k));
                 k++;
                 snprintf(extra, sizeof extra, "%.1f fps", k / ((gt_now_ms() - t_start) / 1000.0));
@@ -446,6 +452,7 @@ static gt_status run(run_t *r, long *nframes)
     }
     GT_TRY(writer_stop(r));
     for (long f = 0; f < k; f++) gt_timings_add(&r->tm, "write (writer thread)", r->w.ms / k);
+    for (long f = 0; f < k; f++) gt_timings_add(&r->tm, "writer idle (queue empty)", r->w.idle_ms / k);
     gt_progress_end(&pr);
     double total = gt_now_ms() - t_start;
     gt_yuv_writer *wr = r->wr;
