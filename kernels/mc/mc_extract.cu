@@ -496,6 +496,10 @@ __global__ void __launch_bounds__(kEmitThreads) k_tris(Geo g, const uint32_t *bi
         unsigned nvox;
         const unsigned v0 = block_scan((unsigned)__popc(ne), s_w, nvox); // synced: the word data is visible
         const uint32_t t0 = ne ? (uint32_t)(offt(g, offV, offT, x) - tb0) : 0u;
+        // every thread has read the scan's partials before any listing store:
+        // racecheck saw the partials' reads and the first pass's stores at one
+        // shared address (a WAR hazard without this barrier)
+        __syncthreads();
         for (unsigned lo = 0; lo < nvox; lo += kVoxCap) { // block-uniform; one pass unless > kVoxCap voxels
             const unsigned n = nvox - lo < (unsigned)kVoxCap ? nvox - lo : (unsigned)kVoxCap;
             // list voxels [lo, lo + n); the first triangle of voxel lo + kVoxCap ends the pass
