@@ -25,13 +25,6 @@ void gt_solve_opts_init(gt_solve_opts *o)
     o->stagnation = 0;
 }
 
-double gt_vec_norm2(const double *v, int64_t n)
-{
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s += v[i] * v[i];
-    return sqrt(s);
-}
-
 
 gt_status gt_solve_check(const gt_csr *a, int64_t nb, gt_solve_method m)
 {
@@ -64,18 +57,6 @@ double gt_richardson_tau(const gt_csr *a)
     gt_sp_info in;
     bool sym = gt_sp_analyze(a, &in) == GT_OK && in.symmetric;
     return gt_richardson_tau_bound(a, sym, 0);
-}
-
-void gt_gs_sweep(const gt_csr *a, const double *b, double *x, double omega)
-{
-    for (int64_t i = 0; i < a->nrows; i++) {
-        double s = b[i], d = 0;
-        for (int64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
-            if (a->col[p] == i) d = a->val[p];
-            else s -= a->val[p] * x[a->col[p]];
-        }
-        x[i] = (1 - omega) * x[i] + omega * s / d;
-    }
 }
 
 /* Tracks the residual history: stagnation, NaN, callbacks. Returns true when
@@ -129,6 +110,10 @@ static bool step_done(const gt_solve_opts *o, gt_solve_result *res, track *t, in
 #undef REAL
 #undef SFX
 #undef SPMV
+
+/* the public double-precision pieces are the generic ones */
+double gt_vec_norm2(const double *v, int64_t n) { return norm2_f64(v, n); }
+void gt_gs_sweep(const gt_csr *a, const double *b, double *x, double omega) { gs_sweep_f64(a, b, x, omega); }
 
 gt_status gt_solve_cpu(const gt_csr *a, const double *b, double *x, const gt_solve_opts *o,
                        gt_solve_result *res)
