@@ -7,6 +7,7 @@
 
 #include "common/alloc.h"
 #include "poisson/poisson.h"
+#include "poisson/pr_sort.h"
 
 uint8_t gt_pr_lut_parent[8][27];
 uint8_t gt_pr_lut_child[8][27];
@@ -252,12 +253,9 @@ int32_t gt_pr_find(const gt_pr_octree *o, int level, int64_t x, int64_t y, int64
     int64_t r = (int64_t)1 << level;
     if (x < 0 || y < 0 || z < 0 || x >= r || y >= r || z >= r) return -1;
     uint64_t k = gt_pr_morton((uint32_t)x, (uint32_t)y, (uint32_t)z);
-    size_t lo = o->level_start[level], hi = o->level_start[level + 1];
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (o->key[mid] < k) lo = mid + 1; else hi = mid;
-    }
-    return (lo < o->level_start[level + 1] && o->key[lo] == k) ? (int32_t)lo : -1;
+    const size_t s0 = o->level_start[level], n = o->level_start[level + 1] - s0;
+    const size_t i = gt_pr_lower_bound(o->key + s0, n, k);
+    return (i < n && o->key[s0 + i] == k) ? (int32_t)(s0 + i) : -1;
 }
 
 int32_t gt_pr_nbr125(const gt_pr_octree *o, int32_t node, int i125)

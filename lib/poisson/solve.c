@@ -407,25 +407,5 @@ done:
 
 double gt_pr_eval(const gt_pr_state *s, const double q[3])
 {
-    const gt_pr_octree *o = &s->oct;
-    double sum = 0.0;
-    float qf[3] = {(float)q[0], (float)q[1], (float)q[2]};
-    (void)qf;
-    for (int d = 0; d <= o->depth; d++) {
-        double sc = ldexp(1.0, d);
-        int64_t c[3];
-        for (int a = 0; a < 3; a++) {
-            double v = floor(q[a] * sc);
-            c[a] = (int64_t)v;
-        }
-        for (int i = 0; i < 27; i++) {
-            int64_t nc[3] = {c[0] + i % 3 - 1, c[1] + (i / 3) % 3 - 1, c[2] + i / 9 - 1};
-            int32_t t = gt_pr_find(o, d, nc[0], nc[1], nc[2]);
-            if (t < 0) continue;
-            double f = 1.0;
-            for (int a = 0; a < 3; a++) f *= gt_pr_bspline(q[a] * sc - (double)nc[a] - 0.5);
-            sum += s->coef[t] * f;
-        }
-    }
-    return sum;
+    return gt_pr_eval_levels(&s->oct, q, s->coef, 0, s->oct.depth);
 }
