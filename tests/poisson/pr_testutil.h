@@ -115,4 +115,42 @@ static inline char *pr_testdata(const char *name)
     snprintf(buf, sizeof buf, "%s/poisson/%s", d ? d : "testdata", name);
     return buf;
 }
+/* CPU-prepared and CPU-solved state of `in` at depth/scale (p: the params used) */
+static inline void pr_solve_cpu(const gt_pr_input *in, int depth, double scale, gt_pr_state *s, gt_pr_params *p)
+{
+    gt_pr_params_default(p);
+    p->depth = depth;
+    p->scale = scale;
+    size_t bad, zero;
+    GT_ASSERT_OK(gt_pr_prepare_cpu(in, p, NULL, s, &bad, &zero));
+    GT_ASSERT_OK(gt_pr_solve_cpu(s, p, NULL));
+}
+
+typedef gt_status (*pr_extract_fn)(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out);
+/* An iso value above or below chi's range crosses no cell: `extract` (the
+ * CPU or the GPU extraction) gives an empty mesh for a solved sphere. */
+static inline void pr_check_iso_outside(pr_extract_fn extract, uint64_t seed, size_t n, int depth)
+{
+    gt_rng g = {seed};
+    float *x = malloc(12 * n), *nn = malloc(12 * n);
+    double c[3] = {0, 0, 0};
+    pr_sample_sphere(&g, n, 1.0, c, x, nn);
+    gt_pr_input in = {n, x, nn, NULL};
+    gt_pr_state s;
+    gt_pr_params p;
+    pr_solve_cpu(&in, depth, 1.1, &s, &p);
+    double isos[2] = {1e300, -1e300};
+    for (int i = 0; i < 2; i++) {
+        s.iso = isos[i];
+        gt_pr_mesh m;
+        memset(&m, 0, sizeof m);
+        GT_ASSERT_OK(extract(&s, &p, &m));
+        assert_int_equal(m.nvert, 0);
+        assert_int_equal(m.ntri, 0);
+        gt_pr_mesh_free(&m);
+    }
+    gt_pr_state_free(&s);
+    free(x);
+    free(nn);
+}
 #endif

@@ -16,16 +16,6 @@
 #include "common/log.h"
 #include "pr_testutil.h"
 
-static void solve(const gt_pr_input *in, int depth, double scale, gt_pr_state *s, gt_pr_params *p)
-{
-    gt_pr_params_default(p);
-    p->depth = depth;
-    p->scale = scale;
-    size_t bad, zero;
-    GT_ASSERT_OK(gt_pr_prepare_cpu(in, p, NULL, s, &bad, &zero));
-    GT_ASSERT_OK(gt_pr_solve_cpu(s, p, NULL));
-}
-
 static double chi_at(const gt_pr_state *s, const uint32_t c[3])
 {
     int D = s->oct.depth;
@@ -115,11 +105,11 @@ static void test_sphere_torus(void **state)
     gt_pr_input in = {n, x, nn, NULL};
     gt_pr_state s;
     gt_pr_params p;
-    solve(&in, 5, 1.1, &s, &p);
+    pr_solve_cpu(&in, 5, 1.1, &s, &p);
     check_canonical(&s, &p, 1, "sphere");
     gt_pr_state_free(&s);
     pr_sample_torus(&g, n, 1.0, 0.4, x, nn);
-    solve(&in, 6, 1.1, &s, &p);
+    pr_solve_cpu(&in, 6, 1.1, &s, &p);
     check_canonical(&s, &p, 1, "torus");
     gt_pr_state_free(&s);
     free(x);
@@ -145,7 +135,7 @@ static void test_hole(void **state)
     gt_pr_input in = {m, x, nn, NULL};
     gt_pr_state s;
     gt_pr_params p;
-    solve(&in, 5, 1.4, &s, &p);
+    pr_solve_cpu(&in, 5, 1.4, &s, &p);
     check_canonical(&s, &p, 1, "sphere with a hole");
     gt_pr_state_free(&s);
     free(x);
@@ -167,7 +157,7 @@ static void test_noisy(void **state)
     gt_pr_input in = {n, x, nn, NULL};
     gt_pr_state s;
     gt_pr_params p;
-    solve(&in, 4, 1.1, &s, &p);
+    pr_solve_cpu(&in, 4, 1.1, &s, &p);
     check_canonical(&s, &p, 0, "random points");
     gt_pr_state_free(&s);
     free(x);
@@ -177,28 +167,7 @@ static void test_noisy(void **state)
 static void test_iso_outside(void **state)
 {
     (void)state;
-    gt_rng g = {24};
-    size_t n = 2000;
-    float *x = malloc(12 * n), *nn = malloc(12 * n);
-    double c[3] = {0, 0, 0};
-    pr_sample_sphere(&g, n, 1.0, c, x, nn);
-    gt_pr_input in = {n, x, nn, NULL};
-    gt_pr_state s;
-    gt_pr_params p;
-    solve(&in, 4, 1.1, &s, &p);
-    double isos[2] = {1e300, -1e300};
-    for (int i = 0; i < 2; i++) {
-        s.iso = isos[i];
-        gt_pr_mesh m;
-        memset(&m, 0, sizeof m);
-        GT_ASSERT_OK(gt_pr_extract_cpu(&s, &p, &m));
-        assert_int_equal(m.nvert, 0);
-        assert_int_equal(m.ntri, 0);
-        gt_pr_mesh_free(&m);
-    }
-    gt_pr_state_free(&s);
-    free(x);
-    free(nn);
+    pr_check_iso_outside(gt_pr_extract_cpu, 24, 2000, 4);
 }
 
 /* each case cuts the tetrahedron's inside-outside edges only, all of them,

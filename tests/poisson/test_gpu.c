@@ -162,14 +162,9 @@ static void compare_extract(gt_pr_state *s, const gt_pr_params *p, const char *w
 static void extract_case(const gt_pr_input *in, int depth, double scale, bool density, const char *what)
 {
     gt_pr_params p;
-    gt_pr_params_default(&p);
-    p.depth = depth;
-    p.scale = scale;
-    p.want_density = density;
     gt_pr_state s;
-    size_t b, z;
-    GT_ASSERT_OK(gt_pr_prepare_cpu(in, &p, NULL, &s, &b, &z));
-    GT_ASSERT_OK(gt_pr_solve_cpu(&s, &p, NULL));
+    pr_solve_cpu(in, depth, scale, &s, &p);
+    p.want_density = density; /* a post-processing option: the solve does not read it */
     compare_extract(&s, &p, what);
     gt_pr_state_free(&s);
 }
@@ -227,32 +222,7 @@ static void test_extract_same(void **state)
 static void test_extract_empty(void **state)
 {
     (void)state;
-    gt_rng g = {80};
-    size_t n = 3000;
-    float *x = malloc(12 * n), *nn = malloc(12 * n);
-    double c[3] = {0, 0, 0};
-    pr_sample_sphere(&g, n, 1.0, c, x, nn);
-    gt_pr_input in = {n, x, nn, NULL};
-    gt_pr_params p;
-    gt_pr_params_default(&p);
-    p.depth = 5;
-    gt_pr_state s;
-    size_t b, z;
-    GT_ASSERT_OK(gt_pr_prepare_cpu(&in, &p, NULL, &s, &b, &z));
-    GT_ASSERT_OK(gt_pr_solve_cpu(&s, &p, NULL));
-    double isos[2] = {1e300, -1e300};
-    for (int i = 0; i < 2; i++) {
-        s.iso = isos[i];
-        gt_pr_mesh m;
-        memset(&m, 0, sizeof m);
-        GT_ASSERT_OK(gt_pr_extract_cuda(&s, &p, &m));
-        assert_int_equal(m.nvert, 0);
-        assert_int_equal(m.ntri, 0);
-        gt_pr_mesh_free(&m);
-    }
-    gt_pr_state_free(&s);
-    free(x);
-    free(nn);
+    pr_check_iso_outside(gt_pr_extract_cuda, 80, 3000, 5);
 }
 
 /* the whole pipeline on the GPU: a closed sphere */
