@@ -16,6 +16,7 @@
 #include "gt_test.h"
 #include "io/image.h"
 #include "stitch/stitch.h"
+#include "stitch_render.h"
 
 #define PHOTO_N 3
 static const char *const photo_names[PHOTO_N] = {"photo_coffee.png", "photo_chelsea.png", "photo_astronaut.png"};
@@ -79,28 +80,16 @@ static inline double photo_at(const photo_t *p, int k, double x, double y)
     return v;
 }
 
-static inline uint8_t photo_q(double v)
+static inline double photo_sample(const void *src, int k, double X, double Y)
 {
-    v = floor(v + 0.5);
-    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+    return photo_at((const photo_t *)src, k, X, Y);
 }
-
-/* Render camera frame (format f, w x h): sample (px, py) of plane k sits at
- * camera luma position q; it shows the photograph at H q; luma times exposure. */
+/* Render camera frame (format f, w x h) of the photograph seen through H
+ * (see stitch_render.h); luma times exposure. */
 static inline void photo_render(const photo_t *p, const double H[9], double exposure, gt_pixfmt f, int w, int h,
                                 uint8_t *frame)
 {
-    gt_plane_view pv[3];
-    gt_stitch_planes(f, w, h, pv);
-    for (int k = 0; k < 3; k++)
-        for (int py = 0; py < pv[k].h; py++)
-            for (int px = 0; px < pv[k].w; px++) {
-                double x = px * pv[k].sx + pv[k].ox, y = py * pv[k].sy + pv[k].oy;
-                double wz = H[6] * x + H[7] * y + H[8];
-                double X = (H[0] * x + H[1] * y + H[2]) / wz, Y = (H[3] * x + H[4] * y + H[5]) / wz;
-                double v = photo_at(p, k, X, Y);
-                frame[pv[k].off + (size_t)py * pv[k].pitch + (size_t)px * pv[k].step] = photo_q(k == 0 ? v * exposure : v);
-            }
+    stitch_render_view(photo_sample, p, H, exposure, f, w, h, frame);
 }
 
 /* Four cameras of cw x ch (PHOTO_CW x PHOTO_CH) over a pw x ph panorama at

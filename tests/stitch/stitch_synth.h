@@ -12,6 +12,7 @@
 
 #include "gt_test.h"
 #include "stitch/stitch.h"
+#include "stitch_render.h"
 
 typedef struct {
     double fx[24], fy[24], ph[24], amp[24];
@@ -63,30 +64,18 @@ static inline void synth_eval(const synth_scene *s, double x, double y, double y
     yuv[0] = Y, yuv[1] = U, yuv[2] = V;
 }
 
-static inline uint8_t synth_q(double v)
+static inline double synth_sample(const void *src, int k, double X, double Y)
 {
-    v = floor(v + 0.5);
-    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+    double yuv[3];
+    synth_eval((const synth_scene *)src, X, Y, yuv);
+    return yuv[k];
 }
-
 /* Render a frame of format f, w x h, where sample positions map through
  * M (frame luma coords -> scene coords); luma scaled by `exposure`. */
 static inline void synth_render(const synth_scene *s, const double M[9], double exposure, gt_pixfmt f, int w, int h,
                                 uint8_t *frame)
 {
-    gt_plane_view pv[3];
-    gt_stitch_planes(f, w, h, pv);
-    for (int p = 0; p < 3; p++)
-        for (int py = 0; py < pv[p].h; py++)
-            for (int px = 0; px < pv[p].w; px++) {
-                double x = px * pv[p].sx + pv[p].ox, y = py * pv[p].sy + pv[p].oy;
-                double wz = M[6] * x + M[7] * y + M[8];
-                double X = (M[0] * x + M[1] * y + M[2]) / wz, Y = (M[3] * x + M[4] * y + M[5]) / wz;
-                double yuv[3];
-                synth_eval(s, X, Y, yuv);
-                double v = p == 0 ? yuv[0] * exposure : yuv[p];
-                frame[pv[p].off + (size_t)py * pv[p].pitch + (size_t)px * pv[p].step] = synth_q(v);
-            }
+    stitch_render_view(synth_sample, s, M, exposure, f, w, h, frame);
 }
 
 /* A rig of 4 cameras (cw x ch each) over a pw x ph panorama, with mild

@@ -160,7 +160,7 @@ static void test_gpu_photo(void **state)
                             c += plan.dist_luma[(size_t)photo.w * photo.h * i + (size_t)y * photo.w + x] > 0;
                         if (c != 1) continue;
                         double dv = (double)got[pv[0].off + (size_t)y * pv[0].pitch + (size_t)x * pv[0].step] -
-                                    photo_q(photo.c[0][(size_t)y * photo.w + x]);
+                                    stitch_q(photo.c[0][(size_t)y * photo.w + x]);
                         se += dv * dv;
                         n++;
                     }

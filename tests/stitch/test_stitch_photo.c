@@ -88,14 +88,14 @@ static void test_photo_psnr(void **state)
                     int c = cover(&plan, x, y);
                     multi += c > 1;
                     if (c != 1) continue;
-                    double d = (double)out[(size_t)y * PW + x] - photo_q(s.photo.c[0][(size_t)y * PW + x]);
+                    double d = (double)out[(size_t)y * PW + x] - stitch_q(s.photo.c[0][(size_t)y * PW + x]);
                     se += d * d;
                     n++;
                     if (x % 2 == 0) { /* 4:2:2 chroma sample (x/2, y) sits on luma x */
                         for (int k = 1; k <= 2; k++) {
                             size_t off = (size_t)PW * PH + (size_t)(k - 1) * (PW / 2) * PH;
                             double dc = (double)out[off + (size_t)y * (PW / 2) + x / 2] -
-                                        photo_q(s.photo.c[k][(size_t)y * PW + x]);
+                                        stitch_q(s.photo.c[k][(size_t)y * PW + x]);
                             sec += dc * dc;
                             nc++;
                         }

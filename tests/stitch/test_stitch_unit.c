@@ -274,7 +274,7 @@ static void test_ground_truth_psnr(void **state)
                 for (int i = 0; i < 4; i++) cover += plan.dist_luma[(size_t)W * H * i + (size_t)y * W + x] > 0;
                 double yuv[3];
                 synth_eval(&s.scene, x, y, yuv);
-                double d = (double)out[(size_t)y * W + x] - synth_q(yuv[0]);
+                double d = (double)out[(size_t)y * W + x] - stitch_q(yuv[0]);
                 seall += d * d;
                 nall++;
                 if (cover == 1) {
