@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "stitch/stitch.h"
 
@@ -36,5 +38,28 @@ static inline void stitch_render_view(stitch_sample_fn sample, const void *src, 
                 double v = sample(src, k, X, Y);
                 frame[pv[k].off + (size_t)py * pv[k].pitch + (size_t)px * pv[k].step] = stitch_q(k == 0 ? v * exposure : v);
             }
+}
+/* Smooth a W x H image in place with the binomial [1 4 6 4 1]/16 (rows,
+ * then columns; edges clamped): the seam measures look at what remains
+ * visible at low frequency, not at 8-bit noise. */
+static inline void stitch_smooth5(double *D, int W, int H)
+{
+    double *T = malloc(sizeof(double) * W * H);
+    static const double k5[5] = {1 / 16.0, 4 / 16.0, 6 / 16.0, 4 / 16.0, 1 / 16.0};
+    for (int pass = 0; pass < 2; pass++) {
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) {
+                double a = 0;
+                for (int k = -2; k <= 2; k++) {
+                    int xx = pass ? x : x + k, yy = pass ? y + k : y;
+                    xx = xx < 0 ? 0 : xx >= W ? W - 1 : xx;
+                    yy = yy < 0 ? 0 : yy >= H ? H - 1 : yy;
+                    a += k5[k + 2] * D[(size_t)yy * W + xx];
+                }
+                T[(size_t)y * W + x] = a;
+            }
+        memcpy(D, T, sizeof(double) * W * H);
+    }
+    free(T);
 }
 #endif

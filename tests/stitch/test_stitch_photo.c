@@ -129,24 +129,10 @@ static void test_photo_psnr(void **state)
  * asserted, as it is not what multi-band is for. */
 static double seam_energy(const photo_set *s, const gt_stitch_plan *plan, const uint8_t *out)
 {
-    double *D = malloc(sizeof(double) * PW * PH), *T = malloc(sizeof(double) * PW * PH);
+    double *D = malloc(sizeof(double) * PW * PH);
     for (int y = 0; y < PH; y++)
         for (int x = 0; x < PW; x++) D[y * PW + x] = out[y * PW + x] - s->photo.c[0][y * PW + x];
-    static const double k5[5] = {1 / 16.0, 4 / 16.0, 6 / 16.0, 4 / 16.0, 1 / 16.0};
-    for (int pass = 0; pass < 2; pass++) {
-        for (int y = 0; y < PH; y++)
-            for (int x = 0; x < PW; x++) {
-                double a = 0;
-                for (int k = -2; k <= 2; k++) {
-                    int xx = pass ? x : x + k, yy = pass ? y + k : y;
-                    xx = xx < 0 ? 0 : xx >= PW ? PW - 1 : xx;
-                    yy = yy < 0 ? 0 : yy >= PH ? PH - 1 : yy;
-                    a += k5[k + 2] * D[yy * PW + xx];
-                }
-                T[y * PW + x] = a;
-            }
-        memcpy(D, T, sizeof(double) * PW * PH);
-    }
+    stitch_smooth5(D, PW, PH);
     double E = 0;
     long n = 0;
     for (int y = 3; y < PH - 3; y++)
@@ -165,7 +151,6 @@ static double seam_energy(const photo_set *s, const gt_stitch_plan *plan, const 
         }
     assert_true(n > 3 * PH); /* three seams crossing the panorama */
     free(D);
-    free(T);
     return E;
 }
 

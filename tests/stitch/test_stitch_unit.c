@@ -325,27 +325,7 @@ static void test_multiband_hides_seams(void **state)
                 synth_eval(&s.scene, x, y, yuv);
                 D[y * W + x] = out[y * W + x] - yuv[0];
             }
-        /* smooth D with the binomial [1 4 6 4 1]/16 (rows, columns): seams
-         * are what remains visible at low frequency, not 8-bit noise */
-        {
-            double *T = malloc(sizeof(double) * W * H);
-            static const double k5[5] = {1 / 16.0, 4 / 16.0, 6 / 16.0, 4 / 16.0, 1 / 16.0};
-            for (int pass = 0; pass < 2; pass++) {
-                for (int y = 0; y < H; y++)
-                    for (int x = 0; x < W; x++) {
-                        double a = 0;
-                        for (int k = -2; k <= 2; k++) {
-                            int xx = pass ? x : x + k, yy = pass ? y + k : y;
-                            xx = xx < 0 ? 0 : xx >= W ? W - 1 : xx;
-                            yy = yy < 0 ? 0 : yy >= H ? H - 1 : yy;
-                            a += k5[k + 2] * D[yy * W + xx];
-                        }
-                        T[y * W + x] = a;
-                    }
-                memcpy(D, T, sizeof(double) * W * H);
-            }
-            free(T);
-        }
+        stitch_smooth5(D, W, H); /* seams: what remains visible at low frequency */
         double E = 0;
         for (int y = 3; y < H - 3; y++)
             for (int x = 3; x < W - 3; x++) {
