@@ -555,10 +555,7 @@ static void try_map(gt_yuv_writer *wr)
     if (fflush(wr->o.fp) != 0) return; /* the stdio path reports it */
     off_t at = ftello(wr->o.fp);
     if (at < 0) return;
-    size_t per = wr->out_bytes + 6, chunk = per * 4; /* reserve about 4 frames at a time */
-    if (chunk < ((size_t)1 << 20)) chunk = (size_t)1 << 20;
-    if (chunk > ((size_t)64 << 20)) chunk = per > ((size_t)64 << 20) ? per : (size_t)64 << 20;
-    wr->map = gt_mapout_open(fileno(wr->o.fp), at, 0, chunk);
+    wr->map = gt_mapout_open(fileno(wr->o.fp), at, 0, 0);
 }
 
 gt_status gt_yuv_create(const char *path, bool y4m, int w, int h, gt_pixfmt fmt, int fps_num,

@@ -95,7 +95,7 @@ GT_MAPOUT_MODE=mmap "$Y" $RB --frames 2 -o "$T/two.yuv"; check "writer: --frames
 [ "$(stat -c %s "$T/two.yuv")" = $((2*BFB)) ] && echo "ok   writer: 2 frames written" || { echo "FAIL writer: --frames 2 size"; fail=1; }
 # a full disk: a 2 MB tmpfs (when this user may mount one; skipped otherwise)
 # cannot hold 3 frames: exit 1 naming ENOSPC, no output, no temporary file
-# (the appender reserves space with fallocate, so ENOSPC is an error, not SIGBUS)
+# (the appender writes only pages it has allocated, so ENOSPC is an error, not SIGBUS)
 mkdir -p "$T/small"
 if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=2m gt_small "$T/small" 2>/dev/null; then
     for mode in mmap fallocate pwrite auto stdio; do
