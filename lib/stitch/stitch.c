@@ -183,6 +183,7 @@ void gt_stitch_reduce(const float *src, int w, int h, float *dst)
     int ow = (w + 1) / 2, oh = (h + 1) / 2;
     float *tmp = malloc((size_t)ow * h * sizeof(float));
     if (!tmp) abort(); /* small; callers size-check */
+#pragma omp parallel for schedule(static)
     for (int y = 0; y < h; y++) {
         const float *r = src + (size_t)y * w;
         for (int x = 0; x < ow; x++) {
@@ -192,6 +193,7 @@ void gt_stitch_reduce(const float *src, int w, int h, float *dst)
                               r[gt_sm_reflect(c + 1, w)], r[gt_sm_reflect(c + 2, w)]);
         }
     }
+#pragma omp parallel for schedule(static)
     for (int y = 0; y < oh; y++) {
         int c = 2 * y;
         const float *a = tmp + (size_t)gt_sm_reflect(c - 2, h) * ow, *b = tmp + (size_t)gt_sm_reflect(c - 1, h) * ow,
@@ -215,8 +217,10 @@ void gt_stitch_expand(const float *src, int w, int h, float *dst, int ow, int oh
 {
     float *tmp = malloc((size_t)ow * h * sizeof(float));
     if (!tmp) abort();
+#pragma omp parallel for schedule(static)
     for (int y = 0; y < h; y++)
         for (int x = 0; x < ow; x++) tmp[(size_t)y * ow + x] = expand_at(src + (size_t)y * w, 1, w, x);
+#pragma omp parallel for schedule(static)
     for (int y = 0; y < oh; y++)
         for (int x = 0; x < ow; x++) dst[(size_t)y * ow + x] = expand_at(tmp + x, ow, h, y);
     free(tmp);
@@ -312,6 +316,7 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
         if ((st = gt_stitch_edt(region, W, H, (float)(W + H), plan->dist_luma + NP * i))) goto done;
     }
     /* seams: owner = camera farthest inside its region (ties: lowest index) */
+#pragma omp parallel for schedule(static)
     for (size_t j = 0; j < NP; j++) {
         int best = 255;
         float bd = 0;
@@ -340,6 +345,7 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
             st = GT_ERR_RUNTIME;
             goto done;
         }
+#pragma omp parallel for schedule(static)
         for (int y = 0; y < ph; y++)
             for (int x = 0; x < pw; x++) pl->owner[(size_t)y * pw + x] = plan->owner_luma[(size_t)y * sy * W + (size_t)x * sx];
         if (o->blend == GT_BLEND_FEATHER) {
@@ -349,6 +355,7 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
                 goto done;
             }
             for (int i = 0; i < N; i++)
+#pragma omp parallel for schedule(static)
                 for (int y = 0; y < ph; y++)
                     for (int x = 0; x < pw; x++)
                         pl->weight[n * i + (size_t)y * pw + x] = wl[NP * i + (size_t)y * sy * W + (size_t)x * sx];
@@ -371,6 +378,7 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
             }
             for (int i = 0; i < N; i++) {
                 float *m0 = pl->mbw[0] + n * i;
+#pragma omp parallel for schedule(static)
                 for (size_t j = 0; j < n; j++) m0[j] = pl->owner[j] == i ? 1.0f : 0.0f;
                 for (int k = 1; k < L; k++) {
                     size_t nk1 = (size_t)pl->lw[k - 1] * pl->lh[k - 1], nk = (size_t)pl->lw[k] * pl->lh[k];
@@ -379,6 +387,7 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
             }
             for (int k = 0; k < L; k++) {
                 size_t nk = (size_t)pl->lw[k] * pl->lh[k];
+#pragma omp parallel for schedule(static)
                 for (size_t j = 0; j < nk; j++) {
                     float s = 0;
                     for (int i = 0; i < N; i++) s += pl->mbw[k][nk * i + j];
@@ -421,6 +430,7 @@ static gt_status multiband_plane(const gt_stitch_plan *plan, const gt_stitch_pla
         return GT_ERR_RUNTIME;
     }
     for (int i = 0; i < N; i++) {
+#pragma omp parallel for schedule(static)
         for (int y = 0; y < pl->lh[0]; y++)
             for (int x = 0; x < pl->lw[0]; x++)
                 G[(size_t)y * pl->lw[0] + x] = sample_cam(pl, in[i], i, (float)x, (float)y);
@@ -430,9 +440,11 @@ static gt_status multiband_plane(const gt_stitch_plan *plan, const gt_stitch_pla
             const float *w = pl->mbw[k] + nk * i, *g = G + off[k];
             float *b = B + off[k];
             if (k == L - 1) {
+#pragma omp parallel for schedule(static)
                 for (size_t j = 0; j < nk; j++) b[j] = fmaf(w[j], g[j], b[j]);
             } else {
                 gt_stitch_expand(G + off[k + 1], pl->lw[k + 1], pl->lh[k + 1], E, pl->lw[k], pl->lh[k]);
+#pragma omp parallel for schedule(static)
                 for (size_t j = 0; j < nk; j++) b[j] = fmaf(w[j], g[j] - E[j], b[j]);
             }
         }
@@ -441,8 +453,10 @@ static gt_status multiband_plane(const gt_stitch_plan *plan, const gt_stitch_pla
         size_t nk = (size_t)pl->lw[k] * pl->lh[k];
         gt_stitch_expand(B + off[k + 1], pl->lw[k + 1], pl->lh[k + 1], E, pl->lw[k], pl->lh[k]);
         float *b = B + off[k];
+#pragma omp parallel for schedule(static)
         for (size_t j = 0; j < nk; j++) b[j] = b[j] + E[j];
     }
+#pragma omp parallel for schedule(static)
     for (int y = 0; y < pl->out.h; y++)
         for (int x = 0; x < pl->out.w; x++) {
             size_t j = (size_t)y * pl->out.w + x;
