@@ -67,6 +67,17 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
     return GT_OK;
 }
 
+void gt_device_prepare(gt_device_kind requested, int gpu)
+{
+    if (requested == GT_DEVICE_CPU) return;
+#if GT_HAVE_CUDA
+    int n = gt_gpu_count(NULL, 0);
+    if (gpu >= 0 && gpu < n) (void)gt_cu_set_device(gpu); /* errors: gt_device_choose reports them */
+#else
+    (void)gpu;
+#endif
+}
+
 gt_status gt_gpu_mem_info(size_t *free_bytes, size_t *total_bytes)
 {
 #if GT_HAVE_CUDA

@@ -22,6 +22,12 @@ const char *gt_device_name(gt_device_kind k); /* "auto", "cuda", "cpu" */
  * The notice for the auto fallback goes through gt_notice (silenced by -q). */
 gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *chosen);
 
+/* Start the CUDA context of GPU `gpu` (the slow part of gt_device_choose,
+ * 0.1-0.3 s) and report nothing: for a thread that overlaps it with host
+ * work. The current device is per thread, so the main thread still calls
+ * gt_device_choose, which then finds the context ready and reports errors. */
+void gt_device_prepare(gt_device_kind requested, int gpu);
+
 /* Number of usable CUDA GPUs (0 when built without CUDA, when no driver or GPU
  * is present, or when GT_NO_GPU is set); `why` (may be NULL) gets a reason
  * when the count is 0. */
