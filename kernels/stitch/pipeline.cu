@@ -11,6 +11,8 @@
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/stitch/stitch_cu.h"
+#include "common/log.h"
+#include "common/timer.h"
 #include "stitch/stitch.h"
 
 namespace {
@@ -90,34 +92,6 @@ ibox box_clamp(ibox b, int w, int h)
     if (b.y1 > h - 1 || h <= 8) b.y1 = h - 1;
     return b;
 }
-ibox nonzero_box(const float *m, int w, int h)
-{
-    ibox b = {w, h, -1, -1};
-    for (int y = 0; y < h; y++) {
-        const float *r = m + (size_t)y * w;
-        int lo = -1, hi = -1;
-        for (int x = 0; x < w; x++)
-            if (r[x] != 0.0f) {
-                lo = x;
-                break;
-            }
-        if (lo < 0) continue;
-        for (int x = w - 1; x >= lo; x--)
-            if (r[x] != 0.0f) {
-                hi = x;
-                break;
-            }
-        if (y < b.y0) b.y0 = y;
-        b.y1 = y;
-        if (lo < b.x0) b.x0 = lo;
-        if (hi > b.x1) b.x1 = hi;
-    }
-    if (b.x1 < 0) {
-        ibox e = {0, 0, -1, -1};
-        return e;
-    }
-    return b;
-}
 void set_box(gt_sk_boxes *s, int i, const ibox &b)
 {
     s->x0[i] = b.x0;
@@ -134,8 +108,10 @@ static void multiband_boxes(const gt_stitch_plane *pl, int N, gt_sk_boxes *wbox,
     memset(gbox, 0, sizeof *gbox * GT_STITCH_MAX_BANDS);
     for (int i = 0; i < N; i++) {
         ibox W[GT_STITCH_MAX_BANDS], NG[GT_STITCH_MAX_BANDS];
-        for (int l = 0; l < L; l++)
-            W[l] = nonzero_box(pl->mbw[l] + (size_t)pl->lw[l] * pl->lh[l] * i, pl->lw[l], pl->lh[l]);
+        for (int l = 0; l < L; l++) {
+            const int *b = pl->mbbox[l][i];
+            W[l] = ibox{b[0], b[1], b[2], b[3]};
+        }
         for (int l = L - 1; l >= 0; l--) {
             int w = pl->lw[l], h = pl->lh[l];
             NG[l] = box_clamp(W[l], w, h);
@@ -161,6 +137,7 @@ static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
 {
     int N = plan->ncam;
     g->plan = plan;
+    double t0 = gt_now_ms();
     for (int p = 0; p < 3; p++) {
         const gt_stitch_plane *pl = &plan->plane[p];
         gt_sk_plane *k = &g->kp[p];
@@ -188,6 +165,7 @@ static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
                                  (size_t)pl->lw[l] * pl->lh[l] * N * sizeof(float), cudaMemcpyHostToDevice));
         }
     }
+    double t1 = gt_now_ms();
     if (plan->blend == GT_BLEND_MULTIBAND) {
         for (int p = 0; p < 3; p++) {
             GT_TRY(gt_cu_malloc((void **)&g->d_G[p], g->mb_total[p] * N * sizeof(float), "multiband pyramids"));
@@ -198,6 +176,7 @@ static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
         }
         GT_CU(cudaDeviceSynchronize()); // the memsets are done before any work on the non-blocking streams
     }
+    double t2 = gt_now_ms();
     for (int s = 0; s < GT_STITCH_SLOTS; s++) {
         GT_TRY(gt_cu_pinned_alloc((void **)&g->h_in[s], plan->in_bytes * N, "input frames"));
         GT_TRY(gt_cu_pinned_alloc((void **)&g->h_out[s], plan->out_bytes, "output frame"));
@@ -210,6 +189,8 @@ static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
     GT_CU(cudaStreamCreateWithFlags(&g->s_up, cudaStreamNonBlocking));
     GT_CU(cudaStreamCreateWithFlags(&g->s_comp, cudaStreamNonBlocking));
     GT_CU(cudaStreamCreateWithFlags(&g->s_dn, cudaStreamNonBlocking));
+    gt_info("GPU setup: plan upload %.1f ms, multiband buffers %.1f ms, %d slots (pinned, device) %.1f ms", t1 - t0,
+            t2 - t1, GT_STITCH_SLOTS, gt_now_ms() - t2);
     return GT_OK;
 }
 

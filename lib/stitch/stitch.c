@@ -261,6 +261,28 @@ static void plane_matrix(const double Hinv[9], const gt_plane_view *pp, const gt
     for (int k = 0; k < 9; k++) P[k] = (float)(M[k] / s);
 }
 
+/* bounding box of the nonzero samples of m (w x h): {x0, y0, x1, y1}, or
+ * {0, 0, -1, -1} when there are none */
+static void nonzero_box(const float *m, int w, int h, int box[4])
+{
+    int x0 = w, y0 = h, x1 = -1, y1 = -1;
+#pragma omp parallel for schedule(static) reduction(min : x0, y0) reduction(max : x1, y1)
+    for (int y = 0; y < h; y++) {
+        const float *r = m + (size_t)y * w;
+        int lo = 0;
+        while (lo < w && r[lo] == 0.0f) lo++;
+        if (lo == w) continue;
+        int hi = w - 1;
+        while (r[hi] == 0.0f) hi--;
+        if (y < y0) y0 = y;
+        if (y > y1) y1 = y;
+        if (lo < x0) x0 = lo;
+        if (hi > x1) x1 = hi;
+    }
+    if (x1 < 0) x0 = y0 = 0, x1 = y1 = -1;
+    box[0] = x0, box[1] = y0, box[2] = x1, box[3] = y1;
+}
+
 gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_pixfmt fmt,
                                const gt_stitch_plan_opts *o, gt_stitch_plan *plan)
 {
@@ -394,6 +416,8 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
                     for (int i = 0; i < N; i++) pl->mbw[k][nk * i + j] = s > 0 ? pl->mbw[k][nk * i + j] / s : 0.0f;
                 }
             }
+            for (int k = 0; k < L; k++)
+                for (int i = 0; i < N; i++) nonzero_box(pl->mbw[k] + (size_t)pl->lw[k] * pl->lh[k] * i, pl->lw[k], pl->lh[k], pl->mbbox[k][i]);
         }
     }
 done:

@@ -109,6 +109,9 @@ typedef struct gt_stitch_plane {
     int levels;
     int lw[GT_STITCH_MAX_BANDS], lh[GT_STITCH_MAX_BANDS];
     float *mbw[GT_STITCH_MAX_BANDS];
+    /* bounding box {x0, y0, x1, y1} of camera i's nonzero weights at level k
+     * (x1 < x0: none), for the GPU's footprint restriction */
+    int mbbox[GT_STITCH_MAX_BANDS][GT_STITCH_MAX_CAMS][4];
     float black;               /* 16 for Y, 128 for U/V */
     float gain[GT_STITCH_MAX_CAMS]; /* gains for this plane (1 for chroma) */
 } gt_stitch_plane;
