@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "kernels/poisson/pr_morton_dev.cuh"
 #include "poisson/poisson.h"
 
 static __device__ __forceinline__ double e_bspline(double t)
@@ -17,26 +18,6 @@ static __device__ __forceinline__ double e_bspline(double t)
     if (a < 0.5) return 0.75 - t * t;
     if (a < 1.5) return 0.5 * (1.5 - a) * (1.5 - a);
     return 0.0;
-}
-static __device__ __forceinline__ uint64_t e_spread3(uint32_t v)
-{
-    uint64_t x = v & 0x1fffffu;
-    x = (x | x << 32) & 0x1f00000000ffffull;
-    x = (x | x << 16) & 0x1f0000ff0000ffull;
-    x = (x | x << 8) & 0x100f00f00f00f00full;
-    x = (x | x << 4) & 0x10c30c30c30c30c3ull;
-    x = (x | x << 2) & 0x1249249249249249ull;
-    return x;
-}
-static __device__ __forceinline__ uint32_t e_compact3(uint64_t x)
-{
-    x &= 0x1249249249249249ull;
-    x = (x ^ (x >> 2)) & 0x10c30c30c30c30c3ull;
-    x = (x ^ (x >> 4)) & 0x100f00f00f00f00full;
-    x = (x ^ (x >> 8)) & 0x1f0000ff0000ffull;
-    x = (x ^ (x >> 16)) & 0x1f00000000ffffull;
-    x = (x ^ (x >> 32)) & 0x1fffffull;
-    return (uint32_t)x;
 }
 struct eval_args {
     const uint64_t *key;

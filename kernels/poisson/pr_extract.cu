@@ -28,6 +28,8 @@
 #include "kernels/poisson/pr_eval_dev.cuh"
 #include "kernels/poisson/pr_gpu.h"
 #include "kernels/poisson/pr_gpu_internal.h"
+#include "kernels/poisson/pr_morton_dev.cuh"
+#include "poisson/pr_sort.h"
 
 namespace {
 
@@ -54,20 +56,6 @@ __device__ __forceinline__ uint64_t d_corner_key(uint32_t x, uint32_t y, uint32_
 {
     return d_morton(x + (c & 1), y + ((c >> 1) & 1), z + ((c >> 2) & 1));
 }
-__device__ __forceinline__ size_t d_lower_bound(const uint64_t *a, size_t n, uint64_t k)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < k) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-__device__ __forceinline__ bool d_contains(const uint64_t *a, size_t n, uint64_t k)
-{
-    size_t i = d_lower_bound(a, n, k);
-    return i < n && a[i] == k;
-}
 __device__ __forceinline__ int d_tet_mask(int m, int t)
 {
     int sub = 0;
@@ -89,7 +77,7 @@ __global__ void k_flag_new(const uint64_t *k, size_t n, const uint64_t *have, si
 {
     GRID_LOOP(i, n) {
         uint64_t v = k[i];
-        flag[i] = (uint8_t)((i == 0 || k[i - 1] != v) && !d_contains(have, nh, v));
+        flag[i] = (uint8_t)((i == 0 || k[i - 1] != v) && !gt_pr_contains(have, nh, v));
     }
 }
 
@@ -109,11 +97,11 @@ __global__ void k_merge(const uint64_t *a, const V *av, size_t na, const uint64_
 {
     GRID_LOOP(i, na + nb) {
         if (i < na) {
-            size_t at = i + d_lower_bound(b, nb, a[i]);
+            size_t at = i + gt_pr_lower_bound(b, nb, a[i]);
             ok[at] = a[i];
             ov[at] = av[i];
         } else {
-            size_t j = i - na, at = j + d_lower_bound(a, na, b[j]);
+            size_t j = i - na, at = j + gt_pr_lower_bound(a, na, b[j]);
             ok[at] = b[j];
             ov[at] = bv[j];
         }
@@ -128,7 +116,7 @@ __global__ void k_cell_masks(const uint64_t *cells, size_t n, const uint64_t *ck
         d_demorton(cells[i], x, y, z);
         int m = 0;
         for (int c = 0; c < 8; c++) {
-            size_t at = d_lower_bound(ck, nc, d_corner_key(x, y, z, c));
+            size_t at = gt_pr_lower_bound(ck, nc, d_corner_key(x, y, z, c));
             double v = at < nc ? cv[at] : iso; /* always present */
             m |= (v < iso) << c;
         }
@@ -206,7 +194,7 @@ __global__ void k_vertices(const uint64_t *E, size_t nv, const uint64_t *ck, con
         uint32_t lo[3], up[3];
         d_demorton(lk, lo[0], lo[1], lo[2]);
         for (int a = 0; a < 3; a++) up[a] = lo[a] + ((m >> a) & 1);
-        size_t ia = d_lower_bound(ck, nc, lk), ib = d_lower_bound(ck, nc, d_morton(up[0], up[1], up[2]));
+        size_t ia = gt_pr_lower_bound(ck, nc, lk), ib = gt_pr_lower_bound(ck, nc, d_morton(up[0], up[1], up[2]));
         double va = ia < nc ? cv[ia] : P.iso, vb = ib < nc ? cv[ib] : P.iso; /* always present */
         double tt = __ddiv_rn(__dsub_rn(P.iso, va), __dsub_rn(vb, va));
         if (!(tt >= 0)) tt = 0;
@@ -234,7 +222,7 @@ __global__ void k_triangles(const uint64_t *cells, const uint8_t *mask, const ui
                 for (int q = 0; q < 3; q++) {
                     int code = c.v[r][q];
                     uint64_t key = GT_PR_EKEY(d_corner_key(x, y, z, code & 7), code >> 3);
-                    tri[3 * k + q] = (int32_t)d_lower_bound(E, nv, key); /* present: a crossed edge */
+                    tri[3 * k + q] = (int32_t)gt_pr_lower_bound(E, nv, key); /* present: a crossed edge */
                 }
         }
     }

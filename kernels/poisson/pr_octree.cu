@@ -16,20 +16,11 @@
 #include "kernels/common/cu_runtime.h"
 #include "kernels/poisson/pr_gpu.h"
 #include "kernels/poisson/pr_gpu_internal.h"
+#include "kernels/poisson/pr_morton_dev.cuh"
 
 __constant__ uint8_t c_lut_parent[8][27];
 __constant__ uint8_t c_lut_child[8][27];
 
-__device__ __forceinline__ uint64_t d_spread3(uint32_t v)
-{
-    uint64_t x = v & 0x1fffffu;
-    x = (x | x << 32) & 0x1f00000000ffffull;
-    x = (x | x << 16) & 0x1f0000ff0000ffull;
-    x = (x | x << 8) & 0x100f00f00f00f00full;
-    x = (x | x << 4) & 0x10c30c30c30c30c3ull;
-    x = (x | x << 2) & 0x1249249249249249ull;
-    return x;
-}
 
 __global__ void k_keys(const float *u, size_t n, int depth, uint64_t *k64, uint32_t *k32, uint32_t *idx)
 {
@@ -40,7 +31,7 @@ __global__ void k_keys(const float *u, size_t n, int depth, uint64_t *k64, uint3
             double v = (double)u[3 * i + a] * res; /* same arithmetic as the CPU */
             c[a] = v <= 0 ? 0u : v >= res ? res - 1 : (uint32_t)v;
         }
-        uint64_t k = d_spread3(c[0]) | d_spread3(c[1]) << 1 | d_spread3(c[2]) << 2;
+        uint64_t k = e_spread3(c[0]) | e_spread3(c[1]) << 1 | e_spread3(c[2]) << 2;
         if (k32) k32[i] = (uint32_t)k; else k64[i] = k;
         idx[i] = (uint32_t)i;
     }

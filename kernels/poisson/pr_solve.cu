@@ -18,6 +18,7 @@
 #include "kernels/common/cu_prim.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/poisson/pr_gpu_internal.h"
+#include "kernels/poisson/pr_morton_dev.cuh"
 
 __constant__ uint8_t c_lutp125[8][125];
 __constant__ uint8_t c_lutc125[8][125];
@@ -48,22 +49,12 @@ __device__ __forceinline__ double d_dbspline(double t)
     if (a < 1.5) return t > 0 ? -(1.5 - a) : (1.5 - a);
     return 0.0;
 }
-__device__ __forceinline__ uint32_t d_compact3(uint64_t x)
-{
-    x &= 0x1249249249249249ull;
-    x = (x ^ (x >> 2)) & 0x10c30c30c30c30c3ull;
-    x = (x ^ (x >> 4)) & 0x100f00f00f00f00full;
-    x = (x ^ (x >> 8)) & 0x1f0000ff0000ffull;
-    x = (x ^ (x >> 16)) & 0x1f00000000ffffull;
-    x = (x ^ (x >> 32)) & 0x1fffffull;
-    return (uint32_t)x;
-}
 __device__ __forceinline__ void d_xyz(const uint64_t *key, size_t v, int64_t c[3])
 {
     uint64_t k = key[v];
-    c[0] = d_compact3(k);
-    c[1] = d_compact3(k >> 1);
-    c[2] = d_compact3(k >> 2);
+    c[0] = e_compact3(k);
+    c[1] = e_compact3(k >> 1);
+    c[2] = e_compact3(k >> 2);
 }
 __device__ __forceinline__ double d_basis(int level, const int64_t c[3], const float *p)
 {
