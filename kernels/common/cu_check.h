@@ -10,6 +10,9 @@
 
 /* GT_OK for success codes; otherwise a GT_ERR_GPU message naming the call. */
 gt_status gt_cu_status_from(cudaError_t e, const char *call, const char *file, int line);
+/* "<kind> error in <call>: <reason> (file:line)", or the out-of-memory
+ * message when oom; GT_ERR_GPU */
+gt_status gt_cu_fail(const char *kind, const char *reason, const char *call, const char *file, int line, bool oom);
 gt_status gt_cublas_status_from(int e, const char *call, const char *file, int line);
 gt_status gt_cusolver_status_from(int e, const char *call, const char *file, int line);
 gt_status gt_cusparse_status_from(int e, const char *call, const char *file, int line);

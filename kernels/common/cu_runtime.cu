@@ -1,9 +1,8 @@
-// CUDA runtime helpers behind kernels/common/cu_runtime.h, and the status
-// conversions behind cu_check.h.
-#include <cublas_v2.h>
+// CUDA runtime helpers behind kernels/common/cu_runtime.h, and the CUDA
+// status conversion behind cu_check.h (the libraries' are in
+// cu_lib_status.cu, so that a program links cuBLAS and cuSPARSE only where
+// it calls them: loading them costs a tenth of a second at every start).
 #include <cuda_runtime.h>
-#include <cusolverDn.h>
-#include <cusparse.h>
 
 #include <atomic>
 #include <cstdio>
@@ -14,8 +13,7 @@
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_runtime.h"
 
-static gt_status fail_gpu(const char *kind, const char *reason, const char *call,
-                          const char *file, int line, bool oom)
+gt_status gt_cu_fail(const char *kind, const char *reason, const char *call, const char *file, int line, bool oom)
 {
     if (oom)
         return gt_fail(GT_ERR_GPU, "out of GPU memory in %s: %s (%s:%d)", call, reason, file, line);
@@ -26,30 +24,8 @@ gt_status gt_cu_status_from(cudaError_t e, const char *call, const char *file, i
 {
     if (e == cudaSuccess) return GT_OK;
     cudaGetLastError(); // clear a sticky non-fatal error so later calls can proceed
-    return fail_gpu("CUDA", cudaGetErrorString(e), call, file, line,
+    return gt_cu_fail("CUDA", cudaGetErrorString(e), call, file, line,
                     e == cudaErrorMemoryAllocation);
-}
-
-gt_status gt_cublas_status_from(int e, const char *call, const char *file, int line)
-{
-    if (e == 0) return GT_OK;
-    return fail_gpu("cuBLAS", cublasGetStatusString((cublasStatus_t)e), call, file, line,
-                    e == CUBLAS_STATUS_ALLOC_FAILED);
-}
-
-gt_status gt_cusolver_status_from(int e, const char *call, const char *file, int line)
-{
-    if (e == 0) return GT_OK;
-    char buf[32];
-    snprintf(buf, sizeof buf, "status %d", e);
-    return fail_gpu("cuSOLVER", buf, call, file, line, e == CUSOLVER_STATUS_ALLOC_FAILED);
-}
-
-gt_status gt_cusparse_status_from(int e, const char *call, const char *file, int line)
-{
-    if (e == 0) return GT_OK;
-    return fail_gpu("cuSPARSE", cusparseGetErrorString((cusparseStatus_t)e), call, file, line,
-                    e == CUSPARSE_STATUS_ALLOC_FAILED);
 }
 
 extern "C" int gt_cu_device_count(char *why, size_t why_len)
