@@ -1,10 +1,13 @@
 /* Seams, distance transforms, feather weights, Burt-Adelson pyramids, the
  * stitching plan and the CPU reference of the per-frame work. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/log.h"
+#include "common/timer.h"
 #include "stitch/stitch.h"
 #include "stitch/stitch_math.h"
 
@@ -120,16 +123,19 @@ static void edt1d(const double *f, int n, double *d, int *v, double *z)
 gt_status gt_stitch_edt(const uint8_t *inside, int w, int h, float far, float *dist)
 {
     const double BIG = 1e12; /* > any squared distance (2 * 65536^2), exact in double */
+    enum { CB = 8 };         /* columns per block: one 64-byte line of doubles per row */
     int n = w > h ? w : h;
     size_t N = (size_t)w * h;
     double *sq = gt_malloc_array(N, sizeof(double), "distance transform");
     if (!sq) return GT_ERR_RUNTIME;
     int any_out = 0;
+#pragma omp parallel for schedule(static) reduction(| : any_out)
     for (size_t i = 0; i < N; i++) {
         sq[i] = inside[i] ? BIG : 0.0;
         any_out |= !inside[i];
     }
     if (!any_out) {
+#pragma omp parallel for schedule(static)
         for (size_t i = 0; i < N; i++) dist[i] = far;
         free(sq);
         return GT_OK;
@@ -137,21 +143,32 @@ gt_status gt_stitch_edt(const uint8_t *inside, int w, int h, float far, float *d
     int oom = 0;
 #pragma omp parallel reduction(| : oom)
     {
-        double *f = malloc((size_t)n * sizeof(double)), *d = malloc((size_t)n * sizeof(double));
+        double *f = malloc((size_t)n * CB * sizeof(double)), *d = malloc((size_t)n * sizeof(double));
         double *z = malloc(((size_t)n + 1) * sizeof(double));
         int *v = malloc((size_t)n * sizeof(int));
-        if (!f || !d || !z || !v) oom = 1;
-        /* columns (a column with no outside pixel stays BIG; the row pass fixes it) */
+        bool ok = f && d && z && v;
+        if (!ok) oom = 1;
+        /* columns, CB at a time so that each row is read as one cache line
+         * (a column with no outside pixel stays BIG; the row pass fixes it) */
 #pragma omp for schedule(static)
-        for (int x = 0; x < w; x++) {
-            if (!f || !d || !z || !v) continue;
-            for (int y = 0; y < h; y++) f[y] = sq[(size_t)y * w + x];
-            edt1d(f, h, d, v, z);
-            for (int y = 0; y < h; y++) sq[(size_t)y * w + x] = d[y] > BIG ? BIG : d[y];
+        for (int x0 = 0; x0 < w; x0 += CB) {
+            if (!ok) continue;
+            int nb = w - x0 < CB ? w - x0 : CB;
+            for (int y = 0; y < h; y++)
+                for (int j = 0; j < nb; j++) f[(size_t)j * h + y] = sq[(size_t)y * w + x0 + j];
+            for (int j = 0; j < nb; j++) {
+                edt1d(f + (size_t)j * h, h, d, v, z);
+                memcpy(f + (size_t)j * h, d, (size_t)h * sizeof(double));
+            }
+            for (int y = 0; y < h; y++)
+                for (int j = 0; j < nb; j++) {
+                    double e = f[(size_t)j * h + y];
+                    sq[(size_t)y * w + x0 + j] = e > BIG ? BIG : e;
+                }
         }
 #pragma omp for schedule(static)
         for (int y = 0; y < h; y++) {
-            if (!f || !d || !z || !v) continue;
+            if (!ok) continue;
             memcpy(f, sq + (size_t)y * w, (size_t)w * sizeof(double));
             edt1d(f, w, d, v, z);
             for (int x = 0; x < w; x++) dist[(size_t)y * w + x] = (float)sqrt(d[x]);
@@ -178,30 +195,50 @@ int gt_stitch_levels(int w, int h, int bands)
     return L;
 }
 
+/* horizontal reduce of one row: out[x] from r[2x-2 .. 2x+2] (reflect-101) */
+static inline float reduce_at(const float *r, int w, int c)
+{
+    return gt_sm_reduce5(r[gt_sm_reflect(c - 2, w)], r[gt_sm_reflect(c - 1, w)], r[c < w ? c : w - 1],
+                         r[gt_sm_reflect(c + 1, w)], r[gt_sm_reflect(c + 2, w)]);
+}
+static void reduce_row(const float *r, int w, float *out, int ow)
+{
+    int hi = (w - 3) / 2; /* the last x whose taps are all inside */
+    if (ow > 0) out[0] = reduce_at(r, w, 0);
+    for (int x = 1; x <= hi && x < ow; x++) {
+        const float *q = r + 2 * x;
+        out[x] = gt_sm_reduce5(q[-2], q[-1], q[0], q[1], q[2]);
+    }
+    for (int x = hi + 1 > 1 ? hi + 1 : 1; x < ow; x++) out[x] = reduce_at(r, w, 2 * x);
+}
+
 void gt_stitch_reduce(const float *src, int w, int h, float *dst)
 {
     int ow = (w + 1) / 2, oh = (h + 1) / 2;
-    float *tmp = malloc((size_t)ow * h * sizeof(float));
-    if (!tmp) abort(); /* small; callers size-check */
-#pragma omp parallel for schedule(static)
-    for (int y = 0; y < h; y++) {
-        const float *r = src + (size_t)y * w;
-        for (int x = 0; x < ow; x++) {
-            int c = 2 * x;
-            tmp[(size_t)y * ow + x] =
-                gt_sm_reduce5(r[gt_sm_reflect(c - 2, w)], r[gt_sm_reflect(c - 1, w)], r[c < w ? c : w - 1],
-                              r[gt_sm_reflect(c + 1, w)], r[gt_sm_reflect(c + 2, w)]);
+    /* rows, then columns; each thread keeps the horizontally reduced source
+     * rows of its window (2y-2 .. 2y+2) in a ring of 5, keyed by row: the
+     * rows of one window are distinct mod 5, and consecutive windows share 3 */
+#pragma omp parallel
+    {
+        float *ring = malloc((size_t)5 * ow * sizeof(float));
+        if (!ring) abort(); /* small; callers size-check */
+        int key[5] = {-1, -1, -1, -1, -1};
+#pragma omp for schedule(static)
+        for (int y = 0; y < oh; y++) {
+            const float *t[5];
+            for (int k = 0; k < 5; k++) {
+                int row = gt_sm_reflect(2 * y - 2 + k, h), slot = row % 5;
+                if (key[slot] != row) {
+                    reduce_row(src + (size_t)row * w, w, ring + (size_t)slot * ow, ow);
+                    key[slot] = row;
+                }
+                t[k] = ring + (size_t)slot * ow;
+            }
+            float *o = dst + (size_t)y * ow;
+            for (int x = 0; x < ow; x++) o[x] = gt_sm_reduce5(t[0][x], t[1][x], t[2][x], t[3][x], t[4][x]);
         }
+        free(ring);
     }
-#pragma omp parallel for schedule(static)
-    for (int y = 0; y < oh; y++) {
-        int c = 2 * y;
-        const float *a = tmp + (size_t)gt_sm_reflect(c - 2, h) * ow, *b = tmp + (size_t)gt_sm_reflect(c - 1, h) * ow,
-                    *m = tmp + (size_t)gt_sm_reflect(c, h) * ow, *d = tmp + (size_t)gt_sm_reflect(c + 1, h) * ow,
-                    *e = tmp + (size_t)gt_sm_reflect(c + 2, h) * ow;
-        for (int x = 0; x < ow; x++) dst[(size_t)y * ow + x] = gt_sm_reduce5(a[x], b[x], m[x], d[x], e[x]);
-    }
-    free(tmp);
 }
 
 /* fine sample i of an expansion from a coarse line g of n samples */
@@ -317,11 +354,13 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
     uint8_t *region = gt_malloc(NP, "camera region");
     plan->dist_luma = gt_malloc_array(NP * N, sizeof(float), "distance maps");
     plan->owner_luma = gt_malloc(NP, "owner map");
-    float *wl = gt_malloc_array(NP * N, sizeof(float), "feather weights");
-    if (!region || !plan->dist_luma || !plan->owner_luma || !wl) {
+    /* full-resolution feather weights, only for feather */
+    float *wl = o->blend == GT_BLEND_FEATHER ? gt_malloc_array(NP * N, sizeof(float), "feather weights") : NULL;
+    if (!region || !plan->dist_luma || !plan->owner_luma || (o->blend == GT_BLEND_FEATHER && !wl)) {
         st = GT_ERR_RUNTIME;
         goto done;
     }
+    double t0 = gt_now_ms(), t_region = 0, t_edt = 0;
     /* regions (footprint of the camera, intersected with its mask) and distances */
     const float *PL;
     for (int i = 0; i < N; i++) {
@@ -335,7 +374,11 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
                 region[j] = ok && u >= 0 && v >= 0 && u <= (float)(in_w - 1) && v <= (float)(in_h - 1) &&
                             (!o->masks[i] || o->masks[i][j]);
             }
+        double te = gt_now_ms();
+        t_region += te - t0;
         if ((st = gt_stitch_edt(region, W, H, (float)(W + H), plan->dist_luma + NP * i))) goto done;
+        t0 = gt_now_ms();
+        t_edt += t0 - te;
     }
     /* seams: owner = camera farthest inside its region (ties: lowest index) */
 #pragma omp parallel for schedule(static)
@@ -349,13 +392,18 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
                 bd = d;
                 best = i;
             }
-            float w = fminf(1.0f, o->feather_alpha * d);
-            wl[NP * i + j] = w;
-            sum += w;
+            if (wl) {
+                float w = fminf(1.0f, o->feather_alpha * d);
+                wl[NP * i + j] = w;
+                sum += w;
+            }
         }
         plan->owner_luma[j] = (uint8_t)best;
-        for (int i = 0; i < N; i++) wl[NP * i + j] = sum > 0 ? wl[NP * i + j] / sum : 0.0f;
+        if (wl)
+            for (int i = 0; i < N; i++) wl[NP * i + j] = sum > 0 ? wl[NP * i + j] / sum : 0.0f;
     }
+    double t_seams = gt_now_ms() - t0;
+    t0 = gt_now_ms();
     /* per-plane owner maps, weights and mask pyramids (chroma takes the luma
      * value at the top-left luma sample of its block) */
     for (int p = 0; p < 3; p++) {
@@ -420,6 +468,9 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
                 for (int i = 0; i < N; i++) nonzero_box(pl->mbw[k] + (size_t)pl->lw[k] * pl->lh[k] * i, pl->lw[k], pl->lh[k], pl->mbbox[k][i]);
         }
     }
+    gt_info("plan: regions %.1f ms, distance transforms %.1f ms, seams and weights %.1f ms, planes (owners, weights, "
+            "mask pyramids) %.1f ms",
+            t_region, t_edt, t_seams, gt_now_ms() - t0);
 done:
     free(region);
     free(wl);

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "stitch/stitch_math.h"
 #include "stitch_synth.h"
 
 /* ------------------------------------------------------------ rig parser */
@@ -203,6 +204,39 @@ static void test_pyramid(void **state)
     assert_true(fabsf(r[5 * 19 + 9] - 6.0f) < 1e-5f);   /* 6*1 (offset 2 -> tap 1) */
     assert_int_equal(gt_stitch_levels(1920, 1080, 5), 5);
     assert_int_equal(gt_stitch_levels(8, 8, 5), 3); /* 8, 4, 2 */
+}
+
+/* the reduce against its definition written out: horizontal 5-tap pass over
+ * every row with reflect-101 at the borders, then the vertical pass; the same
+ * float operations, so equal to the bit, at sizes where the borders meet */
+static void test_reduce_definition(void **state)
+{
+    (void)state;
+    static const int sz[] = {1, 2, 3, 4, 5, 6, 7, 8, 13, 37};
+    gt_rng g = {5};
+    for (int a = 0; a < 10; a++)
+        for (int b = 0; b < 10; b++) {
+            int w = sz[a], h = sz[b], ow = (w + 1) / 2, oh = (h + 1) / 2;
+            float *src = malloc(sizeof(float) * w * h), *got = malloc(sizeof(float) * ow * oh);
+            float *tmp = malloc(sizeof(float) * ow * h);
+            for (int i = 0; i < w * h; i++) src[i] = (float)gt_rng_uniform(&g) * 255.0f;
+            gt_stitch_reduce(src, w, h, got);
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < ow; x++) {
+                    float t[5];
+                    for (int k = 0; k < 5; k++) t[k] = src[y * w + gt_sm_reflect(2 * x - 2 + k, w)];
+                    tmp[y * ow + x] = gt_sm_reduce5(t[0], t[1], t[2], t[3], t[4]);
+                }
+            for (int y = 0; y < oh; y++)
+                for (int x = 0; x < ow; x++) {
+                    float t[5];
+                    for (int k = 0; k < 5; k++) t[k] = tmp[gt_sm_reflect(2 * y - 2 + k, h) * ow + x];
+                    float want = gt_sm_reduce5(t[0], t[1], t[2], t[3], t[4]);
+                    if (got[y * ow + x] != want)
+                        fail_msg("reduce %dx%d at (%d,%d): %.9g, definition %.9g", w, h, x, y, got[y * ow + x], want);
+                }
+            free(src), free(got), free(tmp);
+        }
 }
 
 /* ------------------------------------------------------------ stitching */
@@ -451,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_plane_matrices),
         cmocka_unit_test(test_edt_exact),
         cmocka_unit_test(test_pyramid),
+        cmocka_unit_test(test_reduce_definition),
         cmocka_unit_test(test_seams_and_masks),
         cmocka_unit_test(test_odd_width),
         cmocka_unit_test(test_ground_truth_psnr),
