@@ -120,14 +120,14 @@ static void edt1d(const double *f, int n, double *d, int *v, double *z)
     }
 }
 
-gt_status gt_stitch_edt(const uint8_t *inside, int w, int h, float far, float *dist)
+/* gt_stitch_edt with the caller's workspace sq (w*h doubles): the plan
+ * reuses one for every camera instead of faulting in a fresh one each time */
+static gt_status edt_with(const uint8_t *inside, int w, int h, float far, float *dist, double *sq)
 {
     const double BIG = 1e12; /* > any squared distance (2 * 65536^2), exact in double */
     enum { CB = 8 };         /* columns per block: one 64-byte line of doubles per row */
     int n = w > h ? w : h;
     size_t N = (size_t)w * h;
-    double *sq = gt_malloc_array(N, sizeof(double), "distance transform");
-    if (!sq) return GT_ERR_RUNTIME;
     int any_out = 0;
 #pragma omp parallel for schedule(static) reduction(| : any_out)
     for (size_t i = 0; i < N; i++) {
@@ -137,7 +137,6 @@ gt_status gt_stitch_edt(const uint8_t *inside, int w, int h, float far, float *d
     if (!any_out) {
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < N; i++) dist[i] = far;
-        free(sq);
         return GT_OK;
     }
     int oom = 0;
@@ -175,9 +174,17 @@ gt_status gt_stitch_edt(const uint8_t *inside, int w, int h, float far, float *d
         }
         free(f), free(d), free(z), free(v);
     }
-    free(sq);
     if (oom) return gt_fail(GT_ERR_RUNTIME, "out of memory in the distance transform");
     return GT_OK;
+}
+
+gt_status gt_stitch_edt(const uint8_t *inside, int w, int h, float far, float *dist)
+{
+    double *sq = gt_malloc_array((size_t)w * h, sizeof(double), "distance transform");
+    if (!sq) return GT_ERR_RUNTIME;
+    gt_status st = edt_with(inside, w, h, far, dist, sq);
+    free(sq);
+    return st;
 }
 
 /* ------------------------------------------------------------ pyramids */
@@ -352,11 +359,12 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
     }
     gt_status st = GT_OK;
     uint8_t *region = gt_malloc(NP, "camera region");
+    double *sq = gt_malloc_array(NP, sizeof(double), "distance transform");
     plan->dist_luma = gt_malloc_array(NP * N, sizeof(float), "distance maps");
     plan->owner_luma = gt_malloc(NP, "owner map");
     /* full-resolution feather weights, only for feather */
     float *wl = o->blend == GT_BLEND_FEATHER ? gt_malloc_array(NP * N, sizeof(float), "feather weights") : NULL;
-    if (!region || !plan->dist_luma || !plan->owner_luma || (o->blend == GT_BLEND_FEATHER && !wl)) {
+    if (!region || !sq || !plan->dist_luma || !plan->owner_luma || (o->blend == GT_BLEND_FEATHER && !wl)) {
         st = GT_ERR_RUNTIME;
         goto done;
     }
@@ -376,7 +384,7 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
             }
         double te = gt_now_ms();
         t_region += te - t0;
-        if ((st = gt_stitch_edt(region, W, H, (float)(W + H), plan->dist_luma + NP * i))) goto done;
+        if ((st = edt_with(region, W, H, (float)(W + H), plan->dist_luma + NP * i, sq))) goto done;
         t0 = gt_now_ms();
         t_edt += t0 - te;
     }
@@ -473,6 +481,7 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
             t_region, t_edt, t_seams, gt_now_ms() - t0);
 done:
     free(region);
+    free(sq);
     free(wl);
     if (st) gt_stitch_plan_free(plan);
     return st;
