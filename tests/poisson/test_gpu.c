@@ -1,8 +1,9 @@
 /* GPU vs CPU: the same octree (keys, links, neighbours, point ranges and
  * order, exactly) on random clustered points at 32-bit (depth <= 10) and
  * 64-bit (depth 11, 12) key depths and on the bunny; then the whole
- * reconstruction on both devices: chi at the corners within 1e-4 relative
- * (same mesh topology on these small inputs); the GPU extraction
+ * reconstruction on both devices (see compare_recon: the same chi and mesh
+ * when solved to convergence, an equally good chi with the default solver);
+ * the GPU extraction
  * (gt_pr_extract_cuda) against the CPU's (gt_pr_extract_cpu) from one
  * CPU-solved state: the same vertex count, the same triangles in the same
  * order, positions within 1e-6 of the cube's side, on spheres, a torus,
@@ -66,40 +67,79 @@ static void test_octree_same(void **state)
     }
 }
 
+/* largest |a - b| over the nodes */
+static double max_diff(const double *a, const double *b, size_t n)
+{
+    double e = 0;
+    for (size_t v = 0; v < n; v++)
+        if (fabs(a[v] - b[v]) > e) e = fabs(a[v] - b[v]);
+    return e;
+}
+
+static void solve_both(const gt_pr_input *in, const gt_pr_params *p, gt_pr_state *sc, gt_pr_state *sg)
+{
+    size_t b1, z1, b2, z2;
+    GT_ASSERT_OK(gt_pr_prepare_cpu(in, p, NULL, sc, &b1, &z1));
+    GT_ASSERT_OK(gt_pr_solve_cpu(sc, p, NULL));
+    GT_ASSERT_OK(gt_pr_prepare_cuda(in, p, NULL, sg, &b2, &z2));
+    same_octree(&sc->oct, &sg->oct);
+}
+
+/* The GPU sums in atomics (dot products, point scatters), so its rounding
+ * differs from the CPU's and from run to run. Solved to convergence (CG,
+ * relative residual 1e-10 per level) both must give the same chi (1e-6 of
+ * the largest coefficient) and the same mesh. With the default solver (24
+ * CG iterations per level, not converged) the two iterates drift apart by
+ * what the iterations leave unsolved (observed on the H100: 5e-5 to 1.1e-3
+ * of the largest coefficient between runs), so there the GPU must be as
+ * good an approximation as the CPU: no farther from the converged chi than
+ * 3x the CPU's distance (+1e-4 of the largest), and the same iso within
+ * 1e-5. */
 static void compare_recon(const gt_pr_input *in, int depth)
 {
     gt_pr_params p;
     gt_pr_params_default(&p);
     p.depth = depth;
     p.host_state = true;
-    gt_pr_state sc, sg;
-    size_t b1, z1, b2, z2;
-    GT_ASSERT_OK(gt_pr_prepare_cpu(in, &p, NULL, &sc, &b1, &z1));
-    GT_ASSERT_OK(gt_pr_solve_cpu(&sc, &p, NULL));
-    GT_ASSERT_OK(gt_pr_prepare_cuda(in, &p, NULL, &sg, &b2, &z2));
-    same_octree(&sc.oct, &sg.oct);
-    /* chi: coefficients within 1e-4 of the largest, iso likewise */
-    double mx = 0, err = 0;
-    for (size_t v = 0; v < sc.oct.nnodes; v++) {
-        if (fabs(sc.coef[v]) > mx) mx = fabs(sc.coef[v]);
-        double e = fabs(sc.coef[v] - sg.coef[v]);
-        if (e > err) err = e;
-    }
-    print_message("depth %d: max |coef| %.3g, max diff %.3g, iso %.9g vs %.9g\n", depth, mx, err, sc.iso, sg.iso);
-    assert_true(err <= 1e-4 * mx);
-    assert_true(fabs(sc.iso - sg.iso) <= 1e-4 * fabs(sc.iso));
+    p.solver = GT_PR_SOLVER_CG;
+    p.cg_tol = 1e-10;
+    p.iters = 5000;
+    gt_pr_state cc, cg;
+    solve_both(in, &p, &cc, &cg);
+    size_t n = cc.oct.nnodes;
+    double mx = 0;
+    for (size_t v = 0; v < n; v++)
+        if (fabs(cc.coef[v]) > mx) mx = fabs(cc.coef[v]);
+    double err = max_diff(cc.coef, cg.coef, n);
+    print_message("depth %d, converged: max |coef| %.3g, max diff %.3g, iso %.9g vs %.9g\n", depth, mx, err, cc.iso,
+                  cg.iso);
+    assert_true(err <= 1e-6 * mx);
+    assert_true(fabs(cc.iso - cg.iso) <= 1e-6 * fabs(cc.iso));
     gt_pr_mesh mc = {0}, mg = {0};
-    GT_ASSERT_OK(gt_pr_extract_cpu(&sc, &p, &mc));
-    GT_ASSERT_OK(gt_pr_extract_cpu(&sg, &p, &mg));
-    /* same topology on small inputs (a corner value within 1e-4 of iso could
-     * flip; these inputs have none such) */
+    GT_ASSERT_OK(gt_pr_extract_cpu(&cc, &p, &mc));
+    GT_ASSERT_OK(gt_pr_extract_cpu(&cg, &p, &mg));
     assert_int_equal(mc.nvert, mg.nvert);
     assert_int_equal(mc.ntri, mg.ntri);
     assert_memory_equal(mc.tri, mg.tri, 3 * mc.ntri * sizeof(int32_t));
     gt_pr_mesh_free(&mc);
     gt_pr_mesh_free(&mg);
-    gt_pr_state_free(&sc);
-    gt_pr_state_free(&sg);
+
+    gt_pr_params q;
+    gt_pr_params_default(&q);
+    q.depth = depth;
+    q.host_state = true;
+    gt_pr_state dc, dg;
+    solve_both(in, &q, &dc, &dg);
+    double ec = max_diff(dc.coef, cc.coef, n), eg = max_diff(dg.coef, cc.coef, n);
+    print_message("depth %d, default solver: CPU %.3g, GPU %.3g from the converged chi (GPU-CPU %.3g), iso %.9g vs "
+                  "%.9g\n",
+                  depth, ec, eg, max_diff(dc.coef, dg.coef, n), dc.iso, dg.iso);
+    assert_true(eg <= 3 * ec + 1e-4 * mx);
+    assert_true(fabs(dc.iso - dg.iso) <= 1e-5 * fabs(dc.iso));
+    gt_pr_state_free(&cc);
+    gt_pr_state_free(&cg);
+    gt_pr_state_free(&dc);
+    gt_pr_state_free(&dg);
 }
 
 static void test_recon_same(void **state)
