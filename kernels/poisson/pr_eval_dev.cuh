@@ -9,7 +9,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "kernels/poisson/pr_morton_dev.cuh"
+#include "poisson/pr_morton.h"
 #include "poisson/poisson.h"
 
 static __device__ __forceinline__ double e_bspline(double t)
@@ -30,7 +30,7 @@ static __device__ int32_t e_find(const eval_args &A, int level, int64_t x, int64
 {
     int64_t r = (int64_t)1 << level;
     if (x < 0 || y < 0 || z < 0 || x >= r || y >= r || z >= r) return -1;
-    uint64_t k = e_spread3((uint32_t)x) | e_spread3((uint32_t)y) << 1 | e_spread3((uint32_t)z) << 2;
+    uint64_t k = gt_pr_spread3((uint32_t)x) | gt_pr_spread3((uint32_t)y) << 1 | gt_pr_spread3((uint32_t)z) << 2;
     size_t lo = A.level_start[level], hi = A.level_start[level + 1];
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;

@@ -28,7 +28,7 @@
 #include "kernels/poisson/pr_eval_dev.cuh"
 #include "kernels/poisson/pr_gpu.h"
 #include "kernels/poisson/pr_gpu_internal.h"
-#include "kernels/poisson/pr_morton_dev.cuh"
+#include "poisson/pr_morton.h"
 #include "poisson/pr_sort.h"
 
 namespace {
@@ -44,13 +44,13 @@ const unsigned BLK = 256;
 
 __device__ __forceinline__ uint64_t d_morton(uint32_t x, uint32_t y, uint32_t z)
 {
-    return e_spread3(x) | e_spread3(y) << 1 | e_spread3(z) << 2;
+    return gt_pr_spread3(x) | gt_pr_spread3(y) << 1 | gt_pr_spread3(z) << 2;
 }
 __device__ __forceinline__ void d_demorton(uint64_t k, uint32_t &x, uint32_t &y, uint32_t &z)
 {
-    x = e_compact3(k);
-    y = e_compact3(k >> 1);
-    z = e_compact3(k >> 2);
+    x = gt_pr_compact3(k);
+    y = gt_pr_compact3(k >> 1);
+    z = gt_pr_compact3(k >> 2);
 }
 __device__ __forceinline__ uint64_t d_corner_key(uint32_t x, uint32_t y, uint32_t z, int c)
 {

@@ -16,7 +16,7 @@
 #include "kernels/common/cu_runtime.h"
 #include "kernels/poisson/pr_gpu.h"
 #include "kernels/poisson/pr_gpu_internal.h"
-#include "kernels/poisson/pr_morton_dev.cuh"
+#include "poisson/pr_morton.h"
 
 __constant__ uint8_t c_lut_parent[8][27];
 __constant__ uint8_t c_lut_child[8][27];
@@ -31,7 +31,7 @@ __global__ void k_keys(const float *u, size_t n, int depth, uint64_t *k64, uint3
             double v = (double)u[3 * i + a] * res; /* same arithmetic as the CPU */
             c[a] = v <= 0 ? 0u : v >= res ? res - 1 : (uint32_t)v;
         }
-        uint64_t k = e_spread3(c[0]) | e_spread3(c[1]) << 1 | e_spread3(c[2]) << 2;
+        uint64_t k = gt_pr_spread3(c[0]) | gt_pr_spread3(c[1]) << 1 | gt_pr_spread3(c[2]) << 2;
         if (k32) k32[i] = (uint32_t)k; else k64[i] = k;
         idx[i] = (uint32_t)i;
     }

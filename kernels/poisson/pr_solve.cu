@@ -18,7 +18,7 @@
 #include "kernels/common/cu_prim.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/poisson/pr_gpu_internal.h"
-#include "kernels/poisson/pr_morton_dev.cuh"
+#include "poisson/pr_morton.h"
 
 __constant__ uint8_t c_lutp125[8][125];
 __constant__ uint8_t c_lutc125[8][125];
@@ -52,9 +52,9 @@ __device__ __forceinline__ double d_dbspline(double t)
 __device__ __forceinline__ void d_xyz(const uint64_t *key, size_t v, int64_t c[3])
 {
     uint64_t k = key[v];
-    c[0] = e_compact3(k);
-    c[1] = e_compact3(k >> 1);
-    c[2] = e_compact3(k >> 2);
+    c[0] = gt_pr_compact3(k);
+    c[1] = gt_pr_compact3(k >> 1);
+    c[2] = gt_pr_compact3(k >> 2);
 }
 __device__ __forceinline__ double d_basis(int level, const int64_t c[3], const float *p)
 {

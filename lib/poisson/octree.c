@@ -7,6 +7,7 @@
 
 #include "common/alloc.h"
 #include "poisson/poisson.h"
+#include "poisson/pr_morton.h"
 #include "poisson/pr_sort.h"
 
 uint8_t gt_pr_lut_parent[8][27];
@@ -48,35 +49,15 @@ void gt_pr_luts_init(void)
     done = 1;
 }
 
-static uint64_t spread3(uint32_t v)
-{
-    uint64_t x = v & 0x1fffffu; /* 21 bits */
-    x = (x | x << 32) & 0x1f00000000ffffull;
-    x = (x | x << 16) & 0x1f0000ff0000ffull;
-    x = (x | x << 8) & 0x100f00f00f00f00full;
-    x = (x | x << 4) & 0x10c30c30c30c30c3ull;
-    x = (x | x << 2) & 0x1249249249249249ull;
-    return x;
-}
-static uint32_t compact3(uint64_t x)
-{
-    x &= 0x1249249249249249ull;
-    x = (x ^ (x >> 2)) & 0x10c30c30c30c30c3ull;
-    x = (x ^ (x >> 4)) & 0x100f00f00f00f00full;
-    x = (x ^ (x >> 8)) & 0x1f0000ff0000ffull;
-    x = (x ^ (x >> 16)) & 0x1f00000000ffffull;
-    x = (x ^ (x >> 32)) & 0x1fffffull;
-    return (uint32_t)x;
-}
 uint64_t gt_pr_morton(uint32_t x, uint32_t y, uint32_t z)
 {
-    return spread3(x) | spread3(y) << 1 | spread3(z) << 2;
+    return gt_pr_spread3(x) | gt_pr_spread3(y) << 1 | gt_pr_spread3(z) << 2;
 }
 void gt_pr_demorton(uint64_t k, uint32_t *x, uint32_t *y, uint32_t *z)
 {
-    *x = compact3(k);
-    *y = compact3(k >> 1);
-    *z = compact3(k >> 2);
+    *x = gt_pr_compact3(k);
+    *y = gt_pr_compact3(k >> 1);
+    *z = gt_pr_compact3(k >> 2);
 }
 
 typedef struct { uint64_t key; uint32_t idx; } kv_t;

@@ -1,13 +1,19 @@
-// Morton keys on the device: 3 coordinates of up to 21 bits interleaved
-// (x in bit 0, y in bit 1, z in bit 2), the same layout as the CPU's
-// lib/poisson octree keys.
-#ifndef GT_PR_MORTON_DEV_CUH
-#define GT_PR_MORTON_DEV_CUH
+/* Morton keys: 3 coordinates of up to 21 bits interleaved (x in bit 0, y in
+ * bit 1, z in bit 2). One definition for the CPU octree (octree.c) and the
+ * GPU's octree, solve and extraction (kernels/poisson). */
+#ifndef GT_PR_MORTON_H
+#define GT_PR_MORTON_H
 
 #include <stdint.h>
 
-// spread the low 21 bits of v to every third bit
-static __device__ __forceinline__ uint64_t e_spread3(uint32_t v)
+#ifdef __CUDACC__
+#define PR_MORTON_HD __host__ __device__ __forceinline__
+#else
+#define PR_MORTON_HD static inline
+#endif
+
+/* the low 21 bits of v spread to every third bit */
+PR_MORTON_HD uint64_t gt_pr_spread3(uint32_t v)
 {
     uint64_t x = v & 0x1fffffu;
     x = (x | x << 32) & 0x1f00000000ffffull;
@@ -17,8 +23,8 @@ static __device__ __forceinline__ uint64_t e_spread3(uint32_t v)
     x = (x | x << 2) & 0x1249249249249249ull;
     return x;
 }
-// the inverse: every third bit of x, from bit 0, packed
-static __device__ __forceinline__ uint32_t e_compact3(uint64_t x)
+/* the inverse: every third bit of x, from bit 0, packed */
+PR_MORTON_HD uint32_t gt_pr_compact3(uint64_t x)
 {
     x &= 0x1249249249249249ull;
     x = (x ^ (x >> 2)) & 0x10c30c30c30c30c3ull;
