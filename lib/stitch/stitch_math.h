@@ -8,11 +8,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#ifdef __CUDACC__
-#define GT_HD __host__ __device__ __forceinline__
-#else
-#define GT_HD static inline
-#endif
+#include "common/hostdev.h"
 
 /* Map (x, y) through the 3x3 row-major P. Returns 0 when the point lies
  * behind the camera (w <= 1e-8): then (*u, *v) are set far outside. */
