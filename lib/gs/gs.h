@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/device.h"
 #include "common/status.h"
 #include "common/timer.h"
 
@@ -161,6 +162,71 @@ size_t gt_gs_gpu_peak_bytes(void);
 /* Dispatch: CUDA (gt_gs_gpu for one frame) or the CPU reference. */
 gt_status gt_gs_render(bool use_gpu, const gt_gs_scene *s, const gt_gs_camera *c,
                        const gt_gs_params *p, gt_gs_image *out, gt_timings *tm);
+
+/* ---- the gsrender job (gs_job.c): what the program does, as one call ----
+ * Fill a gt_gs_job (defaults from gt_gs_job_init: the look-at camera's
+ * defaults up 0,1,0, fovy 50, 1280x720; orbit elevation 20; 30 fps; device
+ * auto) and call gt_gs_render_view (orbit = 0) or gt_gs_render_orbit
+ * (orbit = N frames). The job reads the scene and cameras, renders on the
+ * chosen device, writes the outputs atomically (no partial file on failure),
+ * draws the "frames" progress bar on a terminal and, with `timings`, prints
+ * the stage table and the frame rate on stderr, all as gsrender does.
+ *
+ *     gt_gs_job j;
+ *     gt_gs_job_init(&j);
+ *     j.scene = "scene.ply";
+ *     j.cameras = "cameras.json";
+ *     j.view = "00001";                    // img_name, or an index "3"
+ *     j.output = "view.png";
+ *     j.depth = "view.pfm";                // optional
+ *     if (gt_gs_render_view(&j) != GT_OK) fprintf(stderr, "%s\n", gt_errmsg());
+ *
+ *     gt_gs_job_init(&j);
+ *     j.scene = "scene.ply";
+ *     j.orbit = 120;                       // frames around the scene's centre
+ *     j.output = "orbit.y4m";              // or "frame_%04d.png", or "-"
+ *     j.width = 640, j.height = 360, j.have_size = true;
+ *     gt_status st = gt_gs_render_orbit(&j);
+ *
+ * Camera of a view (one of): cameras + view; have_eye + have_target (a look-at
+ * camera from eye, target, up, fovy, width x height); neither: view 0 of the
+ * default orbit. The orbit circles `target` (have_target; else the scene's
+ * centre, the median position) around the axis `up` (have_up; else the
+ * cameras' mean up, else 0,1,0) at orbit_radius (<= 0: 2.5 x the scene's
+ * radius) and orbit_elevation degrees. Size: width x height when have_size,
+ * else the first camera's when cameras are given, else the defaults. */
+typedef struct gt_gs_job {
+    const char *scene;    /* 3DGS PLY or .splat */
+    const char *output;   /* view: PNG; orbit: a pattern with one %d (frame_%04d.png),
+                             a .y4m file or "-" (Y4M on stdout) */
+    const char *cameras;  /* cameras.json of the reference training, or NULL */
+    const char *view;     /* camera of `cameras`: img_name, else index (NULL: "0") */
+    const char *depth;    /* view only: expected depth, .pfm (float) or .pgm (16-bit), or NULL */
+    bool alpha;           /* RGBA PNGs (alpha = 1 - final transmittance) */
+    bool have_eye, have_target, have_up, have_size;
+    double eye[3], target[3], up[3];
+    double fovy;          /* degrees */
+    int width, height;
+    int orbit;            /* frames (gt_gs_render_orbit); 0 for gt_gs_render_view */
+    double orbit_radius;  /* <= 0: 2.5 x the scene's radius */
+    double orbit_elevation; /* degrees above the orbit plane */
+    int fps;              /* frame rate in the Y4M header */
+    gt_gs_params render;  /* background, SH degree, scale modifier, antialias, binning */
+    gt_device_kind device;/* auto, cuda or cpu */
+    int gpu;              /* CUDA device index */
+    bool timings;         /* stage table and frame rate on stderr */
+} gt_gs_job;
+void gt_gs_job_init(gt_gs_job *j);
+/* GT_ERR_USAGE with the program's message when the fields contradict each
+ * other (eye without target, cameras and eye, view without cameras, depth with
+ * an orbit or not .pfm/.pgm, an orbit output that is neither a pattern nor
+ * .y4m nor "-", a view to "-"); the render functions call it first. */
+gt_status gt_gs_job_check(const gt_gs_job *j);
+/* Whether s is a frame pattern: no % conversion but one %d (%4d, %04d) and
+ * %%; *has says whether it holds the %d. */
+bool gt_gs_frame_pattern(const char *s, bool *has);
+gt_status gt_gs_render_view(const gt_gs_job *j);
+gt_status gt_gs_render_orbit(const gt_gs_job *j);
 
 #ifdef __cplusplus
 }
