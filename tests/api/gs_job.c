@@ -1,0 +1,171 @@
+/* The gsrender job through libcore's public API, as an outside C program
+ * uses it (compiled against the installed headers and library through
+ * pkg-config by tests/api/run-api-tests.sh): one view with its depth map and
+ * a three-frame Y4M orbit of testdata/gs/scene.ply, and two jobs that must
+ * fail without leaving a file. Exit 0: passed; 1: failed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gs/gs.h"
+#include "io/image.h"
+#include "io/yuv.h"
+
+static int fails;
+#define CHECK(cond, ...)                                   \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                  \
+            fprintf(stderr, "\n");                         \
+            fails++;                                       \
+        }                                                  \
+    } while (0)
+
+/* testdata/: $GT_TESTDATA, else beside this source file. */
+static void testdata(char *buf, size_t len, const char *rel)
+{
+    const char *td = getenv("GT_TESTDATA");
+    if (td && *td) {
+        snprintf(buf, len, "%s/%s", td, rel);
+        return;
+    }
+    snprintf(buf, len, "%s", __FILE__);
+    char *s = strstr(buf, "tests/api/");
+    if (s) snprintf(s, len - (size_t)(s - buf), "testdata/%s", rel);
+    else snprintf(buf, len, "testdata/%s", rel);
+}
+
+static bool exists(const char *p) { return access(p, F_OK) == 0; }
+
+/* One view of cameras.json's view002 with alpha and depth: the PNG has the
+ * camera's size, the scene covers part of it (some pixels opaque, not all),
+ * and the depth map is finite, >= 0, and positive where the view is opaque. */
+static void view(const char *dir, const char *scene, const char *cams)
+{
+    char png[4096], pfm[4096];
+    snprintf(png, sizeof png, "%s/view.png", dir);
+    snprintf(pfm, sizeof pfm, "%s/view.pfm", dir);
+    gt_gs_job j;
+    gt_gs_job_init(&j);
+    j.scene = scene;
+    j.cameras = cams;
+    j.view = "view002";
+    j.output = png;
+    j.depth = pfm;
+    j.alpha = true;
+    gt_status st = gt_gs_render_view(&j);
+    CHECK(st == GT_OK, "view: %s", gt_errmsg());
+    if (st != GT_OK) return;
+    gt_image im;
+    st = gt_image_read(png, 0, 0, &im);
+    CHECK(st == GT_OK, "read %s: %s", png, gt_errmsg());
+    if (st != GT_OK) return;
+    CHECK(im.w == 160 && im.h == 90 && im.channels == 4, "view is %dx%d, %d channels; want 160x90 RGBA",
+          im.w, im.h, im.channels);
+    int w, h, ch;
+    float *d = NULL;
+    st = gt_pfm_read(pfm, &w, &h, &ch, &d);
+    CHECK(st == GT_OK, "read %s: %s", pfm, gt_errmsg());
+    if (st == GT_OK && w == im.w && h == im.h && ch == 1 && im.channels == 4) {
+        const uint8_t *px = im.data;
+        size_t opaque = 0, bad = 0, np = (size_t)w * h;
+        for (size_t i = 0; i < np; i++) {
+            if (!isfinite(d[i]) || d[i] < 0) bad++;
+            if (px[4 * i + 3] == 255) opaque++, bad += !(d[i] > 0);
+        }
+        CHECK(opaque > 0 && opaque < np, "view: %zu opaque pixels of %zu; want some, not all", opaque, np);
+        CHECK(bad == 0, "depth: %zu pixels negative, not finite, or 0 where the view is opaque", bad);
+    } else if (st == GT_OK) {
+        CHECK(0, "depth map is %dx%d with %d channels", w, h, ch);
+    }
+    free(d);
+    gt_image_free(&im);
+}
+
+/* A three-frame orbit to Y4M: three 32x24 frames, each different from the
+ * one before (the camera moves around the scene). */
+static void orbit(const char *dir, const char *scene)
+{
+    char y4m[4096];
+    snprintf(y4m, sizeof y4m, "%s/orbit.y4m", dir);
+    gt_gs_job j;
+    gt_gs_job_init(&j);
+    j.scene = scene;
+    j.orbit = 3;
+    j.width = 32, j.height = 24, j.have_size = true;
+    j.output = y4m;
+    gt_status st = gt_gs_render_orbit(&j);
+    CHECK(st == GT_OK, "orbit: %s", gt_errmsg());
+    if (st != GT_OK) return;
+    gt_yuv_reader *r;
+    st = gt_yuv_open(y4m, 0, 0, -1, &r);
+    CHECK(st == GT_OK, "open %s: %s", y4m, gt_errmsg());
+    if (st != GT_OK) return;
+    CHECK(gt_yuv_width(r) == 32 && gt_yuv_height(r) == 24, "orbit frames are %dx%d", gt_yuv_width(r),
+          gt_yuv_height(r));
+    size_t fb = gt_yuv_frame_bytes(r);
+    unsigned char *prev = malloc(fb), *cur = malloc(fb);
+    int n = 0, same = 0;
+    bool got = true;
+    while (prev && cur && got) {
+        st = gt_yuv_read_frame(r, cur, &got);
+        if (st != GT_OK || !got) break;
+        if (n > 0 && !memcmp(prev, cur, fb)) same++;
+        memcpy(prev, cur, fb);
+        n++;
+    }
+    CHECK(st == GT_OK, "reading the orbit: %s", gt_errmsg());
+    CHECK(n == 3, "orbit has %d frames, want 3", n);
+    CHECK(same == 0, "%d orbit frames equal the one before", same);
+    free(prev);
+    free(cur);
+    gt_yuv_close(r);
+}
+
+/* Jobs that fail leave no file: a contradiction in the job (a depth map of
+ * an orbit) and a scene that does not exist. */
+static void failures(const char *dir, const char *scene)
+{
+    char out[4096], depth[4096], missing[4096];
+    snprintf(out, sizeof out, "%s/fail_%%d.png", dir);
+    snprintf(depth, sizeof depth, "%s/fail.pfm", dir);
+    snprintf(missing, sizeof missing, "%s/no-such-scene.ply", dir);
+    gt_gs_job j;
+    gt_gs_job_init(&j);
+    j.scene = scene;
+    j.orbit = 2;
+    j.output = out;
+    j.depth = depth;
+    CHECK(gt_gs_render_orbit(&j) == GT_ERR_USAGE, "orbit with a depth map: not refused (%s)", gt_errmsg());
+    j.depth = NULL;
+    j.scene = missing;
+    CHECK(gt_gs_render_orbit(&j) != GT_OK, "missing scene: no error");
+    char f0[4096];
+    snprintf(f0, sizeof f0, "%s/fail_0.png", dir);
+    CHECK(!exists(f0) && !exists(depth), "a failed job left a file");
+}
+
+int main(void)
+{
+    char scene[4096], cams[4096], tmpl[] = "/tmp/gs_job.XXXXXX";
+    testdata(scene, sizeof scene, "gs/scene.ply");
+    testdata(cams, sizeof cams, "gs/cameras.json");
+    if (!exists(scene)) {
+        fprintf(stderr, "gs_job: %s not found (set GT_TESTDATA)\n", scene);
+        return 1;
+    }
+    char *dir = mkdtemp(tmpl);
+    if (!dir) return 1;
+    view(dir, scene, cams);
+    orbit(dir, scene);
+    failures(dir, scene);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "gs_job: could not remove %s\n", dir);
+    if (fails) fprintf(stderr, "gs_job: %d checks failed\n", fails);
+    else printf("gs_job: ok\n");
+    return fails ? 1 : 0;
+}
