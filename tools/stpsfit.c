@@ -1,18 +1,14 @@
 /* stpsfit: fit a smoothed thin-plate spline through point pairs, and apply it
- * to points, meshes and volumes. See man/man1/stpsfit.1. */
+ * to points, meshes and volumes. See man/man1/stpsfit.1. Options go into a
+ * gt_tps_job; lib/tps/tps_job.c does the work. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common/cli.h"
+#include "common/device.h"
 #include "common/log.h"
-#include "common/timer.h"
-#include "io/ply.h"
-#include "io/points.h"
-#include "io/volume.h"
 #include "tps/tps.h"
-#include "tps/warp.h"
 
 static const char *usage_text =
     "Usage: stpsfit [options] SOURCE TARGET -o PARAMS\n"
@@ -41,149 +37,59 @@ static const char *usage_text =
 
 enum { OPT_APPLY_VOLUME = GT_OPT_TOOL_BASE, OPT_ASCII };
 
-static gt_status read_pts(const char *path, double **xyz, size_t *n)
+typedef struct {
+    gt_tps_job job;
+    const char *apply, *apply_vol;
+} opts;
+
+/* One of stpsfit's own options. */
+static gt_status set_option(opts *o, int c, const char *arg)
 {
-    gt_status s = gt_points_read_any(path, xyz, n);
-    return s;
+    gt_tps_job *j = &o->job;
+    switch (c) {
+    case 'o': j->output = arg; break;
+    case 'l':
+        if (!strcmp(arg, "gcv")) {
+            j->gcv = true;
+        } else {
+            j->gcv = false;
+            if (gt_parse_double("--lambda", arg, 0.0, INFINITY, &j->lambda) != GT_OK || !isfinite(j->lambda))
+                return gt_usage_error("--lambda: '%s' is not a finite number >= 0 or 'gcv'", arg);
+        }
+        break;
+    case 'k': {
+        static const char *const names[] = {"r2logr", "r"};
+        int k;
+        if (gt_parse_enum("--kernel", arg, names, 2, &k) != GT_OK) return GT_ERR_USAGE;
+        j->kernel = (gt_tps_kernel)k;
+        break;
+    }
+    case 'p': j->params = arg; break;
+    case 'a': o->apply = arg; break;
+    case OPT_APPLY_VOLUME: o->apply_vol = arg; break;
+    case OPT_ASCII: j->ascii = true; break;
+    default: return gt_usage_error("try 'stpsfit --help'");
+    }
+    return GT_OK;
 }
 
-static gt_status do_fit(const char *src_path, const char *dst_path, const char *out,
-                        const gt_tps_fit_opts *fo, gt_timings *tm)
+/* Which job the options ask for, and its operands. */
+static gt_status check_operands(opts *o, int nargs, char **args)
 {
-    double *src = NULL, *dst = NULL;
-    size_t n = 0, m = 0;
-    gt_tps t;
-    gt_tps_init(&t);
-    gt_tps_gcv curve = {0};
-    gt_tps_fit_opts o = *fo;
-    if (o.gcv) o.gcv_out = &curve;
-    double t0 = gt_now_ms();
-    gt_status s = read_pts(src_path, &src, &n);
-    if (s == GT_OK) s = read_pts(dst_path, &dst, &m);
-    gt_timings_add(tm, "read", gt_now_ms() - t0);
-    if (s == GT_OK && n != m)
-        s = gt_fail(GT_ERR_DATA, "SOURCE '%s' has %zu points but TARGET '%s' has %zu: they must pair up",
-                    src_path, n, dst_path, m);
-    if (s == GT_OK) {
-        s = gt_tps_fit(src, dst, n, &o, &t);
-        if (s != GT_OK && s != GT_ERR_GPU) gt_errmsg_prefix("%s -> %s", src_path, dst_path);
-    }
-    if (s == GT_OK && o.gcv) {
-        if (gt_verbosity() >= 1) {
-            fprintf(stderr, "# GCV curve: lambda score\n");
-            for (int i = 0; i < curve.npts; i++)
-                fprintf(stderr, "%.9g %.9g\n", curve.lambda[i], curve.score[i]);
-        }
-        gt_notice("lambda chosen by GCV: %.9g (GCV score %.6g)", t.lambda, curve.best_score);
-    }
-    if (s == GT_OK) {
-        double t2 = gt_now_ms();
-        s = gt_tps_write(out, &t);
-        gt_timings_add(tm, "write", gt_now_ms() - t2);
-    }
-    gt_tps_gcv_free(&curve);
-    gt_tps_free(&t);
-    free(src);
-    free(dst);
-    return s;
-}
-
-static bool is_ply(const char *path)
-{
-    if (!strcmp(path, "-")) return false;
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    char b[4] = {0};
-    size_t k = fread(b, 1, 4, f);
-    fclose(f);
-    return k == 4 && !memcmp(b, "ply", 3) && (b[3] == '\n' || b[3] == '\r');
-}
-
-static gt_status do_apply(const char *params, const char *in, const char *out,
-                          gt_device_kind dev, bool ascii, gt_timings *tm)
-{
-    gt_tps t;
-    GT_TRY(gt_tps_read(params, &t));
-    gt_status s = GT_OK;
-    double t0 = gt_now_ms();
-    if (is_ply(in)) {
-        gt_ply_mesh m;
-        memset(&m, 0, sizeof m);
-        s = gt_ply_read(in, &m);
-        gt_timings_add(tm, "read", gt_now_ms() - t0);
-        int cx = -1, cy = -1, cz = -1;
-        if (s == GT_OK) {
-            cx = gt_ply_find(&m, "x");
-            cy = gt_ply_find(&m, "y");
-            cz = gt_ply_find(&m, "z");
-            if (cx < 0 || cy < 0)
-                s = gt_fail(GT_ERR_DATA, "%s: the vertex element has no x and y properties", in);
-        }
-        double *p = NULL;
-        if (s == GT_OK && m.nvert > 0) {
-            p = malloc(m.nvert * 3 * sizeof(double));
-            if (!p) s = gt_fail(GT_ERR_RUNTIME, "out of memory for %zu points", m.nvert);
-        }
-        if (s == GT_OK && m.nvert > 0) {
-            const int np = m.nprops;
-            for (size_t v = 0; v < m.nvert; v++) {
-                p[3 * v] = m.vdata[v * np + cx];
-                p[3 * v + 1] = m.vdata[v * np + cy];
-                p[3 * v + 2] = cz >= 0 ? m.vdata[v * np + cz] : 0.0;
-            }
-            s = gt_tps_eval(&t, p, m.nvert, p, dev, tm);
-            if (s == GT_OK)
-                for (size_t v = 0; v < m.nvert; v++) {
-                    m.vdata[v * np + cx] = (float)p[3 * v];
-                    m.vdata[v * np + cy] = (float)p[3 * v + 1];
-                    if (cz >= 0) m.vdata[v * np + cz] = (float)p[3 * v + 2];
-                }
-        }
-        if (s == GT_OK) {
-            double t2 = gt_now_ms();
-            s = gt_ply_write(out, &m, ascii ? GT_PLY_ASCII : m.format);
-            gt_timings_add(tm, "write", gt_now_ms() - t2);
-        }
-        free(p);
-        gt_ply_free(&m);
-    } else {
-        double *p = NULL;
-        size_t n = 0;
-        s = gt_points_read(in, &p, &n);
-        gt_timings_add(tm, "read", gt_now_ms() - t0);
-        if (s == GT_OK) s = gt_tps_eval(&t, p, n, p, dev, tm);
-        if (s == GT_OK) {
-            double t2 = gt_now_ms();
-            s = gt_points_write(out, p, n);
-            gt_timings_add(tm, "write", gt_now_ms() - t2);
-        }
-        free(p);
-    }
-    gt_tps_free(&t);
-    return s;
-}
-
-static gt_status do_volume(const char *params, const char *in, const char *out,
-                           gt_device_kind dev, gt_timings *tm)
-{
-    gt_tps t;
-    GT_TRY(gt_tps_read(params, &t));
-    gt_volume v, w;
-    memset(&v, 0, sizeof v);
-    memset(&w, 0, sizeof w);
-    double t0 = gt_now_ms();
-    gt_status s = gt_nrrd_read(in, &v);
-    gt_timings_add(tm, "read", gt_now_ms() - t0);
-    if (s == GT_OK) s = gt_tps_warp_volume(&t, &v, &w, dev, tm);
-    if (s == GT_OK) {
-        double t2 = gt_now_ms();
-        s = gt_nrrd_write(out, &w, NULL, 0);
-        gt_timings_add(tm, "write", gt_now_ms() - t2);
-    }
-    gt_volume_free(&v);
-    free(w.data);
-    gt_tps_free(&t);
-    return s;
+    gt_tps_job *j = &o->job;
+    if (!j->output) return gt_usage_error("no output given (-o FILE); try 'stpsfit --help'");
+    if (o->apply && o->apply_vol) return gt_usage_error("--apply and --apply-volume cannot be combined");
+    if ((o->apply || o->apply_vol) && !j->params)
+        return gt_usage_error("--apply/--apply-volume need --params FILE");
+    if (j->params && !o->apply && !o->apply_vol)
+        return gt_usage_error("--params needs --apply POINTS or --apply-volume IN");
+    if (j->params && nargs != 0) return gt_usage_error("unexpected operand '%s' with --params", args[0]);
+    if (!j->params && nargs != 2)
+        return gt_usage_error("expected SOURCE and TARGET (got %d operands); try "
+                              "'stpsfit --help'", nargs);
+    j->input = o->apply ? o->apply : o->apply_vol;
+    if (!j->params) j->source = args[0], j->target = args[1];
+    return GT_OK;
 }
 
 int main(int argc, char **argv)
@@ -191,9 +97,8 @@ int main(int argc, char **argv)
     gt_set_progname("stpsfit");
     gt_common_opts co;
     gt_common_opts_init(&co);
-    const char *out = NULL, *params = NULL, *apply = NULL, *apply_vol = NULL;
-    gt_tps_fit_opts fo = {0};
-    bool ascii = false;
+    opts o = {0};
+    gt_tps_job_init(&o.job);
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},
         {"lambda", required_argument, 0, 'l'},
@@ -210,60 +115,21 @@ int main(int argc, char **argv)
         if (cr == GT_CLI_HANDLED) continue;
         if (cr == GT_CLI_EXIT_OK) return 0;
         if (cr == GT_CLI_ERROR) return gt_report(GT_ERR_USAGE);
-        switch (c) {
-        case 'h': fputs(usage_text, stdout); return 0;
-        case 'o': out = optarg; break;
-        case 'l':
-            if (!strcmp(optarg, "gcv")) {
-                fo.gcv = true;
-            } else {
-                fo.gcv = false;
-                if (gt_parse_double("--lambda", optarg, 0.0, INFINITY, &fo.lambda) != GT_OK ||
-                    !isfinite(fo.lambda))
-                    return gt_report(gt_usage_error(
-                        "--lambda: '%s' is not a finite number >= 0 or 'gcv'", optarg));
-            }
-            break;
-        case 'k': {
-            static const char *const names[] = {"r2logr", "r"};
-            int k;
-            if (gt_parse_enum("--kernel", optarg, names, 2, &k) != GT_OK)
-                return gt_report(GT_ERR_USAGE);
-            fo.kernel = (gt_tps_kernel)k;
-            break;
+        if (c == 'h') {
+            fputs(usage_text, stdout);
+            return 0;
         }
-        case 'p': params = optarg; break;
-        case 'a': apply = optarg; break;
-        case OPT_APPLY_VOLUME: apply_vol = optarg; break;
-        case OPT_ASCII: ascii = true; break;
-        default:
-            return gt_report(gt_usage_error("try 'stpsfit --help'"));
-        }
+        gt_status st = set_option(&o, c, optarg);
+        if (st != GT_OK) return gt_report(st);
     }
-    int nargs = argc - optind;
-    if (!out) return gt_report(gt_usage_error("no output given (-o FILE); try 'stpsfit --help'"));
-    if (apply && apply_vol)
-        return gt_report(gt_usage_error("--apply and --apply-volume cannot be combined"));
-    if ((apply || apply_vol) && !params)
-        return gt_report(gt_usage_error("--apply/--apply-volume need --params FILE"));
-    if (params && !apply && !apply_vol)
-        return gt_report(gt_usage_error("--params needs --apply POINTS or --apply-volume IN"));
-    if (params && nargs != 0)
-        return gt_report(gt_usage_error("unexpected operand '%s' with --params", argv[optind]));
-    if (!params && nargs != 2)
-        return gt_report(gt_usage_error("expected SOURCE and TARGET (got %d operands); try "
-                                        "'stpsfit --help'", nargs));
-    gt_device_kind dev;
-    gt_status s = gt_device_choose(co.device, co.gpu, &dev);
+    gt_status s = check_operands(&o, argc - optind, argv + optind);
     if (s != GT_OK) return gt_report(s);
-    gt_timings tm;
-    gt_timings_init(&tm);
-    fo.device = dev;
-    fo.timings = &tm;
-    if (apply) s = do_apply(params, apply, out, dev, ascii, &tm);
-    else if (apply_vol) s = do_volume(params, apply_vol, out, dev, &tm);
-    else s = do_fit(argv[optind], argv[optind + 1], out, &fo, &tm);
-    if (co.timings) gt_timings_print(&tm, stderr, dev == GT_DEVICE_CPU ? "stpsfit (cpu)" : "stpsfit (cuda)");
+    o.job.device = co.device;
+    o.job.gpu = co.gpu;
+    o.job.timings = co.timings;
+    if (o.apply) s = gt_tps_apply_job(&o.job);
+    else if (o.apply_vol) s = gt_tps_apply_volume_job(&o.job);
+    else s = gt_tps_fit_job(&o.job);
     gt_device_shutdown();
     if (s != GT_OK) return gt_report(s);
     return 0;

@@ -98,6 +98,47 @@ gt_status gt_tps_eval(const gt_tps *t, const double *p, size_t npts, double *out
 gt_status gt_tps_write(const char *path, const gt_tps *t);
 gt_status gt_tps_read(const char *path, gt_tps *t);
 
+/* ---- the stpsfit jobs (tps_job.c): what the program does, as one call ----
+ * Fill a gt_tps_job (defaults from gt_tps_job_init: kernel r2logr, lambda 0,
+ * device auto) and call one of the three jobs. Each chooses the device, reads
+ * its inputs, writes its output atomically (no partial file on failure) and,
+ * with `timings`, prints the stage table on stderr, as stpsfit does.
+ *
+ *     gt_tps_job j;
+ *     gt_tps_job_init(&j);
+ *     j.source = "src.txt";            // PLY (vertex x,y,z) or text "x y z" lines
+ *     j.target = "dst.txt";            // as many points as source
+ *     j.gcv = true;                    // or j.lambda = 0.1; 0 interpolates
+ *     j.output = "warp.tps";
+ *     if (gt_tps_fit_job(&j) != GT_OK) fprintf(stderr, "%s\n", gt_errmsg());
+ *
+ *     gt_tps_job_init(&j);
+ *     j.params = "warp.tps";
+ *     j.input = "bunny.ply";           // a PLY mesh keeps its other properties and faces
+ *     j.output = "warped.ply";
+ *     gt_status st = gt_tps_apply_job(&j);
+ *
+ * gt_tps_apply_volume_job resamples the NRRD volume `input` through the
+ * spline of `params`, which must map output positions to input positions
+ * (the inverse warp), into the NRRD `output`. */
+typedef struct gt_tps_job {
+    const char *source, *target; /* fit: the point pairs (PLY or point text) */
+    const char *params;          /* apply: a parameter file written by a fit */
+    const char *input;           /* apply: points (text or PLY); apply_volume: NRRD */
+    const char *output;          /* parameter file, points, mesh or volume; "-" = stdout */
+    gt_tps_kernel kernel;        /* fit */
+    double lambda;               /* fit: smoothing >= 0, when gcv is false */
+    bool gcv;                    /* fit: choose lambda by GCV (-v level 1 prints the curve) */
+    bool ascii;                  /* apply: PLY written ascii (default: the input's format) */
+    gt_device_kind device;       /* auto, cuda or cpu */
+    int gpu;                     /* CUDA device index */
+    bool timings;                /* stage table on stderr */
+} gt_tps_job;
+void gt_tps_job_init(gt_tps_job *j);
+gt_status gt_tps_fit_job(const gt_tps_job *j);
+gt_status gt_tps_apply_job(const gt_tps_job *j);
+gt_status gt_tps_apply_volume_job(const gt_tps_job *j);
+
 /* CPU building blocks (exposed for tests). */
 /* Symmetric eigenvalues d (m) of the m x m matrix S (column-major, ld, lower
  * triangle used; destroyed) and z = U^T b for nb right-hand sides b (m x nb,

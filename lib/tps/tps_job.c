@@ -1,0 +1,214 @@
+/* The stpsfit jobs: fit a spline from two point files to a parameter file,
+ * apply a parameter file to points or a PLY mesh, or resample a NRRD volume
+ * through one, each on the chosen device with the program's --timings table
+ * and atomic outputs. gt_tps_fit_job, gt_tps_apply_job and
+ * gt_tps_apply_volume_job (tps.h) are the entry points; tools/stpsfit.c only
+ * parses options into a gt_tps_job. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/timer.h"
+#include "io/ply.h"
+#include "io/points.h"
+#include "io/volume.h"
+#include "tps/tps.h"
+#include "tps/warp.h"
+
+void gt_tps_job_init(gt_tps_job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->kernel = GT_TPS_R2LOGR;
+    j->device = GT_DEVICE_AUTO;
+}
+
+static gt_status do_fit(const gt_tps_job *j, gt_device_kind dev, gt_timings *tm)
+{
+    double *src = NULL, *dst = NULL;
+    size_t n = 0, m = 0;
+    gt_tps t;
+    gt_tps_init(&t);
+    gt_tps_gcv curve = {0};
+    gt_tps_fit_opts o = {.kernel = j->kernel, .lambda = j->lambda, .gcv = j->gcv, .device = dev, .timings = tm};
+    if (o.gcv) o.gcv_out = &curve;
+    double t0 = gt_now_ms();
+    gt_status s = gt_points_read_any(j->source, &src, &n);
+    if (s == GT_OK) s = gt_points_read_any(j->target, &dst, &m);
+    gt_timings_add(tm, "read", gt_now_ms() - t0);
+    if (s == GT_OK && n != m)
+        s = gt_fail(GT_ERR_DATA, "SOURCE '%s' has %zu points but TARGET '%s' has %zu: they must pair up",
+                    j->source, n, j->target, m);
+    if (s == GT_OK) {
+        s = gt_tps_fit(src, dst, n, &o, &t);
+        if (s != GT_OK && s != GT_ERR_GPU) gt_errmsg_prefix("%s -> %s", j->source, j->target);
+    }
+    if (s == GT_OK && o.gcv) {
+        if (gt_verbosity() >= 1) {
+            fprintf(stderr, "# GCV curve: lambda score\n");
+            for (int i = 0; i < curve.npts; i++)
+                fprintf(stderr, "%.9g %.9g\n", curve.lambda[i], curve.score[i]);
+        }
+        gt_notice("lambda chosen by GCV: %.9g (GCV score %.6g)", t.lambda, curve.best_score);
+    }
+    if (s == GT_OK) {
+        double t2 = gt_now_ms();
+        s = gt_tps_write(j->output, &t);
+        gt_timings_add(tm, "write", gt_now_ms() - t2);
+    }
+    gt_tps_gcv_free(&curve);
+    gt_tps_free(&t);
+    free(src);
+    free(dst);
+    return s;
+}
+
+static bool is_ply(const char *path)
+{
+    if (!strcmp(path, "-")) return false;
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    char b[4] = {0};
+    size_t k = fread(b, 1, 4, f);
+    fclose(f);
+    return k == 4 && !memcmp(b, "ply", 3) && (b[3] == '\n' || b[3] == '\r');
+}
+
+/* Warp the x, y (and z) of every vertex of a PLY mesh; its other properties
+ * and its faces are kept. */
+static gt_status apply_ply(const gt_tps_job *j, const gt_tps *t, gt_device_kind dev, gt_timings *tm)
+{
+    const char *in = j->input;
+    double t0 = gt_now_ms();
+    gt_ply_mesh m;
+    memset(&m, 0, sizeof m);
+    gt_status s = gt_ply_read(in, &m);
+    gt_timings_add(tm, "read", gt_now_ms() - t0);
+    int cx = -1, cy = -1, cz = -1;
+    if (s == GT_OK) {
+        cx = gt_ply_find(&m, "x");
+        cy = gt_ply_find(&m, "y");
+        cz = gt_ply_find(&m, "z");
+        if (cx < 0 || cy < 0) s = gt_fail(GT_ERR_DATA, "%s: the vertex element has no x and y properties", in);
+    }
+    double *p = NULL;
+    if (s == GT_OK && m.nvert > 0) {
+        p = malloc(m.nvert * 3 * sizeof(double));
+        if (!p) s = gt_fail(GT_ERR_RUNTIME, "out of memory for %zu points", m.nvert);
+    }
+    if (s == GT_OK && m.nvert > 0) {
+        const int np = m.nprops;
+        for (size_t v = 0; v < m.nvert; v++) {
+            p[3 * v] = m.vdata[v * np + cx];
+            p[3 * v + 1] = m.vdata[v * np + cy];
+            p[3 * v + 2] = cz >= 0 ? m.vdata[v * np + cz] : 0.0;
+        }
+        s = gt_tps_eval(t, p, m.nvert, p, dev, tm);
+        if (s == GT_OK)
+            for (size_t v = 0; v < m.nvert; v++) {
+                m.vdata[v * np + cx] = (float)p[3 * v];
+                m.vdata[v * np + cy] = (float)p[3 * v + 1];
+                if (cz >= 0) m.vdata[v * np + cz] = (float)p[3 * v + 2];
+            }
+    }
+    if (s == GT_OK) {
+        double t2 = gt_now_ms();
+        s = gt_ply_write(j->output, &m, j->ascii ? GT_PLY_ASCII : m.format);
+        gt_timings_add(tm, "write", gt_now_ms() - t2);
+    }
+    free(p);
+    gt_ply_free(&m);
+    return s;
+}
+
+static gt_status apply_points(const gt_tps_job *j, const gt_tps *t, gt_device_kind dev, gt_timings *tm)
+{
+    double t0 = gt_now_ms();
+    double *p = NULL;
+    size_t n = 0;
+    gt_status s = gt_points_read(j->input, &p, &n);
+    gt_timings_add(tm, "read", gt_now_ms() - t0);
+    if (s == GT_OK) s = gt_tps_eval(t, p, n, p, dev, tm);
+    if (s == GT_OK) {
+        double t2 = gt_now_ms();
+        s = gt_points_write(j->output, p, n);
+        gt_timings_add(tm, "write", gt_now_ms() - t2);
+    }
+    free(p);
+    return s;
+}
+
+static gt_status do_apply(const gt_tps_job *j, gt_device_kind dev, gt_timings *tm)
+{
+    gt_tps t;
+    GT_TRY(gt_tps_read(j->params, &t));
+    gt_status s = is_ply(j->input) ? apply_ply(j, &t, dev, tm) : apply_points(j, &t, dev, tm);
+    gt_tps_free(&t);
+    return s;
+}
+
+static gt_status do_volume(const gt_tps_job *j, gt_device_kind dev, gt_timings *tm)
+{
+    gt_tps t;
+    GT_TRY(gt_tps_read(j->params, &t));
+    gt_volume v, w;
+    memset(&v, 0, sizeof v);
+    memset(&w, 0, sizeof w);
+    double t0 = gt_now_ms();
+    gt_status s = gt_nrrd_read(j->input, &v);
+    gt_timings_add(tm, "read", gt_now_ms() - t0);
+    if (s == GT_OK) s = gt_tps_warp_volume(&t, &v, &w, dev, tm);
+    if (s == GT_OK) {
+        double t2 = gt_now_ms();
+        s = gt_nrrd_write(j->output, &w, NULL, 0);
+        gt_timings_add(tm, "write", gt_now_ms() - t2);
+    }
+    gt_volume_free(&v);
+    free(w.data);
+    gt_tps_free(&t);
+    return s;
+}
+
+typedef gt_status (*job_fn)(const gt_tps_job *j, gt_device_kind dev, gt_timings *tm);
+
+/* Choose the device, run the job, print the stage table (also after a
+ * failure, as stpsfit always has). */
+static gt_status run(const gt_tps_job *j, job_fn fn)
+{
+    gt_device_kind dev;
+    GT_TRY(gt_device_choose(j->device, j->gpu, &dev));
+    gt_timings tm;
+    gt_timings_init(&tm);
+    gt_status s = fn(j, dev, &tm);
+    if (j->timings) gt_timings_print(&tm, stderr, dev == GT_DEVICE_CPU ? "stpsfit (cpu)" : "stpsfit (cuda)");
+    return s;
+}
+
+static gt_status need(const char *path, const char *what, const char *job)
+{
+    return path ? GT_OK : gt_fail(GT_ERR_USAGE, "%s: no %s given", job, what);
+}
+
+gt_status gt_tps_fit_job(const gt_tps_job *j)
+{
+    GT_TRY(need(j->source, "source points", "gt_tps_fit_job"));
+    GT_TRY(need(j->target, "target points", "gt_tps_fit_job"));
+    GT_TRY(need(j->output, "output", "gt_tps_fit_job"));
+    return run(j, do_fit);
+}
+
+gt_status gt_tps_apply_job(const gt_tps_job *j)
+{
+    GT_TRY(need(j->params, "parameter file", "gt_tps_apply_job"));
+    GT_TRY(need(j->input, "input points", "gt_tps_apply_job"));
+    GT_TRY(need(j->output, "output", "gt_tps_apply_job"));
+    return run(j, do_apply);
+}
+
+gt_status gt_tps_apply_volume_job(const gt_tps_job *j)
+{
+    GT_TRY(need(j->params, "parameter file", "gt_tps_apply_volume_job"));
+    GT_TRY(need(j->input, "input volume", "gt_tps_apply_volume_job"));
+    GT_TRY(need(j->output, "output", "gt_tps_apply_volume_job"));
+    return run(j, do_volume);
+}
