@@ -114,6 +114,51 @@ size_t gt_mc_device_peak_bytes(void);
 /* Soup: each triangle gets its own three vertices (for comparison output). */
 gt_status gt_mc_mesh_to_soup(const gt_mc_mesh *m, gt_mc_mesh *soup);
 
+/* ---- the mcmesh job (mc_job.c): what the program does, as one call ----
+ * Fill a gt_mc_job (defaults from gt_mc_job_init: iso from the NRRD's "iso"
+ * key, no normals, binary PLY, one pass when it fits, device auto) and call
+ * gt_mc_extract_job. It chooses the device, streams the volume from the file
+ * in z-slabs (within max_gpu_mem on the GPU), writes the PLY atomically (no
+ * partial file on failure), says why a mesh is empty (a notice) and, with
+ * `timings`, prints the stage table on stderr, as mcmesh does.
+ *
+ *     gt_mc_job j;
+ *     gt_mc_job_init(&j);
+ *     j.input = "chi.nrrd";
+ *     j.output = "iso.ply";
+ *     j.have_iso = true, j.iso = 0.5;
+ *     j.normals = true;
+ *     if (gt_mc_extract_job(&j) != GT_OK) fprintf(stderr, "%s\n", gt_errmsg());
+ *
+ *     // a headerless raw volume: its size and voxel type must be given
+ *     j.input = "ct_512x512x300.u16.raw";
+ *     j.have_dims = true, j.dims[0] = 512, j.dims[1] = 512, j.dims[2] = 300;
+ *     j.type = GT_VOL_UINT16;              // io/volume.h
+ *     j.have_spacing = true, j.spacing[2] = 2.5;
+ *     gt_status st = gt_mc_extract_job(&j); */
+typedef struct gt_mc_job {
+    const char *input;   /* NRRD, or raw (with dims and type); "-" = stdin */
+    const char *output;  /* PLY; "-" = stdout */
+    bool have_iso;       /* else the NRRD's "iso" key (GT_ERR_USAGE when it has none) */
+    double iso;
+    bool normals;        /* per-vertex normals */
+    bool flip;           /* reverse triangles and normals */
+    bool soup;           /* 3 vertices per triangle instead of shared ones */
+    bool ascii;          /* ascii PLY instead of binary little endian */
+    size_t max_gpu_mem;  /* working-set budget in bytes; 0: one pass when it fits */
+    /* raw input (ignored for a NRRD) */
+    bool have_dims, have_spacing, have_origin;
+    int64_t dims[3];     /* voxels, x fastest */
+    int type;            /* gt_voltype, or -1 */
+    double spacing[3];   /* voxel spacing (1,1,1) */
+    double origin[3];    /* world position of voxel (0,0,0) */
+    gt_device_kind device; /* auto, cuda or cpu */
+    int gpu;             /* CUDA device index */
+    bool timings;        /* stage table, extraction and total time on stderr */
+} gt_mc_job;
+void gt_mc_job_init(gt_mc_job *j);
+gt_status gt_mc_extract_job(const gt_mc_job *j);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,184 @@
+/* The mcmesh job: a NRRD or raw volume file in, its isosurface out as a PLY
+ * mesh, streamed from the file in z-slabs on the chosen device, with the
+ * program's messages, --timings report and atomic output.
+ * gt_mc_extract_job (mc.h) is the entry point; tools/mcmesh.c only parses
+ * options into a gt_mc_job. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/output.h"
+#include "common/timer.h"
+#include "io/ply.h"
+#include "io/volume.h"
+#include "mc/mc.h"
+
+void gt_mc_job_init(gt_mc_job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->type = -1;
+    j->spacing[0] = j->spacing[1] = j->spacing[2] = 1;
+    j->device = GT_DEVICE_AUTO;
+}
+
+/* Reads planes from the volume stream as float32 and keeps the data range
+ * (for the empty-mesh notice). */
+typedef struct reader {
+    gt_volume_stream *s;
+    gt_voltype type;
+    size_t plane;
+    void *raw;
+    size_t raw_cap;
+    double vmin, vmax;
+    size_t nans;
+} reader;
+
+static gt_status read_planes(void *ctx, int64_t z0, int64_t nz, float *dst)
+{
+    reader *r = ctx;
+    const size_t n = (size_t)nz * r->plane, es = gt_voltype_size(r->type);
+    if (r->type != GT_VOL_FLOAT32 && n * es > r->raw_cap) {
+        free(r->raw);
+        r->raw = malloc(n * es);
+        if (!r->raw) return gt_fail(GT_ERR_RUNTIME, "out of memory (%zu bytes)", n * es);
+        r->raw_cap = n * es;
+    }
+    void *buf = r->type == GT_VOL_FLOAT32 ? (void *)dst : r->raw;
+    GT_TRY(gt_volume_stream_read(r->s, z0, nz, buf));
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        switch (r->type) {
+        case GT_VOL_UINT8: v = ((const uint8_t *)buf)[i]; break;
+        case GT_VOL_INT8: v = ((const int8_t *)buf)[i]; break;
+        case GT_VOL_UINT16: v = ((const uint16_t *)buf)[i]; break;
+        case GT_VOL_INT16: v = ((const int16_t *)buf)[i]; break;
+        case GT_VOL_UINT32: v = ((const uint32_t *)buf)[i]; break;
+        case GT_VOL_INT32: v = ((const int32_t *)buf)[i]; break;
+        case GT_VOL_FLOAT32: v = dst[i]; break;
+        default: v = ((const double *)buf)[i]; break;
+        }
+        if (r->type != GT_VOL_FLOAT32) dst[i] = (float)v;
+        if (v != v) r->nans++;
+        else {
+            if (v < r->vmin) r->vmin = v;
+            if (v > r->vmax) r->vmax = v;
+        }
+    }
+    return GT_OK;
+}
+
+/* Open the volume stream and settle the iso value (the job's, else the
+ * NRRD's "iso" key); *info outlives the stream. */
+static gt_status open_volume(const gt_mc_job *j, reader *r, gt_volume_info *info, double *iso, gt_timings *tm)
+{
+    double t0 = gt_now_ms();
+    r->vmin = INFINITY;
+    r->vmax = -INFINITY;
+    gt_status st = gt_volume_stream_open(j->input, j->have_dims ? j->dims : NULL, j->type,
+                                         j->have_spacing ? j->spacing : NULL, j->have_origin ? j->origin : NULL,
+                                         &r->s);
+    gt_timings_add(tm, "file I/O", gt_now_ms() - t0);
+    if (st != GT_OK) return st;
+    *info = *gt_volume_stream_info(r->s);
+    *iso = j->iso;
+    if (!j->have_iso) {
+        if (!info->has_iso) st = gt_fail(GT_ERR_USAGE, "no iso value: give --iso V (the input has no 'iso' key)");
+        else if (!isfinite(info->iso))
+            st = gt_fail(GT_ERR_DATA, "the iso key of '%s' is not a finite number", gt_in_name(j->input));
+        *iso = info->iso;
+    }
+    if (st != GT_OK) {
+        gt_volume_stream_close(r->s);
+        r->s = NULL;
+        return st;
+    }
+    r->type = info->type;
+    r->plane = (size_t)info->dims[0] * (size_t)info->dims[1];
+    return GT_OK;
+}
+
+/* Why a mesh has no triangles, as a notice. */
+static void explain_empty(const gt_volume_info *info, const reader *r, double iso)
+{
+    if (info->dims[0] < 2 || info->dims[1] < 2 || info->dims[2] < 2)
+        gt_notice("empty mesh: the volume is thinner than 2 voxels along an axis (%lldx%lldx%lld)",
+                  (long long)info->dims[0], (long long)info->dims[1], (long long)info->dims[2]);
+    else if (r->vmin > r->vmax)
+        gt_notice("empty mesh: the volume has no finite values");
+    else if (iso > r->vmax || iso <= r->vmin)
+        gt_notice("empty mesh: iso %.9g is outside the data range [%.9g, %.9g]", iso, r->vmin, r->vmax);
+    else
+        gt_notice("empty mesh: no grid edge crosses iso %.9g", iso);
+}
+
+/* The PLY (indexed, or a soup with soup set); takes m. */
+static gt_status write_mesh(const gt_mc_job *j, gt_mc_mesh *m, gt_timings *tm)
+{
+    gt_status st = GT_OK;
+    gt_mc_mesh soupm;
+    memset(&soupm, 0, sizeof soupm);
+    gt_mc_mesh *w = m;
+    if (j->soup) {
+        st = gt_mc_mesh_to_soup(m, &soupm);
+        if (st != GT_OK) {
+            gt_mc_mesh_free(m);
+            return st;
+        }
+        w = &soupm;
+    }
+    double t2 = gt_now_ms();
+    st = gt_ply_write_trimesh(j->output, w->nvert, w->xyz, j->normals ? w->nrm : NULL, 0, NULL, NULL, w->ntri,
+                              w->tris, j->ascii ? GT_PLY_ASCII : GT_PLY_BINARY_LE);
+    gt_timings_add(tm, "file I/O", gt_now_ms() - t2);
+    gt_info("%zu vertices, %zu triangles", m->nvert, m->ntri);
+    gt_mc_mesh_free(m);
+    gt_mc_mesh_free(&soupm);
+    return st;
+}
+
+gt_status gt_mc_extract_job(const gt_mc_job *j)
+{
+    if (!j->input || !j->output) return gt_fail(GT_ERR_USAGE, "gt_mc_extract_job: no input or no output given");
+    gt_device_kind dev;
+    GT_TRY(gt_device_choose(j->device, j->gpu, &dev));
+    gt_timings tm;
+    gt_timings_init(&tm);
+    double t0 = gt_now_ms(), iso;
+    reader r;
+    memset(&r, 0, sizeof r);
+    gt_volume_info info;
+    GT_TRY(open_volume(j, &r, &info, &iso, &tm));
+    gt_mc_params p;
+    gt_mc_params_init(&p, iso);
+    p.normals = j->normals;
+    p.flip = j->flip;
+    memcpy(p.dir, info.dir, sizeof p.dir);
+    memcpy(p.origin, info.origin, sizeof p.origin);
+    gt_info("%lldx%lldx%lld %s, iso %.9g, on %s", (long long)info.dims[0], (long long)info.dims[1],
+            (long long)info.dims[2], gt_voltype_name(info.type), iso, gt_device_name(dev));
+    if (j->max_gpu_mem && dev != GT_DEVICE_CUDA) gt_info("--max-gpu-mem applies to the GPU; streaming on the CPU too");
+
+    gt_mc_mesh m;
+    memset(&m, 0, sizeof m);
+    double t1 = gt_now_ms();
+    gt_status st = gt_mc_extract_stream(dev, info.dims, read_planes, &r, &p, j->max_gpu_mem, 0, &m, &tm);
+    double total_ms = gt_now_ms() - t1;
+    gt_volume_stream_close(r.s);
+    free(r.raw);
+    if (st != GT_OK) {
+        gt_mc_mesh_free(&m);
+        return st;
+    }
+    if (r.nans) gt_info("%zu NaN voxels (treated as outside)", r.nans);
+    if (m.ntri == 0) explain_empty(&info, &r, iso);
+    GT_TRY(write_mesh(j, &m, &tm));
+    if (j->timings) {
+        gt_timings_print(&tm, stderr, "mcmesh stages");
+        fprintf(stderr, "extraction (incl. slab reads) %.3f ms; total %.3f ms\n", total_ms, gt_now_ms() - t0);
+        if (dev == GT_DEVICE_CUDA)
+            fprintf(stderr, "peak device memory: %.1f MiB\n", gt_mc_device_peak_bytes() / 1048576.0);
+    }
+    return GT_OK;
+}
