@@ -7,47 +7,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "gs/gs.h"
 #include "io/image.h"
 #include "io/yuv.h"
 
-static int fails;
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                  \
-            fprintf(stderr, "\n");                         \
-            fails++;                                       \
-        }                                                  \
-    } while (0)
-
-/* testdata/: $GT_TESTDATA, else beside this source file. */
-static void testdata(char *buf, size_t len, const char *rel)
-{
-    const char *td = getenv("GT_TESTDATA");
-    if (td && *td) {
-        snprintf(buf, len, "%s/%s", td, rel);
-        return;
-    }
-    snprintf(buf, len, "%s", __FILE__);
-    char *s = strstr(buf, "tests/api/");
-    if (s) snprintf(s, len - (size_t)(s - buf), "testdata/%s", rel);
-    else snprintf(buf, len, "testdata/%s", rel);
-}
-
-static bool exists(const char *p) { return access(p, F_OK) == 0; }
+#include "api_test.h"
 
 /* One view of cameras.json's view002 with alpha and depth: the PNG has the
  * camera's size, the scene covers part of it (some pixels opaque, not all),
  * and the depth map is finite, >= 0, and positive where the view is opaque. */
-static void view(const char *dir, const char *scene, const char *cams)
+static void view(const char *scene, const char *cams)
 {
-    char png[4096], pfm[4096];
-    snprintf(png, sizeof png, "%s/view.png", dir);
-    snprintf(pfm, sizeof pfm, "%s/view.pfm", dir);
+    const char *png = api_tmp("view.png"), *pfm = api_tmp("view.pfm");
     gt_gs_job j;
     gt_gs_job_init(&j);
     j.scene = scene;
@@ -87,10 +59,9 @@ static void view(const char *dir, const char *scene, const char *cams)
 
 /* A three-frame orbit to Y4M: three 32x24 frames, each different from the
  * one before (the camera moves around the scene). */
-static void orbit(const char *dir, const char *scene)
+static void orbit(const char *scene)
 {
-    char y4m[4096];
-    snprintf(y4m, sizeof y4m, "%s/orbit.y4m", dir);
+    const char *y4m = api_tmp("orbit.y4m");
     gt_gs_job j;
     gt_gs_job_init(&j);
     j.scene = scene;
@@ -127,12 +98,9 @@ static void orbit(const char *dir, const char *scene)
 
 /* Jobs that fail leave no file: a contradiction in the job (a depth map of
  * an orbit) and a scene that does not exist. */
-static void failures(const char *dir, const char *scene)
+static void failures(const char *scene)
 {
-    char out[4096], depth[4096], missing[4096];
-    snprintf(out, sizeof out, "%s/fail_%%d.png", dir);
-    snprintf(depth, sizeof depth, "%s/fail.pfm", dir);
-    snprintf(missing, sizeof missing, "%s/no-such-scene.ply", dir);
+    const char *out = api_tmp("fail_%d.png"), *depth = api_tmp("fail.pfm");
     gt_gs_job j;
     gt_gs_job_init(&j);
     j.scene = scene;
@@ -141,31 +109,17 @@ static void failures(const char *dir, const char *scene)
     j.depth = depth;
     CHECK(gt_gs_render_orbit(&j) == GT_ERR_USAGE, "orbit with a depth map: not refused (%s)", gt_errmsg());
     j.depth = NULL;
-    j.scene = missing;
+    j.scene = api_tmp("no-such-scene.ply");
     CHECK(gt_gs_render_orbit(&j) != GT_OK, "missing scene: no error");
-    char f0[4096];
-    snprintf(f0, sizeof f0, "%s/fail_0.png", dir);
-    CHECK(!exists(f0) && !exists(depth), "a failed job left a file");
+    CHECK(!api_exists(api_tmp("fail_0.png")) && !api_exists(depth), "a failed job left a file");
 }
 
 int main(void)
 {
-    char scene[4096], cams[4096], tmpl[] = "/tmp/gs_job.XXXXXX";
-    testdata(scene, sizeof scene, "gs/scene.ply");
-    testdata(cams, sizeof cams, "gs/cameras.json");
-    if (!exists(scene)) {
-        fprintf(stderr, "gs_job: %s not found (set GT_TESTDATA)\n", scene);
-        return 1;
-    }
-    char *dir = mkdtemp(tmpl);
-    if (!dir) return 1;
-    view(dir, scene, cams);
-    orbit(dir, scene);
-    failures(dir, scene);
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "gs_job: could not remove %s\n", dir);
-    if (fails) fprintf(stderr, "gs_job: %d checks failed\n", fails);
-    else printf("gs_job: ok\n");
-    return fails ? 1 : 0;
+    const char *scene = api_testdata("gs/scene.ply"), *cams = api_testdata("gs/cameras.json");
+    if (!api_begin("gs_job", scene)) return 1;
+    view(scene, cams);
+    orbit(scene);
+    failures(scene);
+    return api_end("gs_job");
 }

@@ -9,46 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "io/ply.h"
 #include "io/volume.h"
 #include "mc/mc.h"
 
-static int fails;
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                  \
-            fprintf(stderr, "\n");                         \
-            fails++;                                       \
-        }                                                  \
-    } while (0)
-
-/* testdata/: $GT_TESTDATA, else beside this source file. */
-static void testdata(char *buf, size_t len, const char *rel)
-{
-    const char *td = getenv("GT_TESTDATA");
-    if (td && *td) {
-        snprintf(buf, len, "%s/%s", td, rel);
-        return;
-    }
-    snprintf(buf, len, "%s", __FILE__);
-    char *s = strstr(buf, "tests/api/");
-    if (s) snprintf(s, len - (size_t)(s - buf), "testdata/%s", rel);
-    else snprintf(buf, len, "testdata/%s", rel);
-}
-
-static char dir[64];
-static const char *tmp(const char *name)
-{
-    static char buf[8][4096];
-    static int k;
-    char *b = buf[k++ % 8];
-    snprintf(b, sizeof buf[0], "%s/%s", dir, name);
-    return b;
-}
+#include "api_test.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -86,21 +52,27 @@ static void check_closed(const gt_ply_mesh *m)
     free(e);
 }
 
+/* A job for `in` at iso value `iso` into `out`, the rest the defaults. */
+static void job_at(gt_mc_job *j, const char *in, const char *out, double iso)
+{
+    gt_mc_job_init(j);
+    j->input = in;
+    j->output = out;
+    j->have_iso = true;
+    j->iso = iso;
+}
+
 /* sphere.nrrd: radius 8 voxels of spacing 0.25 around -3 + 11.5 * 0.25. */
 static void sphere(const char *nrrd)
 {
     gt_mc_job j;
-    gt_mc_job_init(&j);
-    j.input = nrrd;
-    j.output = tmp("s.ply");
-    j.have_iso = true;
-    j.iso = 0;
+    job_at(&j, nrrd, api_tmp("s.ply"), 0);
     j.normals = true;
     gt_status st = gt_mc_extract_job(&j);
     CHECK(st == GT_OK, "sphere: %s", gt_errmsg());
     gt_ply_mesh m;
     memset(&m, 0, sizeof m);
-    if (st == GT_OK) st = gt_ply_read(tmp("s.ply"), &m);
+    if (st == GT_OK) st = gt_ply_read(api_tmp("s.ply"), &m);
     CHECK(st == GT_OK, "reading back: %s", gt_errmsg());
     if (st != GT_OK) return;
     CHECK(m.format == GT_PLY_BINARY_LE, "not binary little endian");
@@ -148,26 +120,22 @@ static bool same_file(const char *a, const char *b)
 static void raw_slabs(const char *raw)
 {
     gt_mc_job j;
-    gt_mc_job_init(&j);
-    j.input = raw;
+    job_at(&j, raw, api_tmp("one.ply"), 128);
     j.have_dims = true;
     j.dims[0] = 24, j.dims[1] = 20, j.dims[2] = 16;
     j.type = GT_VOL_UINT8;
     j.have_spacing = true;
     j.spacing[0] = j.spacing[1] = 0.5;
-    j.have_iso = true;
-    j.iso = 128;
-    j.output = tmp("one.ply");
     gt_status st = gt_mc_extract_job(&j);
     CHECK(st == GT_OK, "raw: %s", gt_errmsg());
     j.max_gpu_mem = 8192;
-    j.output = tmp("slabs.ply");
+    j.output = api_tmp("slabs.ply");
     if (st == GT_OK) st = gt_mc_extract_job(&j);
     CHECK(st == GT_OK, "raw in slabs: %s", gt_errmsg());
-    if (st == GT_OK) CHECK(same_file(tmp("one.ply"), tmp("slabs.ply")), "slabs give another file than one pass");
+    if (st == GT_OK) CHECK(same_file(api_tmp("one.ply"), api_tmp("slabs.ply")), "slabs give another file than one pass");
     gt_ply_mesh m;
     memset(&m, 0, sizeof m);
-    if (st == GT_OK && gt_ply_read(tmp("one.ply"), &m) == GT_OK) {
+    if (st == GT_OK && gt_ply_read(api_tmp("one.ply"), &m) == GT_OK) {
         int x = gt_ply_find(&m, "x");
         float xmax = -INFINITY;
         for (size_t v = 0; x >= 0 && v < m.nvert; v++) xmax = fmaxf(xmax, m.vdata[v * m.nprops + x]);
@@ -181,46 +149,30 @@ static void raw_slabs(const char *raw)
 static void edges_of_use(const char *nrrd)
 {
     gt_mc_job j;
-    gt_mc_job_init(&j);
-    j.input = nrrd;
-    j.output = tmp("empty.ply");
-    j.have_iso = true;
-    j.iso = 1000;
+    job_at(&j, nrrd, api_tmp("empty.ply"), 1000);
     gt_status st = gt_mc_extract_job(&j);
     CHECK(st == GT_OK, "iso above the data: %s", gt_errmsg());
     gt_ply_mesh m;
     memset(&m, 0, sizeof m);
     if (st == GT_OK) {
-        st = gt_ply_read(tmp("empty.ply"), &m);
+        st = gt_ply_read(api_tmp("empty.ply"), &m);
         CHECK(st == GT_OK && m.nvert == 0 && m.nface == 0, "empty mesh: %zu vertices, %zu faces (%s)", m.nvert,
               m.nface, gt_errmsg());
     }
     gt_ply_free(&m);
     j.have_iso = false;
-    j.output = tmp("noiso.ply");
+    j.output = api_tmp("noiso.ply");
     st = gt_mc_extract_job(&j);
     CHECK(st == GT_ERR_USAGE, "no iso value: status %d, want %d", (int)st, (int)GT_ERR_USAGE);
-    CHECK(access(tmp("noiso.ply"), F_OK) != 0, "a failed job left its output");
+    CHECK(!api_exists(api_tmp("noiso.ply")), "a failed job left its output");
 }
 
 int main(void)
 {
-    char nrrd[4096], raw[4096];
-    testdata(nrrd, sizeof nrrd, "mc/sphere.nrrd");
-    testdata(raw, sizeof raw, "mc/blobs_24x20x16.u8.raw");
-    if (access(nrrd, R_OK) != 0) {
-        fprintf(stderr, "mc_job: %s not found (set GT_TESTDATA)\n", nrrd);
-        return 1;
-    }
-    snprintf(dir, sizeof dir, "/tmp/mc_job.XXXXXX");
-    if (!mkdtemp(dir)) return 1;
+    const char *nrrd = api_testdata("mc/sphere.nrrd"), *raw = api_testdata("mc/blobs_24x20x16.u8.raw");
+    if (!api_begin("mc_job", nrrd)) return 1;
     sphere(nrrd);
     raw_slabs(raw);
     edges_of_use(nrrd);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "mc_job: could not remove %s\n", dir);
-    if (fails) fprintf(stderr, "mc_job: %d checks failed\n", fails);
-    else printf("mc_job: ok\n");
-    return fails ? 1 : 0;
+    return api_end("mc_job");
 }

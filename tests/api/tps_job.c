@@ -9,68 +9,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "io/ply.h"
 #include "io/points.h"
 #include "io/volume.h"
 #include "tps/tps.h"
 
-static int fails;
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                  \
-            fprintf(stderr, "\n");                         \
-            fails++;                                       \
-        }                                                  \
-    } while (0)
+#include "api_test.h"
 
-/* testdata/: $GT_TESTDATA, else beside this source file. */
-static void testdata(char *buf, size_t len, const char *rel)
+/* Fit the spline of SOURCE -> TARGET (lambda 0) into `out`. */
+static gt_status fit(const char *src, const char *dst, const char *out)
 {
-    const char *td = getenv("GT_TESTDATA");
-    if (td && *td) {
-        snprintf(buf, len, "%s/%s", td, rel);
-        return;
-    }
-    snprintf(buf, len, "%s", __FILE__);
-    char *s = strstr(buf, "tests/api/");
-    if (s) snprintf(s, len - (size_t)(s - buf), "testdata/%s", rel);
-    else snprintf(buf, len, "testdata/%s", rel);
-}
-
-static char dir[64];
-static const char *tmp(const char *name)
-{
-    static char buf[8][4096];
-    static int k;
-    char *b = buf[k++ % 8];
-    snprintf(b, sizeof buf[0], "%s/%s", dir, name);
-    return b;
+    gt_tps_job j;
+    gt_tps_job_init(&j);
+    j.source = src;
+    j.target = dst;
+    j.output = out;
+    return gt_tps_fit_job(&j);
 }
 
 /* lambda = 0 interpolates: the fitted spline applied to the sources gives
  * the targets (to 1e-9 of their scale). */
 static void fit_apply(const char *src, const char *dst)
 {
+    gt_status st = fit(src, dst, api_tmp("p.tps"));
+    CHECK(st == GT_OK, "fit: %s", gt_errmsg());
     gt_tps_job j;
     gt_tps_job_init(&j);
-    j.source = src;
-    j.target = dst;
-    j.output = tmp("p.tps");
-    gt_status st = gt_tps_fit_job(&j);
-    CHECK(st == GT_OK, "fit: %s", gt_errmsg());
-    gt_tps_job_init(&j);
-    j.params = tmp("p.tps");
+    j.params = api_tmp("p.tps");
     j.input = src;
-    j.output = tmp("w.txt");
+    j.output = api_tmp("w.txt");
     if (st == GT_OK) st = gt_tps_apply_job(&j);
     CHECK(st == GT_OK, "apply: %s", gt_errmsg());
     double *w = NULL, *t = NULL;
     size_t nw = 0, nt = 0;
-    if (st == GT_OK) st = gt_points_read(tmp("w.txt"), &w, &nw);
+    if (st == GT_OK) st = gt_points_read(api_tmp("w.txt"), &w, &nw);
     if (st == GT_OK) st = gt_points_read(dst, &t, &nt);
     CHECK(st == GT_OK && nw == nt && nw > 0, "warped %zu points, %zu targets (%s)", nw, nt, gt_errmsg());
     if (st == GT_OK && nw == nt) {
@@ -91,9 +64,9 @@ static void mesh(const char *grid)
 {
     gt_tps_job j;
     gt_tps_job_init(&j);
-    j.params = tmp("p.tps");
+    j.params = api_tmp("p.tps");
     j.input = grid;
-    j.output = tmp("g.ply");
+    j.output = api_tmp("g.ply");
     j.ascii = true;
     gt_status st = gt_tps_apply_job(&j);
     CHECK(st == GT_OK, "mesh apply: %s", gt_errmsg());
@@ -103,8 +76,8 @@ static void mesh(const char *grid)
     gt_tps t;
     gt_tps_init(&t);
     if (st == GT_OK) st = gt_ply_read(grid, &a);
-    if (st == GT_OK) st = gt_ply_read(tmp("g.ply"), &b);
-    if (st == GT_OK) st = gt_tps_read(tmp("p.tps"), &t);
+    if (st == GT_OK) st = gt_ply_read(api_tmp("g.ply"), &b);
+    if (st == GT_OK) st = gt_tps_read(api_tmp("p.tps"), &t);
     CHECK(st == GT_OK, "reading back: %s", gt_errmsg());
     if (st == GT_OK) {
         CHECK(b.format == GT_PLY_ASCII, "output is not ascii");
@@ -141,29 +114,26 @@ static void mesh(const char *grid)
  * onto itself. */
 static void volume(const char *nrrd)
 {
-    FILE *f = fopen(tmp("id.txt"), "w");
+    FILE *f = fopen(api_tmp("id.txt"), "w");
     if (!f) {
-        CHECK(0, "cannot write %s", tmp("id.txt"));
+        CHECK(0, "cannot write %s", api_tmp("id.txt"));
         return;
     }
     fputs("-3 -3 -3\n3 -3 -3\n-3 3 -3\n-3 -3 3\n3 3 3\n0.5 -1 2\n", f);
     fclose(f);
+    gt_status st = fit(api_tmp("id.txt"), api_tmp("id.txt"), api_tmp("id.tps"));
     gt_tps_job j;
     gt_tps_job_init(&j);
-    j.source = j.target = tmp("id.txt");
-    j.output = tmp("id.tps");
-    gt_status st = gt_tps_fit_job(&j);
-    gt_tps_job_init(&j);
-    j.params = tmp("id.tps");
+    j.params = api_tmp("id.tps");
     j.input = nrrd;
-    j.output = tmp("v.nrrd");
+    j.output = api_tmp("v.nrrd");
     if (st == GT_OK) st = gt_tps_apply_volume_job(&j);
     CHECK(st == GT_OK, "volume warp: %s", gt_errmsg());
     gt_volume a, b;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
     if (st == GT_OK) st = gt_nrrd_read(nrrd, &a);
-    if (st == GT_OK) st = gt_nrrd_read(tmp("v.nrrd"), &b);
+    if (st == GT_OK) st = gt_nrrd_read(api_tmp("v.nrrd"), &b);
     CHECK(st == GT_OK, "reading back: %s", gt_errmsg());
     if (st == GT_OK) {
         const int64_t *d = a.info.dims;
@@ -186,38 +156,20 @@ static void volume(const char *nrrd)
 /* SOURCE and TARGET of different lengths: GT_ERR_DATA, no parameter file. */
 static void failure(const char *src, const char *other)
 {
-    gt_tps_job j;
-    gt_tps_job_init(&j);
-    j.source = src;
-    j.target = other;
-    j.output = tmp("bad.tps");
-    gt_status st = gt_tps_fit_job(&j);
+    gt_status st = fit(src, other, api_tmp("bad.tps"));
     CHECK(st == GT_ERR_DATA, "unpaired points: status %d, want %d (%s)", (int)st, (int)GT_ERR_DATA, gt_errmsg());
-    CHECK(access(tmp("bad.tps"), F_OK) != 0, "a failed fit left its output");
+    CHECK(!api_exists(api_tmp("bad.tps")), "a failed fit left its output");
 }
 
 int main(void)
 {
-    char src[4096], dst[4096], src2d[4096], grid[4096], nrrd[4096];
-    testdata(src, sizeof src, "tps/src.txt");
-    testdata(dst, sizeof dst, "tps/dst.txt");
-    testdata(src2d, sizeof src2d, "tps/src2d.txt");
-    testdata(grid, sizeof grid, "tps/grid.ply");
-    testdata(nrrd, sizeof nrrd, "mc/sphere.nrrd");
-    if (access(src, R_OK) != 0) {
-        fprintf(stderr, "tps_job: %s not found (set GT_TESTDATA)\n", src);
-        return 1;
-    }
-    snprintf(dir, sizeof dir, "/tmp/tps_job.XXXXXX");
-    if (!mkdtemp(dir)) return 1;
+    const char *src = api_testdata("tps/src.txt"), *dst = api_testdata("tps/dst.txt");
+    const char *src2d = api_testdata("tps/src2d.txt"), *grid = api_testdata("tps/grid.ply");
+    const char *nrrd = api_testdata("mc/sphere.nrrd");
+    if (!api_begin("tps_job", src)) return 1;
     fit_apply(src, dst);
     mesh(grid);
     volume(nrrd);
     failure(src, src2d);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "tps_job: could not remove %s\n", dir);
-    if (fails) fprintf(stderr, "tps_job: %d checks failed\n", fails);
-    else printf("tps_job: ok\n");
-    return fails ? 1 : 0;
+    return api_end("tps_job");
 }
