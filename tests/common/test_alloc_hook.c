@@ -21,24 +21,20 @@
 static void test_parse(void **state)
 {
     (void)state;
-    gt_alloc_hook h;
-    assert_int_equal(gt_alloc_hook_parse(NULL, NULL, &h), GT_OK);
-    assert_int_equal(h.fail_at, 0);
-    assert_false(h.count);
-    assert_int_equal(gt_alloc_hook_parse("3", "1", &h), GT_OK);
-    assert_int_equal(h.fail_at, 3);
-    assert_true(h.count);
-    assert_int_equal(gt_alloc_hook_parse("0", "0", &h), GT_OK);
-    assert_int_equal(h.fail_at, 0);
-    assert_false(h.count);
-    assert_int_equal(gt_alloc_hook_parse("", "", &h), GT_OK);
-    assert_int_equal(h.fail_at, 0);
-    assert_false(h.count);
-    assert_int_equal(gt_alloc_hook_parse("007", "yes", &h), GT_OK);
-    assert_int_equal(h.fail_at, 7);
-    assert_true(h.count);
-    assert_int_equal(gt_alloc_hook_parse("4294967297", NULL, &h), GT_OK);
-    assert_true(h.fail_at == 4294967297ul || sizeof(unsigned long) < 8);
+    static const struct {
+        const char *fail, *count;
+        unsigned long fail_at;
+        bool count_on;
+    } cases[] = {
+        {NULL, NULL, 0, false}, {"3", "1", 3, true},     {"0", "0", 0, false},
+        {"", "", 0, false},     {"007", "yes", 7, true}, {"4294967297", NULL, 4294967297ul, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gt_alloc_hook h = {99, !cases[i].count_on};
+        assert_int_equal(gt_alloc_hook_parse(cases[i].fail, cases[i].count, &h), GT_OK);
+        assert_int_equal(h.fail_at, cases[i].fail_at);
+        assert_int_equal(h.count, cases[i].count_on);
+    }
 }
 
 static void test_parse_refuses_what_is_not_a_number(void **state)

@@ -8,14 +8,18 @@ concurrent output must be byte-identical to them. If they are not (e.g.
 poissonrec, whose GPU solve sums with floating-point atomics in whatever
 order the threads arrive), the concurrent output must be within 4 times the
 largest solo-vs-solo difference, measured as:
-  PLY:   the largest difference of a vertex property when the meshes have the
-         same element counts and faces, else the largest distance from a
-         vertex of one mesh to the nearest vertex of the other (both ways);
+  PLY:   the largest difference of a vertex property when all the meshes have
+         the same element counts and faces; else (a corner value that lands
+         on the other side of the iso value adds or moves a few vertices)
+         the 99.9th percentile of the distances from each vertex of one mesh
+         to the nearest vertex of the other, both ways;
   text:  the largest difference of a number, relative to the file's largest
          magnitude (the other tokens must be equal);
   other: the largest difference of a byte (the lengths must be equal).
 Prints one verdict line ("ok ..." or "FAIL ...", with what differed) and
-exits 0 or 1.
+exits 0 or 1; exit 3 (and a note, not a verdict) when the solo runs are
+byte-identical and the concurrent output is not: the caller may run the job
+alone a few more times to tell a program that is not reproducible after all.
 """
 import math
 import struct
@@ -106,10 +110,10 @@ def same_structure(a, b):
     return True
 
 
-def nearest_distance(pa, pb):
-    """max over points of pa of the distance to the nearest point of pb."""
+def nearest_distances(pa, pb):
+    """for each point of pa, the distance to the nearest point of pb."""
     if not pa or not pb:
-        return 0.0 if not pa and not pb else math.inf
+        return [] if not pa else [math.inf] * len(pa)
     lo = [min(p[i] for p in pb) for i in range(3)]
     hi = [max(p[i] for p in pb) for i in range(3)]
     diag = math.sqrt(sum((h - l) ** 2 for h, l in zip(hi, lo))) or 1.0
@@ -117,7 +121,7 @@ def nearest_distance(pa, pb):
     grid = {}
     for p in pb:
         grid.setdefault(tuple(int(math.floor((p[i] - lo[i]) / h)) for i in range(3)), []).append(p)
-    worst = 0.0
+    dist = []
     for p in pa:
         c = [int(math.floor((p[i] - lo[i]) / h)) for i in range(3)]
         best, r = math.inf, 1
@@ -132,8 +136,8 @@ def nearest_distance(pa, pb):
             if best <= r * h or r > 64:
                 break
             r *= 2
-        worst = max(worst, best)
-    return worst
+        dist.append(best)
+    return dist
 
 
 def ply_metric(a, b, structural):
@@ -153,9 +157,13 @@ def ply_metric(a, b, structural):
     ix = [va[0].index(n) for n in ("x", "y", "z")]
     pa = [tuple(r[i] for i in ix) for r in va[1]]
     pb = [tuple(r[i] for i in ix) for r in vb[1]]
-    d = max(nearest_distance(pa, pb), nearest_distance(pb, pa))
+    dist = sorted(nearest_distances(pa, pb) + nearest_distances(pb, pa))
+    if not dist:
+        return 0.0, "two empty meshes"
+    q = dist[min(len(dist) - 1, int(0.999 * len(dist)))]
     counts = ", ".join("%s %d vs %d" % (k, len(a[k][1]), len(b[k][1])) for k in a if k in b)
-    return d, "different meshes (%s); largest vertex-to-nearest-vertex distance %.3g" % (counts, d)
+    return q, "different meshes (%s); vertex-to-nearest-vertex distance: 99.9th percentile %.3g, largest %.3g" % (
+        counts, q, dist[-1])
 
 
 def text_metric(a, b):
@@ -236,8 +244,8 @@ def main(argv):
                 name, len(s)))
             return 0
         _, what = m(1, 0)
-        print("FAIL %s: %d solo runs are byte-identical, the concurrent output is not: %s" % (name, len(s), what))
-        return 1
+        print("     %s: %d solo runs are byte-identical, the concurrent output is not: %s" % (name, len(s), what))
+        return 3
     noise, nwhat = 0.0, ""
     for i in range(1, len(files)):
         for j in range(i + 1, len(files)):

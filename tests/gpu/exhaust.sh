@@ -43,7 +43,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 gt_start small "$@"
 
 all_jobs=(gsrender gsrender-view yuvstitch yuvstitch-feather sparsesolve sparsesolve-dia sparsesolve-richardson
-          poissonrec-cg poissonrec-density mcmesh mcmesh-slabs stpsfit stpsfit-apply stpsfit-volume)
+          poissonrec poissonrec-density mcmesh mcmesh-slabs stpsfit stpsfit-apply stpsfit-volume)
 read -r -a jobs <<<"${GT_EXHAUST_JOBS:-${all_jobs[*]}}"
 step=${GT_EXHAUST_STEP:-1}
 par=${GT_EXHAUST_PARALLEL:-$([ "${GT_SANITIZE:-0}" = 1 ] && echo 8 || echo 4)}
