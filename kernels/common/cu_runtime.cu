@@ -133,8 +133,10 @@ extern "C" void gt_cu_free(void *ptr)
 }
 
 extern "C" size_t gt_cu_current_bytes(void) { return mem_cur; }
+extern "C" size_t gt_cu_peak_bytes(void) { return mem_peak; }
+extern "C" void gt_cu_reset_peak(void) { mem_peak = mem_cur; }
 
-static std::atomic<size_t> pinned_live;
+static std::atomic<size_t> pinned_live; // blocks from gt_cu_pinned_alloc not yet freed
 
 extern "C" void gt_cu_held(size_t *device_bytes, size_t *device_blocks, size_t *pinned_blocks)
 {
@@ -143,8 +145,6 @@ extern "C" void gt_cu_held(size_t *device_bytes, size_t *device_blocks, size_t *
     *device_blocks = mem_sizes ? mem_sizes->size() : 0;
     *pinned_blocks = pinned_live.load();
 }
-extern "C" size_t gt_cu_peak_bytes(void) { return mem_peak; }
-extern "C" void gt_cu_reset_peak(void) { mem_peak = mem_cur; }
 
 extern "C" gt_status gt_cu_memcpy_h2d(void *dst, const void *src, size_t bytes, void *stream)
 {
