@@ -145,7 +145,7 @@ int main(int argc, char **argv)
     gt_pr_mesh mesh;
     st = gt_poisson_reconstruct(&in, &p, dev, &tm, &mesh);
     if (st != GT_OK) {
-        gt_errmsg_prefix("%s", gt_in_name(in_path));
+        if (st != GT_ERR_GPU) gt_errmsg_prefix("%s", gt_in_name(in_path)); /* a GPU failure is not the file's */
         goto fail;
     }
     if (mesh.skipped_nonfinite) gt_warn("skipped %zu points with NaN/Inf coordinates or normals", mesh.skipped_nonfinite);

@@ -10,14 +10,17 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "common/device.h"
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_runtime.h"
 
 gt_status gt_cu_fail(const char *kind, const char *reason, const char *call, const char *file, int line, bool oom)
 {
+    // an allocation the library or the runtime made for itself: its size is not known here
     if (oom)
-        return gt_fail(GT_ERR_GPU, "out of GPU memory in %s: %s (%s:%d)", call, reason, file, line);
-    return gt_fail(GT_ERR_GPU, "%s error in %s: %s (%s:%d)", kind, call, reason, file, line);
+        return gt_fail(GT_ERR_GPU, "out of GPU memory: %s could not allocate in %s: %s (%s:%d)", kind, call,
+                       reason, gt_src_path(file), line);
+    return gt_fail(GT_ERR_GPU, "%s error in %s: %s (%s:%d)", kind, call, reason, gt_src_path(file), line);
 }
 
 gt_status gt_cu_status_from(cudaError_t e, const char *call, const char *file, int line)
@@ -85,19 +88,25 @@ static std::mutex mem_mu;
 static std::unordered_map<void *, size_t> *mem_sizes;
 static size_t mem_cur, mem_peak;
 
-extern "C" gt_status gt_cu_malloc(void **ptr, size_t bytes, const char *what)
+extern "C" gt_status gt_cu_malloc_at(void **ptr, size_t bytes, const char *what, const char *file, int line)
 {
     *ptr = nullptr;
     if (bytes == 0) bytes = 1;
+    GT_TRY(gt_alloc_hook_check(GT_ALLOC_DEVICE, bytes, what, file, line));
     cudaError_t e = cudaMalloc(ptr, bytes);
     if (e != cudaSuccess) {
+        *ptr = nullptr;
         cudaGetLastError();
+        if (e != cudaErrorMemoryAllocation) // e.g. a sticky fault of an earlier kernel
+            return gt_fail(GT_ERR_GPU, "CUDA error in cudaMalloc of %zu bytes for %s: %s (%s:%d)", bytes,
+                           what ? what : "data", cudaGetErrorString(e), gt_src_path(file), line);
         size_t fr = 0, tot = 0;
-        cudaMemGetInfo(&fr, &tot);
+        char detail[96] = "";
+        if (cudaMemGetInfo(&fr, &tot) == cudaSuccess)
+            snprintf(detail, sizeof detail, "%.1f MiB free of %.1f MiB on the GPU", fr / 1048576.0,
+                     tot / 1048576.0);
         cudaGetLastError();
-        return gt_fail(GT_ERR_GPU,
-                       "out of GPU memory allocating %.1f MiB for %s (%.1f MiB free of %.1f MiB)",
-                       bytes / 1048576.0, what ? what : "data", fr / 1048576.0, tot / 1048576.0);
+        return gt_gpu_oom_fail(GT_ALLOC_DEVICE, bytes, what, file, line, detail);
     }
     std::lock_guard<std::mutex> g(mem_mu);
     if (!mem_sizes) mem_sizes = new std::unordered_map<void *, size_t>();
@@ -126,6 +135,16 @@ extern "C" void gt_cu_free(void *ptr)
 extern "C" size_t gt_cu_current_bytes(void) { return mem_cur; }
 extern "C" size_t gt_cu_peak_bytes(void) { return mem_peak; }
 extern "C" void gt_cu_reset_peak(void) { mem_peak = mem_cur; }
+
+static std::atomic<size_t> pinned_live; // blocks from gt_cu_pinned_alloc not yet freed
+
+extern "C" void gt_cu_held(size_t *device_bytes, size_t *device_blocks, size_t *pinned_blocks)
+{
+    std::lock_guard<std::mutex> g(mem_mu);
+    *device_bytes = mem_cur;
+    *device_blocks = mem_sizes ? mem_sizes->size() : 0;
+    *pinned_blocks = pinned_live.load();
+}
 
 extern "C" gt_status gt_cu_memcpy_h2d(void *dst, const void *src, size_t bytes, void *stream)
 {
@@ -176,21 +195,29 @@ extern "C" gt_status gt_cu_stream_sync(void *stream)
     return GT_OK;
 }
 
-extern "C" gt_status gt_cu_pinned_alloc(void **ptr, size_t bytes, const char *what)
+extern "C" gt_status gt_cu_pinned_alloc_at(void **ptr, size_t bytes, const char *what, const char *file, int line)
 {
     *ptr = nullptr;
-    cudaError_t e = cudaMallocHost(ptr, bytes ? bytes : 1);
+    if (bytes == 0) bytes = 1;
+    GT_TRY(gt_alloc_hook_check(GT_ALLOC_PINNED, bytes, what, file, line));
+    cudaError_t e = cudaMallocHost(ptr, bytes);
     if (e != cudaSuccess) {
+        *ptr = nullptr;
         cudaGetLastError();
-        return gt_fail(GT_ERR_GPU, "cannot allocate %.1f MiB of pinned host memory for %s: %s",
-                       bytes / 1048576.0, what ? what : "data", cudaGetErrorString(e));
+        if (e != cudaErrorMemoryAllocation)
+            return gt_fail(GT_ERR_GPU, "CUDA error in cudaMallocHost of %zu bytes for %s: %s (%s:%d)", bytes,
+                           what ? what : "data", cudaGetErrorString(e), gt_src_path(file), line);
+        return gt_gpu_oom_fail(GT_ALLOC_PINNED, bytes, what, file, line, cudaGetErrorString(e));
     }
+    pinned_live++;
     return GT_OK;
 }
 
 extern "C" void gt_cu_pinned_free(void *ptr)
 {
-    if (ptr) cudaFreeHost(ptr);
+    if (!ptr) return;
+    pinned_live--;
+    cudaFreeHost(ptr);
 }
 
 extern "C" int gt_cu_event_pair_start(void *ev[2], void *stream)

@@ -20,10 +20,17 @@ void gt_cu_device_name(char *buf, size_t len);
 gt_status gt_cu_sync(void);
 
 /* Device memory with accounting: gt_cu_peak_bytes() is the most that was held
- * at once through these calls since the last gt_cu_reset_peak(). */
-gt_status gt_cu_malloc(void **ptr, size_t bytes, const char *what);
+ * at once through these calls since the last gt_cu_reset_peak(). On failure
+ * *ptr is NULL and the message is the one of gt_gpu_oom_fail
+ * (common/device.h), naming `what`, the size and the calling file:line; the
+ * test hook GT_FAIL_DEVICE_ALLOC described there can fail any of them. */
+gt_status gt_cu_malloc_at(void **ptr, size_t bytes, const char *what, const char *file, int line);
+#define gt_cu_malloc(ptr, bytes, what) gt_cu_malloc_at((ptr), (bytes), (what), __FILE__, __LINE__)
 void gt_cu_free(void *ptr);
 size_t gt_cu_current_bytes(void);
+/* What is held now through gt_cu_malloc (bytes, blocks) and
+ * gt_cu_pinned_alloc (blocks): all zero at a clean exit. */
+void gt_cu_held(size_t *device_bytes, size_t *device_blocks, size_t *pinned_blocks);
 size_t gt_cu_peak_bytes(void);
 void gt_cu_reset_peak(void);
 
@@ -36,8 +43,10 @@ gt_status gt_cu_stream_create(void **stream);
 void gt_cu_stream_destroy(void *stream);
 gt_status gt_cu_stream_sync(void *stream);
 
-/* Page-locked host memory for streaming transfers. */
-gt_status gt_cu_pinned_alloc(void **ptr, size_t bytes, const char *what);
+/* Page-locked host memory for streaming transfers (counted by the same test
+ * hook as device memory). */
+gt_status gt_cu_pinned_alloc_at(void **ptr, size_t bytes, const char *what, const char *file, int line);
+#define gt_cu_pinned_alloc(ptr, bytes, what) gt_cu_pinned_alloc_at((ptr), (bytes), (what), __FILE__, __LINE__)
 void gt_cu_pinned_free(void *ptr);
 
 /* Event timer pair (used by gt_timer): 0 on success. */

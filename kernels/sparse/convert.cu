@@ -273,10 +273,9 @@ gt_status convert(gt_spd *d, gt_sp_format f, int64_t hyb_width, size_t max_dia_b
 
 } // namespace
 
-extern "C" gt_status gt_cu_spd_upload(const gt_csr *a, int prec, gt_spd *d)
+namespace {
+gt_status upload(const gt_csr *a, gt_spd *d)
 {
-    memset(d, 0, sizeof *d);
-    d->prec = prec == 4 ? 4 : 8;
     d->nrows = a->nrows, d->ncols = a->ncols, d->nnz = a->nnz;
     size_t z = (size_t)a->nnz, n = (size_t)a->nrows;
     GT_TRY(dmalloc((void **)&d->ptr, (n + 1) * 8, "CSR ptr"));
@@ -308,6 +307,16 @@ extern "C" gt_status gt_cu_spd_upload(const gt_csr *a, int prec, gt_spd *d)
     GT_TRY(dmalloc((void **)&d->carry_row, (size_t)d->merge_threads * 8, "merge carries"));
     GT_TRY(dmalloc(&d->carry_val, (size_t)d->merge_threads * (size_t)d->prec, "merge carries"));
     return GT_OK;
+}
+} // namespace
+
+extern "C" gt_status gt_cu_spd_upload(const gt_csr *a, int prec, gt_spd *d)
+{
+    memset(d, 0, sizeof *d);
+    d->prec = prec == 4 ? 4 : 8;
+    gt_status s = upload(a, d);
+    if (s != GT_OK) gt_cu_spd_free(d); // callers own d only on success
+    return s;
 }
 
 extern "C" gt_status gt_cu_spd_convert(gt_spd *d, gt_sp_format f, int64_t hyb_width, size_t max_dia_bytes)

@@ -37,8 +37,18 @@ extern "C" gt_status gt_tps_cuda_init(gt_timings *tm)
     double t0 = gt_now_ms();
     GT_CU(cudaFree(0)); // make sure the context exists
     GT_CUBLAS(cublasCreate(&g_blas));
-    GT_CUSOLVER(cusolverDnCreate(&g_sol));
-    GT_CUSOLVER(cusolverDnCreateParams(&g_par));
+    gt_status st = gt_cusolver_status_from(cusolverDnCreate(&g_sol), "cusolverDnCreate(&g_sol)", __FILE__, __LINE__);
+    if (st != GT_OK) {
+        cublasDestroy(g_blas); // a handle that failed half way leaves nothing behind
+        return st;
+    }
+    st = gt_cusolver_status_from(cusolverDnCreateParams(&g_par), "cusolverDnCreateParams(&g_par)", __FILE__,
+                                 __LINE__);
+    if (st != GT_OK) {
+        cusolverDnDestroy(g_sol);
+        cublasDestroy(g_blas);
+        return st;
+    }
     g_init = true;
     atexit(release_handles);
     if (tm) gt_timings_add(tm, "context", gt_now_ms() - t0);

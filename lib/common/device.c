@@ -1,5 +1,9 @@
 #include "common/device.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +60,13 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
                        gpu, n, n - 1);
 #if GT_HAVE_CUDA
     GT_TRY(gt_cu_set_device(gpu));
-    /* registered after the CUDA runtime's own exit handler, so it runs first */
+    /* registered after the CUDA runtime's own exit handler, so it runs first;
+     * and after the allocation hook's report, which then sees what the
+     * shutdown left */
     static int registered;
     if (!registered) {
         registered = 1;
+        gt_alloc_hook_init();
         atexit(gt_device_shutdown);
     }
 #endif
@@ -103,4 +110,133 @@ void gt_device_shutdown(void)
     gt_arena *a = gt_default_arena();
     if (a->ptr) gt_arena_release(a);
 #endif
+}
+
+/* ---- GPU memory exhaustion */
+
+const char *gt_src_path(const char *file)
+{
+    if (!file) return "?";
+    while (!strncmp(file, "../", 3)) file += 3;
+    return file;
+}
+
+static void human_size(size_t b, char *buf, size_t len)
+{
+    if (b < ((size_t)1 << 20)) snprintf(buf, len, "%.1f KiB", b / 1024.0);
+    else if (b < ((size_t)1 << 30)) snprintf(buf, len, "%.1f MiB", b / 1048576.0);
+    else snprintf(buf, len, "%.2f GiB", b / 1073741824.0);
+}
+
+gt_status gt_gpu_oom_fail(gt_alloc_kind kind, size_t bytes, const char *what, const char *file, int line,
+                          const char *detail)
+{
+    char hs[32], where[512];
+    human_size(bytes, hs, sizeof hs);
+    if (file && line > 0)
+        snprintf(where, sizeof where, "%s:%d%s%s", gt_src_path(file), line, detail && *detail ? "; " : "",
+                 detail ? detail : "");
+    else
+        snprintf(where, sizeof where, "%s", detail && *detail ? detail : "?");
+    return gt_fail(GT_ERR_GPU, "out of %s memory: %zu bytes (%s) for %s (%s)",
+                   kind == GT_ALLOC_PINNED ? "pinned host" : "GPU", bytes, hs, what && *what ? what : "data",
+                   where);
+}
+
+bool gt_gpu_oom(gt_status st)
+{
+    const char *m = gt_errmsg();
+    return st == GT_ERR_GPU &&
+           (!strncmp(m, "out of GPU memory", 17) || !strncmp(m, "out of pinned host memory", 25));
+}
+
+void gt_gpu_oom_hint(const char *fmt, ...)
+{
+    char old[1024], hint[512];
+    snprintf(old, sizeof old, "%s", gt_errmsg());
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(hint, sizeof hint, fmt, ap);
+    va_end(ap);
+    gt_fail(GT_ERR_GPU, "%s; %s", old, hint);
+}
+
+gt_status gt_alloc_hook_parse(const char *fail, const char *count, gt_alloc_hook *h)
+{
+    h->fail_at = 0;
+    h->count = count && *count && strcmp(count, "0") != 0;
+    if (!fail || !*fail) return GT_OK;
+    const char *p = fail;
+    while (*p >= '0' && *p <= '9') p++;
+    errno = 0;
+    unsigned long long v = *p == 0 ? strtoull(fail, NULL, 10) : 0;
+    if (*p != 0 || errno == ERANGE || v > (unsigned long long)(unsigned long)-1)
+        return gt_fail(GT_ERR_USAGE,
+                       "GT_FAIL_DEVICE_ALLOC='%s': expected the number of the GPU allocation to fail "
+                       "(1, 2, ...; 0 for none)",
+                       fail);
+    h->fail_at = (unsigned long)v;
+    return GT_OK;
+}
+
+bool gt_alloc_hook_fails(const gt_alloc_hook *h, unsigned long k)
+{
+    return h->fail_at != 0 && k == h->fail_at;
+}
+
+static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
+static gt_alloc_hook hook;
+static bool hook_active;
+static gt_status hook_bad;
+static char hook_bad_msg[256];
+static atomic_ulong hook_total, hook_n[2];
+
+static void hook_report(void)
+{
+    unsigned long d = atomic_load(&hook_n[GT_ALLOC_DEVICE]), p = atomic_load(&hook_n[GT_ALLOC_PINNED]);
+    fprintf(stderr, "%s: GPU allocations: %lu (%lu device, %lu pinned host)", gt_progname(), d + p, d, p);
+#if GT_HAVE_CUDA
+    /* registered before gt_device_shutdown (see gt_device_choose), so this
+     * runs after it: what is held now was never freed */
+    size_t bytes, blocks, pinned;
+    gt_cu_held(&bytes, &blocks, &pinned);
+    fprintf(stderr, "; held at exit: %zu bytes in %zu device blocks, %zu pinned blocks", bytes, blocks, pinned);
+#endif
+    fputc('\n', stderr);
+}
+
+static void hook_init(void)
+{
+    char keep[1024];
+    snprintf(keep, sizeof keep, "%s", gt_errmsg()); /* the parse must not clobber a message */
+    hook_bad = gt_alloc_hook_parse(getenv("GT_FAIL_DEVICE_ALLOC"), getenv("GT_COUNT_DEVICE_ALLOC"), &hook);
+    if (hook_bad != GT_OK) snprintf(hook_bad_msg, sizeof hook_bad_msg, "%s", gt_errmsg());
+    gt_fail(GT_OK, "%s", keep);
+    hook_active = hook_bad != GT_OK || hook.fail_at != 0 || hook.count;
+    if (hook.count) atexit(hook_report);
+}
+
+void gt_alloc_hook_init(void)
+{
+    pthread_once(&hook_once, hook_init);
+}
+
+gt_status gt_alloc_hook_check(gt_alloc_kind kind, size_t bytes, const char *what, const char *file, int line)
+{
+    pthread_once(&hook_once, hook_init);
+    if (!hook_active) return GT_OK;
+    if (hook_bad != GT_OK) return gt_fail(hook_bad, "%s", hook_bad_msg);
+    atomic_fetch_add(&hook_n[kind == GT_ALLOC_PINNED], 1);
+    unsigned long k = atomic_fetch_add(&hook_total, 1) + 1;
+    if (!gt_alloc_hook_fails(&hook, k)) return GT_OK;
+    char detail[128];
+    snprintf(detail, sizeof detail, "allocation %lu of the run, failed by GT_FAIL_DEVICE_ALLOC=%lu", k,
+             hook.fail_at);
+    return gt_gpu_oom_fail(kind, bytes, what, file, line, detail);
+}
+
+void gt_alloc_hook_counts(unsigned long *device, unsigned long *pinned)
+{
+    *device = atomic_load(&hook_n[GT_ALLOC_DEVICE]);
+    *pinned = atomic_load(&hook_n[GT_ALLOC_PINNED]);
 }

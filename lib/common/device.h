@@ -43,6 +43,68 @@ void gt_device_shutdown(void);
 /* Name of the current GPU, or "" */
 void gt_gpu_describe(char *buf, size_t len);
 
+/* ---- GPU memory exhaustion: the message, and a test hook
+ *
+ * Every device allocation libcore makes (gt_cu_malloc) and every pinned host
+ * allocation (gt_cu_pinned_alloc) goes through kernels/common/cu_runtime.cu,
+ * which calls gt_alloc_hook_check() first. Two environment variables, read
+ * once per process, drive it:
+ *
+ *   GT_FAIL_DEVICE_ALLOC=N   allocation number N of the run (counted from 1;
+ *                            device and pinned host allocations share one
+ *                            count, so that N = 1, 2, ... walks every
+ *                            allocation in the order the job makes them)
+ *                            fails as if cudaMalloc or cudaMallocHost had
+ *                            returned cudaErrorMemoryAllocation. 0 or unset:
+ *                            none fails. Anything else: every allocation
+ *                            fails with a usage error (exit 2), so that a
+ *                            mistyped value cannot pass for a clean run.
+ *   GT_COUNT_DEVICE_ALLOC=1  at exit, print on stderr
+ *                            "<prog>: GPU allocations: T (D device, P pinned host)"
+ *                            and, in CUDA builds, "; held at exit: B bytes in
+ *                            K device blocks, Q pinned blocks" (all 0 when the
+ *                            program freed what it took).
+ *
+ * Unset, they cost one branch per allocation. What cuBLAS, cuSOLVER and
+ * cuSPARSE allocate for themselves (handles, workspaces they size) does not
+ * go through libcore and is not counted. */
+typedef enum gt_alloc_kind { GT_ALLOC_DEVICE = 0, GT_ALLOC_PINNED = 1 } gt_alloc_kind;
+
+typedef struct gt_alloc_hook {
+    unsigned long fail_at; /* allocation number that fails; 0: none */
+    bool count;            /* print the counts at exit */
+} gt_alloc_hook;
+
+/* The variables' values (NULL: unset) into *h; GT_ERR_USAGE with a message
+ * naming the variable for a GT_FAIL_DEVICE_ALLOC that is not a number. */
+gt_status gt_alloc_hook_parse(const char *fail, const char *count, gt_alloc_hook *h);
+/* Whether allocation number k (from 1) fails under h. */
+bool gt_alloc_hook_fails(const gt_alloc_hook *h, unsigned long k);
+/* Called by the allocators before each allocation of `bytes` for `what` at
+ * file:line: counts it and returns GT_OK, or the out-of-memory failure when
+ * the hook fails this one. */
+gt_status gt_alloc_hook_check(gt_alloc_kind kind, size_t bytes, const char *what, const char *file,
+                              int line);
+/* Read the variables now (done at the first allocation otherwise):
+ * gt_device_choose calls it so that the count is printed after
+ * gt_device_shutdown has run, with what was still held then. */
+void gt_alloc_hook_init(void);
+/* Allocations counted so far (zero while both variables are unset). */
+void gt_alloc_hook_counts(unsigned long *device, unsigned long *pinned);
+
+/* The out-of-memory failure (GT_ERR_GPU), one form for every program:
+ *   "out of GPU memory: <bytes> bytes (<MiB>) for <what> (<file>:<line>; <detail>)"
+ * ("out of pinned host memory" for GT_ALLOC_PINNED); detail says what is
+ * known: the free memory, or that the test hook failed it. */
+gt_status gt_gpu_oom_fail(gt_alloc_kind kind, size_t bytes, const char *what, const char *file, int line,
+                          const char *detail);
+/* Whether st with the current message is such a failure. */
+bool gt_gpu_oom(gt_status st);
+/* Append "; <hint>" to the current message: how to retry with less memory. */
+void gt_gpu_oom_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A compiler's __FILE__ without the leading "../" of a build directory. */
+const char *gt_src_path(const char *file);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/device.h"
 #include "gs/gs.h"
 #include "gt_config.h"
 
@@ -32,6 +33,10 @@ gt_status gt_gs_gpu_create(const gt_gs_scene *s, const gt_gs_params *p, gt_gs_gp
                                    p->scale_modifier, p->antialias ? 1 : 0, p->square_binning ? 0 : 1, &g->cu);
     if (st != GT_OK) {
         free(g);
+        /* the scene is uploaded whole; only a bigger GPU or the CPU helps */
+        if (gt_gpu_oom(st))
+            gt_gpu_oom_hint("the scene's %zu Gaussians (SH degree %d) must fit on the GPU at once: use a GPU "
+                            "with more free memory, or --device cpu", s->n, s->sh_degree);
         return st;
     }
     *out = g;
@@ -59,10 +64,16 @@ gt_status gt_gs_gpu_render(gt_gs_gpu *g, const gt_gs_camera *c, gt_gs_image *out
     memcpy(cam.t, c->t, sizeof cam.t);
     memcpy(cam.campos, c->campos, sizeof cam.campos);
     int deg = gt_gs_effective_degree(g->scene, &g->params);
-    return gt_gs_cu_render(g->cu, &cam, deg, g->params.bg, (what & GT_GS_OUT_FLOAT) ? out->rgb : NULL,
-                           (what & GT_GS_OUT_AUX) ? out->alpha : NULL,
-                           (what & GT_GS_OUT_AUX) ? out->depth : NULL,
-                           (what & GT_GS_OUT_RGBA8) ? out->rgba8 : NULL, tm, &g->last_pairs);
+    gt_status st = gt_gs_cu_render(g->cu, &cam, deg, g->params.bg, (what & GT_GS_OUT_FLOAT) ? out->rgb : NULL,
+                                   (what & GT_GS_OUT_AUX) ? out->alpha : NULL,
+                                   (what & GT_GS_OUT_AUX) ? out->depth : NULL,
+                                   (what & GT_GS_OUT_RGBA8) ? out->rgba8 : NULL, tm, &g->last_pairs);
+    /* beyond the scene, a view needs its image buffers and its Gaussian/tile
+     * pairs, both growing with the image area; frames render one at a time */
+    if (gt_gpu_oom(st))
+        gt_gpu_oom_hint("a %dx%d view needs memory for its pixels and Gaussian/tile pairs: a smaller --size "
+                        "needs less (frames render one at a time), or --device cpu", c->width, c->height);
+    return st;
 #else
     (void)g;
     (void)what;

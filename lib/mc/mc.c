@@ -1,9 +1,11 @@
 /* Marching cubes dispatch: whole-volume and slab-streamed extraction on the
  * CPU reference or the CUDA path, and the soup conversion. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gt_config.h"
+#include "common/device.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "mc/mc.h"
@@ -49,6 +51,28 @@ static int64_t planes_for(size_t budget, size_t per_plane, int64_t Z)
     if (P < 1) P = 1;
     return P > Z ? Z : P;
 }
+
+#if GT_HAVE_CUDA
+/* After the GPU ran out of memory with slabs of P planes: the --max-gpu-mem
+ * that gives slabs of half as many (the budget planes_for reads back), or
+ * why none helps. */
+static void slab_hint(const gt_mc_geom *g, int64_t P)
+{
+    if (P <= 1) {
+        gt_gpu_oom_hint("z-slabs of one plane of %lldx%lld voxels are the smallest: no --max-gpu-mem helps; "
+                        "use --device cpu", (long long)g->dims[0], (long long)g->dims[1]);
+        return;
+    }
+    const size_t per = gt_mc_cuda_base_bytes(g, 1) * 2;
+    const int64_t half = P / 2;
+    const size_t want = per * (size_t)(half + 3);
+    char v[32];
+    if (want >= ((size_t)16 << 20)) snprintf(v, sizeof v, "%zuM", (want + ((size_t)1 << 20) - 1) >> 20);
+    else snprintf(v, sizeof v, "%zuK", (want + 1023) >> 10);
+    gt_gpu_oom_hint("retry with --max-gpu-mem %s (z-slabs of %lld planes instead of %lld), or --device cpu", v,
+                    (long long)half, (long long)P);
+}
+#endif
 
 gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read,
                                void *ctx, const gt_mc_params *p, size_t max_mem,
@@ -137,6 +161,7 @@ done:
     gt_progress_end(&prog);
 #if GT_HAVE_CUDA
     if (cu) gt_mc_cuda_destroy(cu);
+    if (dev == GT_DEVICE_CUDA && gt_gpu_oom(st)) slab_hint(&g, P);
 #endif
     free(buf);
     return st;

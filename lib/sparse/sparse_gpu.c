@@ -197,7 +197,7 @@ gt_status gt_solve_gpu(const gt_csr *a, gt_sp_format f, int prec, const double *
     gt_spd d;
     GT_TRY(gt_cu_spd_upload(a, prec, &d));
     gt_status s = gt_cu_spd_convert(&d, f, -1, dia_limit(a, prec));
-    if (s != GT_OK && f == GT_SP_DIA) { /* too many diagonals: CSR */
+    if (s == GT_ERR_RUNTIME && f == GT_SP_DIA) { /* too many diagonals: CSR (out of memory stays exit 4) */
         f = GT_SP_CSR;
         s = GT_OK;
     }
