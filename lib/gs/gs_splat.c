@@ -8,17 +8,7 @@
 
 #include "common/output.h"
 #include "gs/gs.h"
-
-static void normalize_quat(float *q)
-{
-    float l = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    if (!(l > 0.0f) || !isfinite(l)) {
-        q[0] = 1.0f;
-        q[1] = q[2] = q[3] = 0.0f;
-        return;
-    }
-    for (int k = 0; k < 4; k++) q[k] /= l;
-}
+#include "gs/gs_math.h"
 
 gt_status gt_gs_scene_read_splat(const char *path, gt_gs_scene *s)
 {
@@ -78,7 +68,7 @@ gt_status gt_gs_scene_read_splat(const char *path, gt_gs_scene *s)
         s->opacity[i] = (float)r[27] / 255.0f;
         float *q = s->rot + 4 * i;
         for (int k = 0; k < 4; k++) q[k] = ((float)r[28 + k] - 128.0f) / 128.0f;
-        normalize_quat(q);
+        gs_quat_normalize(q);
     }
     free(buf);
     return GT_OK;
