@@ -1,10 +1,13 @@
-/* Evaluating a thin-plate spline: the kernel U, the CPU reference over
- * many points and the dispatch to CUDA (kernels/tps/tps_apply.cu). */
-#include <math.h>
-
+/* Evaluating a thin-plate spline: the CPU reference over many points
+ * (tps_eval_point of tps_math.h, the function the CUDA kernel in
+ * kernels/tps/tps_apply.cu computes too) and the dispatch. */
 #include "common/timer.h"
 #include "gt_config.h"
 #include "tps/tps.h"
+#include "tps/tps_math.h"
+
+_Static_assert(GT_TPS_R2LOGR == TPS_KERNEL_R2LOGR && GT_TPS_R == TPS_KERNEL_R,
+               "tps.h and tps_math.h disagree on the kernel codes");
 
 #if GT_HAVE_CUDA
 #include "kernels/tps/tps_cuda.h"
@@ -14,30 +17,15 @@ const char *gt_tps_kernel_name(gt_tps_kernel k) { return k == GT_TPS_R ? "r" : "
 
 double gt_tps_u(gt_tps_kernel k, double r2)
 {
-    if (k == GT_TPS_R) return -sqrt(r2);
-    return r2 > 0.0 ? 0.5 * r2 * log(r2) : 0.0;
+    return tps_u((int)k, r2);
 }
 
 void gt_tps_eval_cpu(const gt_tps *t, const double *p, size_t npts, double *out)
 {
 #pragma omp parallel for schedule(static) if (npts * t->n > 100000)
-    for (size_t q = 0; q < npts; q++) {
-        double x = p[3 * q], y = p[3 * q + 1], z = p[3 * q + 2];
-        double f[3];
-        for (int c = 0; c < 3; c++)
-            f[c] = t->a[0][c] + t->a[1][c] * x + t->a[2][c] * y + t->a[3][c] * z;
-        for (size_t k = 0; k < t->n; k++) {
-            const double *ck = t->c + 3 * k;
-            double dx = x - ck[0], dy = y - ck[1], dz = z - ck[2];
-            double u = gt_tps_u(t->kernel, dx * dx + dy * dy + dz * dz);
-            f[0] += t->w[3 * k] * u;
-            f[1] += t->w[3 * k + 1] * u;
-            f[2] += t->w[3 * k + 2] * u;
-        }
-        out[3 * q] = f[0];
-        out[3 * q + 1] = f[1];
-        out[3 * q + 2] = f[2];
-    }
+    for (size_t q = 0; q < npts; q++)
+        tps_eval_point((int)t->kernel, t->n, t->c, t->w, &t->a[0][0], p[3 * q], p[3 * q + 1], p[3 * q + 2],
+                       out + 3 * q);
 }
 
 gt_status gt_tps_eval(const gt_tps *t, const double *p, size_t npts, double *out,

@@ -1,7 +1,7 @@
 /* The smoothed thin-plate spline fit (gt_tps_fit, see tps.h): the design
  * matrix, the CPU reference (kernel matrix, QR of X applied to K and Y from
  * both sides, GCV, Cholesky of Q2^T K Q2 + lambda I, back-substitution;
- * linear algebra in linalg.c) or the CUDA path (kernels/tps/tps_fit.cu),
+ * linear algebra in linalg.c, U in tps_math.h) or the CUDA path (kernels/tps/tps_fit.cu),
  * and the affine part in the caller's coordinates. */
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #include "gt_config.h"
 #include "tps/linalg.h"
 #include "tps/tps.h"
+#include "tps/tps_math.h"
 
 #if GT_HAVE_CUDA
 #include "kernels/tps/tps_cuda.h"
@@ -74,9 +75,8 @@ static gt_status fit_cpu(const double *src, size_t n, int m, double *X, double *
 #pragma omp parallel for schedule(static) if (n > 512)
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < n; i++) {
-            double dx = src[3 * i] - src[3 * j], dy = src[3 * i + 1] - src[3 * j + 1],
-                   dz = src[3 * i + 2] - src[3 * j + 2];
-            K[i + j * n] = gt_tps_u(o->kernel, dx * dx + dy * dy + dz * dz);
+            K[i + j * n] = tps_u_at((int)o->kernel, src[3 * i], src[3 * i + 1], src[3 * i + 2], src[3 * j],
+                                    src[3 * j + 1], src[3 * j + 2]);
         }
     double t1 = gt_now_ms();
     tm_add(o->timings, "kernel matrix", t1 - t0);
