@@ -1,3 +1,6 @@
+/* Atomic output (temporary file, rename on commit, removed on a signal)
+ * and the input helpers that go with it: open, name, read whole. See
+ * output.h. */
 #include "common/output.h"
 
 #include <errno.h>

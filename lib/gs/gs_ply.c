@@ -1,5 +1,5 @@
-/* 3DGS scene files: the standard PLY of the reference training code and the
- * compact .splat format. */
+/* 3DGS scene files: the standard PLY of the reference training code (the
+ * compact .splat format is gs_splat.c), and the dispatch by extension. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
