@@ -52,7 +52,7 @@
 #define GS_SH_C3_5 1.445305721320277f
 #define GS_SH_C3_6 -0.5900435899266435f
 
-#ifdef __CUDACC__
+#ifdef __CUDA_ARCH__ /* device code only: host compilers would warn */
 #define GS_UNROLL _Pragma("unroll")
 #else
 #define GS_UNROLL
