@@ -1,14 +1,29 @@
 // 3D Gaussian Splatting forward rasterizer: preprocess, duplicate with
-// (tile, depth) keys, CUB radix sort, tile ranges, per-tile blend.
+// (tile, depth) keys, CUB radix sort, tile ranges, per-tile blend, and the
+// host side that runs these stages per frame on one stream (gt_gs_cu).
 //
-// Same arithmetic as the reference (diff-gaussian-rasterization) forward
-// pass and the CPU oracle in lib/gs/gs_core.c, with two savings:
+// The per-Gaussian and per-pixel math (covariances, EWA projection, conic,
+// SH, alpha) is lib/gs/gs_math.h, the same functions the CPU oracle in
+// lib/gs/gs_core.c calls; this file only spreads that work over threads,
+// with two savings over the reference (diff-gaussian-rasterization):
 //  - tile binning by the exact overlap of each tile with the ellipse where
-//    alpha >= 1/255 (intersected with the reference's bounding square), so a
-//    Gaussian is only duplicated into tiles where it can change a pixel;
+//    alpha >= 1/255 (lib/gs/gs_cull.h, intersected with the reference's
+//    bounding square), so a Gaussian is only duplicated into tiles where it
+//    can change a pixel;
 //  - the sort only looks at 32 + ceil(log2(tiles)) key bits, and colour and
 //    depth travel with position/conic into shared memory (one gather per
 //    Gaussian per batch, no per-pixel global loads).
+//
+// Launch shapes:
+//  - per-Gaussian stages (k_cov3, k_pack_pos, k_preprocess, k_duplicate) and
+//    k_ranges (per pair): 1-D grid-stride loops of 256 threads; the work per
+//    item is independent and the loops let a capped grid cover any count.
+//  - k_blend: one 16x16 block per 16x16 tile, one thread per pixel, because
+//    all pixels of a tile walk the same depth-sorted list: the block stages
+//    256 Gaussians at a time in shared memory and stops when every pixel is
+//    saturated (__syncthreads_count).
+// One file: the stages share the context struct and run back to back on
+// its stream; at ~500 lines there is no call for splitting them.
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,16 +34,10 @@
 #include "kernels/common/cu_runtime.h"
 #include "kernels/gs/gs_cuda.h"
 #include "gs/gs_cull.h"
+#include "gs/gs_math.h"
 
-#define TILE 16
+#define TILE GS_TILE
 #define BLOCK (TILE * TILE)
-#define NEAR_Z 0.2f
-
-__constant__ float c_sh_c2[5] = {1.0925484305920792f, -1.0925484305920792f, 0.31539156525252005f,
-                                 -1.0925484305920792f, 0.5462742152960396f};
-__constant__ float c_sh_c3[7] = {-0.5900435899266435f, 2.890611442640554f, -0.4570457994644658f,
-                                 0.3731763325901154f, -0.4570457994644658f, 1.445305721320277f,
-                                 -0.5900435899266435f};
 
 struct gt_gs_cu {
     size_t n;
@@ -73,20 +82,9 @@ __global__ void k_cov3(size_t n, const float *__restrict__ scale, const float *_
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
-        float qr = rot[4 * i], qx = rot[4 * i + 1], qy = rot[4 * i + 2], qz = rot[4 * i + 3];
-        float Rq[9] = {1.f - 2.f * (qy * qy + qz * qz), 2.f * (qx * qy - qr * qz), 2.f * (qx * qz + qr * qy),
-                       2.f * (qx * qy + qr * qz), 1.f - 2.f * (qx * qx + qz * qz), 2.f * (qy * qz - qr * qx),
-                       2.f * (qx * qz - qr * qy), 2.f * (qy * qz + qr * qx), 1.f - 2.f * (qx * qx + qy * qy)};
-        float sc[3];
-        for (int k = 0; k < 3; k++) {
-            float v = mod * scale[3 * i + k];
-            sc[k] = v * v;
-        }
-        int idx = 0;
-        for (int a = 0; a < 3; a++)
-            for (int b = a; b < 3; b++)
-                cov3[6 * i + idx++] = Rq[3 * a] * sc[0] * Rq[3 * b] + Rq[3 * a + 1] * sc[1] * Rq[3 * b + 1] +
-                                      Rq[3 * a + 2] * sc[2] * Rq[3 * b + 2];
+        float S[6];
+        gs_cov3(rot + 4 * i, scale + 3 * i, mod, S);
+        for (int k = 0; k < 6; k++) cov3[6 * i + k] = S[k];
     }
 }
 
@@ -120,60 +118,33 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
          i += (size_t)gridDim.x * blockDim.x) {
         touched[i] = 0;
         float4 po = pos_op[i];
-        const float *R = cam.R;
-        float tx = R[0] * po.x + R[1] * po.y + R[2] * po.z + cam.t[0];
-        float ty = R[3] * po.x + R[4] * po.y + R[5] * po.z + cam.t[1];
-        float tz = R[6] * po.x + R[7] * po.y + R[8] * po.z + cam.t[2];
-        if (!(tz > NEAR_Z)) continue;
-        const float *S = cov3 + 6 * i;
-        float s0 = S[0], s1 = S[1], s2 = S[2], s3 = S[3], s4 = S[4], s5 = S[5];
-        float limx = 1.3f * cam.tanx, limy = 1.3f * cam.tany;
-        float txtz = tx / tz, tytz = ty / tz;
-        float cx = fminf(limx, fmaxf(-limx, txtz)) * tz;
-        float cy = fminf(limy, fmaxf(-limy, tytz)) * tz;
-        float j00 = cam.fx / tz, j02 = -(cam.fx * cx) / (tz * tz);
-        float j11 = cam.fy / tz, j12 = -(cam.fy * cy) / (tz * tz);
-        float T0[3], T1[3];
-        for (int k = 0; k < 3; k++) {
-            T0[k] = j00 * R[k] + j02 * R[6 + k];
-            T1[k] = j11 * R[3 + k] + j12 * R[6 + k];
-        }
-        float u0[3], u1[3];
-        u0[0] = s0 * T0[0] + s1 * T0[1] + s2 * T0[2];
-        u0[1] = s1 * T0[0] + s3 * T0[1] + s4 * T0[2];
-        u0[2] = s2 * T0[0] + s4 * T0[1] + s5 * T0[2];
-        u1[0] = s0 * T1[0] + s1 * T1[1] + s2 * T1[2];
-        u1[1] = s1 * T1[0] + s3 * T1[1] + s4 * T1[2];
-        u1[2] = s2 * T1[0] + s4 * T1[1] + s5 * T1[2];
-        float ca = T0[0] * u0[0] + T0[1] * u0[1] + T0[2] * u0[2];
-        float cb = T0[0] * u1[0] + T0[1] * u1[1] + T0[2] * u1[2];
-        float cc = T1[0] * u1[0] + T1[1] * u1[1] + T1[2] * u1[2];
-        float det0 = ca * cc - cb * cb;
-        ca += 0.3f;
-        cc += 0.3f;
-        float det = gs_det2(ca, cb, cc);
+        float v[3];
+        gs_view(cam.R, cam.t, po.x, po.y, po.z, v);
+        const float tz = v[2];
+        if (!(tz > GS_NEAR)) continue;
+        float cov[3], det0;
+        float txtz = v[0] / tz, tytz = v[1] / tz;
+        gs_cov2(cam.R, cam.fx, cam.fy, cam.tanx, cam.tany, txtz, tytz, tz, cov3 + 6 * i, cov);
+        float det = gs_filter(cov, &det0);
         if (det == 0.0f) continue;
         float opac = po.w;
-        if (antialias) opac *= sqrtf(fmaxf(0.0f, det0 / det));
+        if (antialias) opac *= gs_aa_scale(det0, det);
         // alpha >= 1/255 needs power >= -ln(255 o) (gs_cull.h)
         float tau2 = gs_cull_tau2(opac);
         if (exact && (!(tau2 > 0.0f) || !(det > 0.0f))) continue; // cannot reach alpha 1/255 anywhere
-        float dinv = 1.0f / det;
-        float mid = 0.5f * (ca + cc);
-        float disc = sqrtf(fmaxf(0.1f, mid * mid - det));
-        float radius = ceilf(3.0f * sqrtf(fmaxf(mid + disc, mid - disc)));
-        float px = cam.fx * txtz + cam.cxp;
-        float py = cam.fy * tytz + cam.cyp;
-        int x0 = min(cam.gx, max(0, (int)((px - radius) / TILE)));
-        int y0 = min(cam.gy, max(0, (int)((py - radius) / TILE)));
-        int x1 = min(cam.gx, max(0, (int)((px + radius + TILE - 1) / TILE)));
-        int y1 = min(cam.gy, max(0, (int)((py + radius + TILE - 1) / TILE)));
-        if ((x1 - x0) * (y1 - y0) == 0) continue;
+        float conic[3];
+        gs_conic(cov[0], cov[1], cov[2], det, conic);
+        float radius = gs_radius(cov[0], cov[2], det);
+        float px = gs_pixel(cam.fx, txtz, cam.cxp);
+        float py = gs_pixel(cam.fy, tytz, cam.cyp);
+        int rc[4];
+        if (gs_tile_rect(px, py, radius, cam.gx, cam.gy, rc) == 0) continue;
+        int x0 = rc[0], y0 = rc[1], x1 = rc[2], y1 = rc[3];
         uint32_t cnt = 0;
         if (exact) {
             for (int r = y0; r < y1; r++) {
                 int lo, hi;
-                gs_row_span(px, py, ca, cb, cc, det, tau2, r, x0, x1, &lo, &hi);
+                gs_row_span(px, py, cov[0], cov[1], cov[2], det, tau2, r, x0, x1, &lo, &hi);
                 cnt += (uint32_t)(hi - lo);
             }
         } else {
@@ -182,42 +153,15 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
         if (cnt == 0) continue;
 
         // colour from SH, direction camera -> mean
-        float dx = po.x - cam.campos[0], dy = po.y - cam.campos[1], dz = po.z - cam.campos[2];
-        float il = rsqrtf(dx * dx + dy * dy + dz * dz);
-        float x = dx * il, y = dy * il, z = dz * il;
-        const float *sh = shs + i * (size_t)sh_k * 3;
-        float col[3];
-        float xx = x * x, yy = y * y, zz = z * z, xy = x * y, yz = y * z, xz = x * z;
-#pragma unroll
-        for (int ch = 0; ch < 3; ch++) {
-            const float *s = sh + ch;
-            float res = 0.28209479177387814f * s[0];
-            if (deg > 0) {
-                const float C1 = 0.4886025119029199f;
-                res = res - C1 * y * s[3] + C1 * z * s[6] - C1 * x * s[9];
-                if (deg > 1) {
-                    res = res + c_sh_c2[0] * xy * s[12] + c_sh_c2[1] * yz * s[15] +
-                          c_sh_c2[2] * (2.0f * zz - xx - yy) * s[18] + c_sh_c2[3] * xz * s[21] +
-                          c_sh_c2[4] * (xx - yy) * s[24];
-                    if (deg > 2) {
-                        res = res + c_sh_c3[0] * y * (3.0f * xx - yy) * s[27] + c_sh_c3[1] * xy * z * s[30] +
-                              c_sh_c3[2] * y * (4.0f * zz - xx - yy) * s[33] +
-                              c_sh_c3[3] * z * (2.0f * zz - 3.0f * xx - 3.0f * yy) * s[36] +
-                              c_sh_c3[4] * x * (4.0f * zz - xx - yy) * s[39] +
-                              c_sh_c3[5] * z * (xx - yy) * s[42] +
-                              c_sh_c3[6] * x * (xx - 3.0f * yy) * s[45];
-                    }
-                }
-            }
-            res += 0.5f;
-            col[ch] = fmaxf(res, 0.0f);
-        }
+        float d[3], col[3];
+        gs_view_dir(po.x - cam.campos[0], po.y - cam.campos[1], po.z - cam.campos[2], d);
+        gs_sh_eval(deg, shs + i * (size_t)sh_k * 3, d[0], d[1], d[2], col);
         xy_out[i] = make_float2(px, py);
-        conic_out[i] = make_float4(cc * dinv, -cb * dinv, ca * dinv, opac);
+        conic_out[i] = make_float4(conic[0], conic[1], conic[2], opac);
         rgbd_out[i] = make_float4(col[0], col[1], col[2], tz);
         rect_out[i] = make_ushort4((unsigned short)x0, (unsigned short)y0, (unsigned short)x1,
                                    (unsigned short)y1);
-        cull_out[i] = make_float4(ca, cb, cc, tau2);
+        cull_out[i] = make_float4(cov[0], cov[1], cov[2], tau2);
         touched[i] = cnt;
     }
 }
@@ -277,11 +221,6 @@ __global__ void k_ranges(size_t m, uint32_t ntiles, const uint64_t *__restrict__
     }
 }
 
-__device__ __forceinline__ unsigned char to8(float v)
-{
-    return (unsigned char)(__saturatef(v) * 255.0f + 0.5f);
-}
-
 // One 16x16 block per tile, one thread per pixel; Gaussians in batches of
 // 256 through shared memory, front to back, stopping when every pixel of the
 // tile is saturated.
@@ -319,13 +258,12 @@ __global__ void __launch_bounds__(BLOCK) k_blend(int W, int H, int gx, const uin
         for (int j = 0; !done && j < cnt; j++) {
             float2 g = s_xy[j];
             float4 co = s_co[j];
-            float dx = g.x - pxf, dy = g.y - pyf;
-            float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
+            float power = gs_power(co.x, co.y, co.z, g.x - pxf, g.y - pyf);
             if (power > 0.0f) continue;
-            float alpha = fminf(0.99f, co.w * __expf(power));
-            if (alpha < 1.0f / 255.0f) continue;
+            float alpha = gs_alpha(co.w, power);
+            if (alpha < GS_ALPHA_MIN) continue;
             float test_T = T * (1.0f - alpha);
-            if (test_T < 0.0001f) {
+            if (test_T < GS_T_MIN) {
                 done = true;
                 continue;
             }
@@ -348,7 +286,7 @@ __global__ void __launch_bounds__(BLOCK) k_blend(int W, int H, int gx, const uin
     }
     if (out_alpha) out_alpha[pix] = 1.0f - T;
     if (out_depth) out_depth[pix] = D;
-    if (out8) out8[pix] = make_uchar4(to8(r), to8(gg), to8(b), to8(1.0f - T));
+    if (out8) out8[pix] = make_uchar4(gs_to8(r), gs_to8(gg), gs_to8(b), gs_to8(1.0f - T));
 }
 
 // ----------------------------------------------------------------- host

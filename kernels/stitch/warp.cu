@@ -1,6 +1,14 @@
 // Perspective warp + direct/feather blending (planar and packed 4:2:2), and
-// the float warp feeding multi-band blending. Arithmetic: stitch/stitch_math.h,
-// shared with the CPU reference.
+// the float warp feeding multi-band blending. The per-sample arithmetic
+// (homography, bilinear sample, gain, quantisation) is stitch/stitch_math.h,
+// shared with the CPU reference (lib/stitch/stitch.c).
+//
+// Launch shapes: one thread per output sample in 32 x 8 blocks (a warp
+// spans 32 consecutive samples of a row: coalesced stores, and neighbouring
+// threads read neighbouring source pixels, which the homography keeps
+// close); the packed 4:2:2 kernel takes one 4-byte macro-pixel (2 luma, 1 U,
+// 1 V) per thread in 64 x 4 blocks so that each thread stores one aligned
+// uchar4; the float warp adds the camera as grid z.
 #include <cuda_runtime.h>
 
 #include "kernels/common/cu_check.h"
@@ -11,11 +19,8 @@ namespace {
 
 __device__ __forceinline__ float sample(const gt_sk_plane &pl, const uint8_t *in, int i, float x, float y)
 {
-    float u, v;
-    gt_sm_project(pl.P[i], x, y, &u, &v);
-    const uint8_t *base = in + (long long)i * pl.in_bytes + pl.in.off;
-    float s = gt_sm_bilinear(base, pl.in.pitch, pl.in.step, pl.in.w, pl.in.h, u, v);
-    return s * pl.gain[i];
+    return gt_sm_sample(pl.P[i], in + (long long)i * pl.in_bytes + pl.in.off, pl.in.pitch, pl.in.step, pl.in.w,
+                        pl.in.h, pl.gain + i, x, y);
 }
 
 // one output sample of plane pl at (x, y), index j in the plane's owner/weight maps

@@ -1,32 +1,39 @@
-// Evaluate a thin-plate spline at many points: each thread holds PPT points
-// in registers; the block walks the control points in tiles staged in shared
-// memory (c and w), so every control point is read from global memory once
-// per block. Double precision (coordinates, U and accumulation): the warp
-// is exact to rounding compared with the CPU reference.
-// Also: volume resampling (world positions -> f -> trilinear sample).
+// Applying a thin-plate spline on the GPU: evaluation at many points
+// (tps_eval_kernel) and volume resampling (voxel world positions, f of
+// them, trilinear samples). The per-element math (U, the affine part, the
+// voxel conversions, the trilinear sample) is lib/tps/tps_math.h, the same
+// functions the CPU reference calls; double precision throughout, so the
+// warp matches the CPU to rounding (the same terms summed in the same order).
+//
+// Launch shapes:
+//  - tps_eval_kernel: 256 threads, each holding PPT = 2 points in registers;
+//    the block walks the control points in tiles of 256 staged in shared
+//    memory (c and w), so every control point is read from global memory
+//    once per block, and each shared load feeds PPT kernel evaluations
+//    (the work is O(points x control points), bound by the double-precision
+//    log/sqrt, not by memory). Grids beyond 2^30 blocks are launched in chunks.
+//  - tps_voxel_pos, tps_sample: one voxel per thread, 256-thread blocks in
+//    a grid-stride loop over at most 65536 blocks (memory-bound, O(voxels)).
 #include <cuda_runtime.h>
 
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/tps/tps_cuda.h"
+#include "tps/tps_math.h"
 
 #define TPS_BLOCK 256
 #define TPS_PPT 2
 
-template <int KERNEL>
-__device__ __forceinline__ double tps_u2(double r2)
-{
-    if (KERNEL == 1) return -sqrt(r2);
-    return r2 > 0.0 ? 0.5 * r2 * log(r2) : 0.0;
-}
+// small arrays passed by value: they live in the kernel's parameter space
+struct Affine { double a[12]; }; // 4x3 row-major (tps_affine_plus)
+struct Mat3 { double m[9]; };
+struct Vec3 { double v[3]; };
 
 // p and out: npts*3 (row-major); may alias (each thread reads its points first)
 template <int KERNEL>
 __global__ void __launch_bounds__(TPS_BLOCK)
-tps_eval_kernel(size_t n, const double *__restrict__ c, const double *__restrict__ w, double a0,
-                double a1, double a2, double a3, double a4, double a5, double a6, double a7,
-                double a8, double a9, double a10, double a11, const double *p, size_t npts,
-                double *out)
+tps_eval_kernel(size_t n, const double *__restrict__ c, const double *__restrict__ w, const Affine A,
+                const double *p, size_t npts, double *out)
 {
     __shared__ double sc[3 * TPS_BLOCK];
     __shared__ double sw[3 * TPS_BLOCK];
@@ -56,8 +63,7 @@ tps_eval_kernel(size_t n, const double *__restrict__ c, const double *__restrict
             const double wx = sw[3 * k], wy = sw[3 * k + 1], wz = sw[3 * k + 2];
 #pragma unroll
             for (int q = 0; q < TPS_PPT; q++) {
-                double dx = x[q] - cx, dy = y[q] - cy, dz = z[q] - cz;
-                double u = tps_u2<KERNEL>(dx * dx + dy * dy + dz * dz);
+                double u = tps_u_at(KERNEL, x[q], y[q], z[q], cx, cy, cz);
                 f0[q] += wx * u;
                 f1[q] += wy * u;
                 f2[q] += wz * u;
@@ -68,9 +74,12 @@ tps_eval_kernel(size_t n, const double *__restrict__ c, const double *__restrict
     for (int q = 0; q < TPS_PPT; q++) {
         size_t i = base + (size_t)q * TPS_BLOCK;
         if (i < npts) {
-            out[3 * i] = a0 + a3 * x[q] + a6 * y[q] + a9 * z[q] + f0[q];
-            out[3 * i + 1] = a1 + a4 * x[q] + a7 * y[q] + a10 * z[q] + f1[q];
-            out[3 * i + 2] = a2 + a5 * x[q] + a8 * y[q] + a11 * z[q] + f2[q];
+            const double sum[3] = {f0[q], f1[q], f2[q]};
+            double f[3];
+            tps_affine_plus(A.a, x[q], y[q], z[q], sum, f);
+            out[3 * i] = f[0];
+            out[3 * i + 1] = f[1];
+            out[3 * i + 2] = f[2];
         }
     }
 }
@@ -79,20 +88,20 @@ static gt_status launch_eval(int kernel, size_t n, const double *dc, const doubl
                              const double *a, const double *dp, size_t npts, double *dout)
 {
     const size_t per = (size_t)TPS_BLOCK * TPS_PPT;
+    Affine A;
+    for (int k = 0; k < 12; k++) A.a[k] = a[k];
     size_t blocks = (npts + per - 1) / per;
     // grid x is limited to 2^31-1 blocks; chunk larger inputs
     const size_t maxb = (size_t)1 << 30;
     for (size_t b0 = 0; b0 < blocks; b0 += maxb) {
         size_t nb = blocks - b0 < maxb ? blocks - b0 : maxb;
         size_t off = b0 * per, cnt = npts - off < nb * per ? npts - off : nb * per;
-        if (kernel == 1)
-            tps_eval_kernel<1><<<(unsigned)nb, TPS_BLOCK>>>(
-                n, dc, dw, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10],
-                a[11], dp + 3 * off, cnt, dout + 3 * off);
+        if (kernel == TPS_KERNEL_R)
+            tps_eval_kernel<TPS_KERNEL_R><<<(unsigned)nb, TPS_BLOCK>>>(n, dc, dw, A, dp + 3 * off, cnt,
+                                                                       dout + 3 * off);
         else
-            tps_eval_kernel<0><<<(unsigned)nb, TPS_BLOCK>>>(
-                n, dc, dw, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10],
-                a[11], dp + 3 * off, cnt, dout + 3 * off);
+            tps_eval_kernel<TPS_KERNEL_R2LOGR><<<(unsigned)nb, TPS_BLOCK>>>(n, dc, dw, A, dp + 3 * off,
+                                                                            cnt, dout + 3 * off);
         GT_CU_LAUNCH("tps_eval_kernel");
     }
     return GT_OK;
@@ -135,58 +144,32 @@ done:
 }
 
 // world position of voxel v (x fastest)
-__global__ void tps_voxel_pos(long long d0, long long d1, size_t nvox, double m0, double m1,
-                              double m2, double m3, double m4, double m5, double m6, double m7,
-                              double m8, double o0, double o1, double o2, double *pos)
+__global__ void tps_voxel_pos(long long d0, long long d1, size_t nvox, const Mat3 M, const Vec3 o,
+                              double *pos)
 {
     for (size_t v = blockIdx.x * (size_t)blockDim.x + threadIdx.x; v < nvox;
          v += (size_t)gridDim.x * blockDim.x) {
         double i = (double)(v % (size_t)d0);
         double j = (double)((v / (size_t)d0) % (size_t)d1);
         double k = (double)(v / ((size_t)d0 * (size_t)d1));
-        pos[3 * v] = o0 + i * m0 + j * m3 + k * m6;
-        pos[3 * v + 1] = o1 + i * m1 + j * m4 + k * m7;
-        pos[3 * v + 2] = o2 + i * m2 + j * m5 + k * m8;
+        double q[3];
+        tps_voxel_world(M.m, o.v, i, j, k, q);
+        pos[3 * v] = q[0];
+        pos[3 * v + 1] = q[1];
+        pos[3 * v + 2] = q[2];
     }
 }
 
-struct Mat3 { double m[9]; };
-
+// voxel v takes the trilinear sample of f at the index of the warped position q[v]
 __global__ void tps_sample(const float *__restrict__ f, long long d0, long long d1, long long d2,
-                           Mat3 Minv, double o0, double o1, double o2,
-                           const double *__restrict__ q, size_t nvox, float *__restrict__ out)
+                           const Mat3 Minv, const Vec3 o, const double *__restrict__ q, size_t nvox,
+                           float *__restrict__ out)
 {
     for (size_t v = blockIdx.x * (size_t)blockDim.x + threadIdx.x; v < nvox;
          v += (size_t)gridDim.x * blockDim.x) {
-        double r0 = q[3 * v] - o0, r1 = q[3 * v + 1] - o1, r2 = q[3 * v + 2] - o2;
-        const double *M = Minv.m;
-        double x = M[0] * r0 + M[1] * r1 + M[2] * r2;
-        double y = M[3] * r0 + M[4] * r1 + M[5] * r2;
-        double z = M[6] * r0 + M[7] * r1 + M[8] * r2;
-        double val = 0.0;
-        const double e = 1e-6; // within 1e-6 voxel of the grid counts as on it (as the CPU)
-        if (x >= -e && y >= -e && z >= -e && x <= d0 - 1 + e && y <= d1 - 1 + e &&
-            z <= d2 - 1 + e) {
-            x = fmin(fmax(x, 0.0), (double)(d0 - 1));
-            y = fmin(fmax(y, 0.0), (double)(d1 - 1));
-            z = fmin(fmax(z, 0.0), (double)(d2 - 1));
-            long long i = (long long)x, j = (long long)y, k = (long long)z;
-            if (i > d0 - 2) i = d0 - 2 < 0 ? 0 : d0 - 2;
-            if (j > d1 - 2) j = d1 - 2 < 0 ? 0 : d1 - 2;
-            if (k > d2 - 2) k = d2 - 2 < 0 ? 0 : d2 - 2;
-            double fx = x - i, fy = y - j, fz = z - k;
-            long long i1 = i + 1 < d0 ? i + 1 : i, j1 = j + 1 < d1 ? j + 1 : j,
-                      k1 = k + 1 < d2 ? k + 1 : k;
-#define V(a, b, c) (double)f[(a) + d0 * ((b) + d1 * (c))]
-            double c00 = V(i, j, k) * (1 - fx) + V(i1, j, k) * fx;
-            double c10 = V(i, j1, k) * (1 - fx) + V(i1, j1, k) * fx;
-            double c01 = V(i, j, k1) * (1 - fx) + V(i1, j, k1) * fx;
-            double c11 = V(i, j1, k1) * (1 - fx) + V(i1, j1, k1) * fx;
-#undef V
-            double c0 = c00 * (1 - fy) + c10 * fy, c1 = c01 * (1 - fy) + c11 * fy;
-            val = c0 * (1 - fz) + c1 * fz;
-        }
-        out[v] = (float)val;
+        double idx[3];
+        tps_world_index(Minv.m, o.v, q + 3 * v, idx);
+        out[v] = (float)tps_trilinear(f, d0, d1, d2, idx[0], idx[1], idx[2]);
     }
 }
 
@@ -201,8 +184,13 @@ extern "C" gt_status gt_tps_cuda_warp_volume(int kernel, size_t n, const double 
     float *din = nullptr, *dout = nullptr;
     gt_status st = GT_OK;
     gt_timer t;
-    Mat3 mi;
-    for (int i = 0; i < 9; i++) mi.m[i] = Minv[i];
+    Mat3 mm, mi;
+    Vec3 ov;
+    for (int i = 0; i < 9; i++) {
+        mm.m[i] = M[i];
+        mi.m[i] = Minv[i];
+    }
+    for (int i = 0; i < 3; i++) ov.v[i] = o[i];
 #define CHK(x) do { st = (x); if (st != GT_OK) goto done; } while (0)
     gt_timer_start(&t, true, nullptr);
     CHK(gt_cu_malloc((void **)&dc, n * 3 * sizeof(double), "control points"));
@@ -215,13 +203,11 @@ extern "C" gt_status gt_tps_cuda_warp_volume(int kernel, size_t n, const double 
     CHK(gt_cu_memcpy_h2d(din, in, nvox * sizeof(float), nullptr));
     add(tm, "transfer", gt_timer_stop(&t));
     gt_timer_start(&t, true, nullptr);
-    tps_voxel_pos<<<gt_grid(nvox, 256, 65536), 256>>>(dims[0], dims[1], nvox, M[0], M[1], M[2],
-                                                       M[3], M[4], M[5], M[6], M[7], M[8], o[0],
-                                                       o[1], o[2], dq);
+    tps_voxel_pos<<<gt_grid(nvox, 256, 65536), 256>>>(dims[0], dims[1], nvox, mm, ov, dq);
     CHK(gt_cu_status_from(cudaGetLastError(), "tps_voxel_pos", __FILE__, __LINE__));
     CHK(launch_eval(kernel, n, dc, dw, a, dq, nvox, dq));
-    tps_sample<<<gt_grid(nvox, 256, 65536), 256>>>(din, dims[0], dims[1], dims[2], mi, o[0],
-                                                    o[1], o[2], dq, nvox, dout);
+    tps_sample<<<gt_grid(nvox, 256, 65536), 256>>>(din, dims[0], dims[1], dims[2], mi, ov, dq, nvox,
+                                                    dout);
     CHK(gt_cu_status_from(cudaGetLastError(), "tps_sample", __FILE__, __LINE__));
     add(tm, "warp volume", gt_timer_stop(&t));
     gt_timer_start(&t, true, nullptr);

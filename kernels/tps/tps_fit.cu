@@ -3,6 +3,13 @@
 // ormqr from both sides (never forming Q), Cholesky (potrf/potrs) of
 // Q2^T K Q2 + lambda I in place in the trailing block, w = Q [0; z] (ormqr),
 // and the affine right-hand side by one gemm. GCV: syevd on a copy.
+// U(r) is lib/tps/tps_math.h's, as on the CPU.
+//
+// Launch shapes: the two own kernels are simple and memory-bound. tps_kmat
+// writes K column by column: 128 x 4 threads, x over rows i (coalesced
+// writes of a column), y over columns j (grid-stride beyond 65535 rows of
+// blocks); tps_add_diag: one diagonal element per thread, 256-thread blocks.
+// Everything else is cuBLAS/cuSOLVER.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -12,6 +19,7 @@
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/tps/tps_cuda.h"
+#include "tps/tps_math.h"
 
 static cublasHandle_t g_blas;
 static cusolverDnHandle_t g_sol;
@@ -65,12 +73,6 @@ struct gt_tps_cuda_fit {
     size_t xdev_bytes, xhost_bytes;
 };
 
-__device__ __forceinline__ double tps_u(int kernel, double r2)
-{
-    if (kernel == 1) return -sqrt(r2);
-    return r2 > 0.0 ? 0.5 * r2 * log(r2) : 0.0;
-}
-
 // K[i + j*n] = U(|c_i - c_j|); x over i (coalesced writes), grid-stride over j
 __global__ void tps_kmat(int kernel, size_t n, const double *__restrict__ c, double *__restrict__ K)
 {
@@ -79,8 +81,7 @@ __global__ void tps_kmat(int kernel, size_t n, const double *__restrict__ c, dou
     double xi = c[3 * i], yi = c[3 * i + 1], zi = c[3 * i + 2];
     for (size_t j = blockIdx.y * (size_t)blockDim.y + threadIdx.y; j < n;
          j += (size_t)gridDim.y * blockDim.y) {
-        double dx = xi - c[3 * j], dy = yi - c[3 * j + 1], dz = zi - c[3 * j + 2];
-        K[i + j * n] = tps_u(kernel, dx * dx + dy * dy + dz * dz);
+        K[i + j * n] = tps_u_at(kernel, xi, yi, zi, c[3 * j], c[3 * j + 1], c[3 * j + 2]);
     }
 }
 

@@ -1,9 +1,13 @@
+/* Atomic output (temporary file, rename on commit, removed on a signal)
+ * and the input helpers that go with it: open, name, read whole. See
+ * output.h. */
 #include "common/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -159,4 +163,40 @@ FILE *gt_in_open(const char *path, gt_status *st)
 void gt_in_close(FILE *f)
 {
     if (f && f != stdin) fclose(f);
+}
+
+gt_status gt_in_read_all(const char *path, unsigned char **data, size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    gt_status st = GT_OK;
+    FILE *f = gt_in_open(path, &st);
+    if (!f) return st;
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *b = malloc(cap);
+    while (b) {
+        if (n == cap) {
+            unsigned char *nb = cap <= SIZE_MAX / 2 ? realloc(b, cap * 2) : NULL;
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+            cap *= 2;
+        }
+        size_t got = fread(b + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    int err = ferror(f);
+    gt_in_close(f);
+    if (!b) return gt_fail(GT_ERR_RUNTIME, "out of memory reading %s", gt_in_name(path));
+    if (err) {
+        free(b);
+        return gt_fail(GT_ERR_RUNTIME, "read error on %s", gt_in_name(path));
+    }
+    *data = b;
+    *len = n;
+    return GT_OK;
 }

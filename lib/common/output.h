@@ -36,6 +36,11 @@ FILE *gt_in_open(const char *path, gt_status *st);
 void gt_in_close(FILE *f);
 /* "<stdin>" for "-" and NULL, else path: for messages */
 const char *gt_in_name(const char *path);
+/* The whole of an input path ("-" is stdin; pipes work) in a malloc'ed
+ * buffer *data of *len bytes, for the caller to free. GT_ERR_RUNTIME with a
+ * message naming the input when it cannot be opened or read, or memory
+ * runs out. */
+gt_status gt_in_read_all(const char *path, unsigned char **data, size_t *len);
 
 #ifdef __cplusplus
 }

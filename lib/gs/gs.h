@@ -7,8 +7,9 @@
  *    on pixel u = fx*x/z + (W-1)/2, v = fy*y/z + (H-1)/2;
  *  - SH coefficients per Gaussian: K = (deg+1)^2 RGB triples, coefficient
  *    major: sh[(i*K + k)*3 + c].
- * The CPU path (gs_render_cpu.c) is the oracle: the reference algorithm per
- * pixel, with the reference's bounding-square tile binning. The CUDA path
+ * The CPU path (gs_core.c) is the oracle: the reference algorithm per
+ * pixel, with the reference's bounding-square tile binning; the
+ * per-Gaussian and per-pixel math of both paths is gs_math.h. The CUDA path
  * bins Gaussians to tiles by the exact ellipse/tile overlap of the region
  * where alpha >= 1/255, which skips only Gaussians that cannot change a pixel
  * of the tile, so both give the same image up to float rounding. */

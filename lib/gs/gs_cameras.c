@@ -254,34 +254,10 @@ fail:
 
 gt_status gt_gs_cameras_read(const char *path, gt_gs_camera **cams, int *ncams)
 {
-    gt_status st = GT_OK;
-    FILE *f = gt_in_open(path, &st);
-    if (!f) return st;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (len == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    int err = ferror(f);
-    gt_in_close(f);
-    if (!buf) return gt_fail(GT_ERR_RUNTIME, "out of memory reading %s", gt_in_name(path));
-    if (err) {
-        free(buf);
-        return gt_fail(GT_ERR_RUNTIME, "read error on %s", gt_in_name(path));
-    }
-    st = gt_gs_cameras_parse(buf, len, path, cams, ncams);
+    unsigned char *buf;
+    size_t len;
+    GT_TRY(gt_in_read_all(path, &buf, &len));
+    gt_status st = gt_gs_cameras_parse((const char *)buf, len, path, cams, ncams);
     free(buf);
     return st;
 }

@@ -1,17 +1,22 @@
-/* 3DGS: scene memory, cameras, SH evaluation, per-Gaussian preprocess and
- * the CPU reference renderer (the reference rasterizer's forward pass). */
+/* 3DGS: scene memory, cameras, per-Gaussian preprocess and the CPU
+ * reference renderer (the reference rasterizer's forward pass), written with
+ * the per-element math of gs_math.h that the CUDA rasterizer uses too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
 #include "gs/gs.h"
+#include "gs/gs_math.h"
 
-const float gt_gs_sh_c2[5] = {1.0925484305920792f, -1.0925484305920792f, 0.31539156525252005f,
-                              -1.0925484305920792f, 0.5462742152960396f};
-const float gt_gs_sh_c3[7] = {-0.5900435899266435f, 2.890611442640554f, -0.4570457994644658f,
-                              0.3731763325901154f, -0.4570457994644658f, 1.445305721320277f,
-                              -0.5900435899266435f};
+_Static_assert(GS_TILE == GT_GS_TILE, "gs_math.h and gs.h disagree on the tile size");
+_Static_assert(GS_NEAR == GT_GS_NEAR, "gs_math.h and gs.h disagree on the near plane");
+_Static_assert(GS_SH_C0 == GT_GS_SH_C0 && GS_SH_C1 == GT_GS_SH_C1,
+               "gs_math.h and gs.h disagree on the SH constants");
+
+const float gt_gs_sh_c2[5] = {GS_SH_C2_0, GS_SH_C2_1, GS_SH_C2_2, GS_SH_C2_3, GS_SH_C2_4};
+const float gt_gs_sh_c3[7] = {GS_SH_C3_0, GS_SH_C3_1, GS_SH_C3_2, GS_SH_C3_3,
+                              GS_SH_C3_4, GS_SH_C3_5, GS_SH_C3_6};
 
 gt_status gt_gs_scene_alloc(gt_gs_scene *s, size_t n, int sh_degree)
 {
@@ -113,18 +118,12 @@ void gt_gs_image_free(gt_gs_image *im)
     memset(im, 0, sizeof *im);
 }
 
-static uint8_t to8(float v)
-{
-    v = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
-    return (uint8_t)(v * 255.0f + 0.5f);
-}
-
 void gt_gs_image_to_rgba8(gt_gs_image *im)
 {
     size_t np = (size_t)im->w * im->h;
     for (size_t i = 0; i < np; i++) {
-        for (int c = 0; c < 3; c++) im->rgba8[4 * i + c] = to8(im->rgb[3 * i + c]);
-        im->rgba8[4 * i + 3] = to8(im->alpha[i]);
+        for (int c = 0; c < 3; c++) im->rgba8[4 * i + c] = gs_to8(im->rgb[3 * i + c]);
+        im->rgba8[4 * i + 3] = gs_to8(im->alpha[i]);
     }
 }
 
@@ -236,130 +235,44 @@ gt_status gt_gs_camera_orbit(gt_gs_camera *c, const double centre[3], const doub
 
 void gt_gs_sh_eval(int deg, const float *sh, const float dir[3], float rgb[3])
 {
-    for (int ch = 0; ch < 3; ch++) {
-        const float *s = sh + ch;
-        float r = GT_GS_SH_C0 * s[0];
-        if (deg > 0) {
-            float x = dir[0], y = dir[1], z = dir[2];
-            r = r - GT_GS_SH_C1 * y * s[3] + GT_GS_SH_C1 * z * s[6] - GT_GS_SH_C1 * x * s[9];
-            if (deg > 1) {
-                float xx = x * x, yy = y * y, zz = z * z, xy = x * y, yz = y * z, xz = x * z;
-                r = r + gt_gs_sh_c2[0] * xy * s[12] + gt_gs_sh_c2[1] * yz * s[15] +
-                    gt_gs_sh_c2[2] * (2.0f * zz - xx - yy) * s[18] + gt_gs_sh_c2[3] * xz * s[21] +
-                    gt_gs_sh_c2[4] * (xx - yy) * s[24];
-                if (deg > 2) {
-                    r = r + gt_gs_sh_c3[0] * y * (3.0f * xx - yy) * s[27] +
-                        gt_gs_sh_c3[1] * xy * z * s[30] +
-                        gt_gs_sh_c3[2] * y * (4.0f * zz - xx - yy) * s[33] +
-                        gt_gs_sh_c3[3] * z * (2.0f * zz - 3.0f * xx - 3.0f * yy) * s[36] +
-                        gt_gs_sh_c3[4] * x * (4.0f * zz - xx - yy) * s[39] +
-                        gt_gs_sh_c3[5] * z * (xx - yy) * s[42] +
-                        gt_gs_sh_c3[6] * x * (xx - 3.0f * yy) * s[45];
-                }
-            }
-        }
-        r += 0.5f;
-        rgb[ch] = r > 0.0f ? r : 0.0f;
-    }
+    gs_sh_eval(deg, sh, dir[0], dir[1], dir[2], rgb);
 }
 
-static int clampi(int v, int lo, int hi)
-{
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
+/* The reference's preprocessCUDA for one Gaussian, step by step (the
+ * kernel k_preprocess runs the same steps, with the 3-D covariance computed
+ * once per scene). */
 void gt_gs_preprocess_one(const gt_gs_scene *s, size_t i, const gt_gs_camera *c,
                           const gt_gs_params *p, int sh_deg, gt_gs_proj *o)
 {
     memset(o, 0, sizeof *o);
     const float *m = s->pos + 3 * i;
-    const float *R = c->R;
-    float tx = R[0] * m[0] + R[1] * m[1] + R[2] * m[2] + c->t[0];
-    float ty = R[3] * m[0] + R[4] * m[1] + R[5] * m[2] + c->t[1];
-    float tz = R[6] * m[0] + R[7] * m[1] + R[8] * m[2] + c->t[2];
-    if (!(tz > GT_GS_NEAR)) return;
-
-    /* 3-D covariance: Sigma = Rq diag(s^2) Rq^T */
-    const float *q = s->rot + 4 * i;
-    float qr = q[0], qx = q[1], qy = q[2], qz = q[3];
-    float Rq[9] = {1.f - 2.f * (qy * qy + qz * qz), 2.f * (qx * qy - qr * qz), 2.f * (qx * qz + qr * qy),
-                   2.f * (qx * qy + qr * qz), 1.f - 2.f * (qx * qx + qz * qz), 2.f * (qy * qz - qr * qx),
-                   2.f * (qx * qz - qr * qy), 2.f * (qy * qz + qr * qx), 1.f - 2.f * (qx * qx + qy * qy)};
-    float sc[3];
-    for (int k = 0; k < 3; k++) {
-        float v = p->scale_modifier * s->scale[3 * i + k];
-        sc[k] = v * v;
-    }
-    float S[6]; /* xx xy xz yy yz zz */
-    {
-        int idx = 0;
-        for (int a = 0; a < 3; a++)
-            for (int b = a; b < 3; b++) {
-                S[idx++] = Rq[3 * a] * sc[0] * Rq[3 * b] + Rq[3 * a + 1] * sc[1] * Rq[3 * b + 1] +
-                           Rq[3 * a + 2] * sc[2] * Rq[3 * b + 2];
-            }
-    }
-    /* 2-D covariance with the clamped Jacobian */
+    float v[3];
+    gs_view(c->R, c->t, m[0], m[1], m[2], v);
+    if (!(v[2] > GS_NEAR)) return;
+    float S[6], cov[3], det0;
+    gs_cov3(s->rot + 4 * i, s->scale + 3 * i, p->scale_modifier, S);
     float W = (float)c->width, H = (float)c->height;
-    float tanx = W / (2.0f * c->fx), tany = H / (2.0f * c->fy);
-    float limx = 1.3f * tanx, limy = 1.3f * tany;
-    float txtz = tx / tz, tytz = ty / tz;
-    float cx = fminf(limx, fmaxf(-limx, txtz)) * tz;
-    float cy = fminf(limy, fmaxf(-limy, tytz)) * tz;
-    float j00 = c->fx / tz, j02 = -(c->fx * cx) / (tz * tz);
-    float j11 = c->fy / tz, j12 = -(c->fy * cy) / (tz * tz);
-    /* T = J W (2x3) */
-    float T0[3], T1[3];
-    for (int k = 0; k < 3; k++) {
-        T0[k] = j00 * R[k] + j02 * R[6 + k];
-        T1[k] = j11 * R[3 + k] + j12 * R[6 + k];
-    }
-    float Sm[9] = {S[0], S[1], S[2], S[1], S[3], S[4], S[2], S[4], S[5]};
-    float u0[3], u1[3];
-    for (int k = 0; k < 3; k++) {
-        u0[k] = Sm[3 * k] * T0[0] + Sm[3 * k + 1] * T0[1] + Sm[3 * k + 2] * T0[2];
-        u1[k] = Sm[3 * k] * T1[0] + Sm[3 * k + 1] * T1[1] + Sm[3 * k + 2] * T1[2];
-    }
-    float ca = T0[0] * u0[0] + T0[1] * u0[1] + T0[2] * u0[2];
-    float cb = T0[0] * u1[0] + T0[1] * u1[1] + T0[2] * u1[2];
-    float cc = T1[0] * u1[0] + T1[1] * u1[1] + T1[2] * u1[2];
-    float det0 = ca * cc - cb * cb;
-    ca += 0.3f;
-    cc += 0.3f;
-    float det = ca * cc - cb * cb;
+    float txtz = v[0] / v[2], tytz = v[1] / v[2];
+    gs_cov2(c->R, c->fx, c->fy, W / (2.0f * c->fx), H / (2.0f * c->fy), txtz, tytz, v[2], S, cov);
+    float det = gs_filter(cov, &det0);
     if (det == 0.0f) return;
     float opac = s->opacity[i];
-    if (p->antialias) opac *= sqrtf(fmaxf(0.0f, det0 / det));
-    float dinv = 1.0f / det;
-    float mid = 0.5f * (ca + cc);
-    float disc = sqrtf(fmaxf(0.1f, mid * mid - det));
-    float l1 = mid + disc, l2 = mid - disc;
-    float radius = ceilf(3.0f * sqrtf(fmaxf(l1, l2)));
-    float px = c->fx * txtz + 0.5f * (W - 1.0f);
-    float py = c->fy * tytz + 0.5f * (H - 1.0f);
-    int gx = (c->width + GT_GS_TILE - 1) / GT_GS_TILE, gy = (c->height + GT_GS_TILE - 1) / GT_GS_TILE;
-    int x0 = clampi((int)((px - radius) / GT_GS_TILE), 0, gx);
-    int y0 = clampi((int)((py - radius) / GT_GS_TILE), 0, gy);
-    int x1 = clampi((int)((px + radius + GT_GS_TILE - 1) / GT_GS_TILE), 0, gx);
-    int y1 = clampi((int)((py + radius + GT_GS_TILE - 1) / GT_GS_TILE), 0, gy);
-    if ((x1 - x0) * (y1 - y0) == 0) return;
-
-    float dir[3] = {m[0] - c->campos[0], m[1] - c->campos[1], m[2] - c->campos[2]};
-    float dl = sqrtf(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
-    for (int k = 0; k < 3; k++) dir[k] /= dl;
-    gt_gs_sh_eval(sh_deg, s->sh + i * (size_t)s->sh_k * 3, dir, o->rgb);
+    if (p->antialias) opac *= gs_aa_scale(det0, det);
+    float radius = gs_radius(cov[0], cov[2], det);
+    float px = gs_pixel(c->fx, txtz, 0.5f * (W - 1.0f));
+    float py = gs_pixel(c->fy, tytz, 0.5f * (H - 1.0f));
+    int gx = (c->width + GS_TILE - 1) / GS_TILE, gy = (c->height + GS_TILE - 1) / GS_TILE, rect[4];
+    if (gs_tile_rect(px, py, radius, gx, gy, rect) == 0) return;
+    float dir[3];
+    gs_view_dir(m[0] - c->campos[0], m[1] - c->campos[1], m[2] - c->campos[2], dir);
+    gs_sh_eval(sh_deg, s->sh + i * (size_t)s->sh_k * 3, dir[0], dir[1], dir[2], o->rgb);
     o->x = px;
     o->y = py;
-    o->depth = tz;
-    o->conic[0] = cc * dinv;
-    o->conic[1] = -cb * dinv;
-    o->conic[2] = ca * dinv;
+    o->depth = v[2];
+    gs_conic(cov[0], cov[1], cov[2], det, o->conic);
     o->opacity = opac;
     o->radius = (int)radius;
-    o->rect[0] = x0;
-    o->rect[1] = y0;
-    o->rect[2] = x1;
-    o->rect[3] = y1;
+    memcpy(o->rect, rect, sizeof rect);
 }
 
 /* ------------------------------------------------------------ CPU renderer */
@@ -440,14 +353,13 @@ gt_status gt_gs_render_cpu(const gt_gs_scene *s, const gt_gs_camera *c, const gt
                 float T = 1.0f, C[3] = {0, 0, 0}, D = 0;
                 for (size_t k = b; k < e; k++) {
                     const gt_gs_proj *g = &pr[list[k].idx];
-                    float dx = g->x - (float)px, dy = g->y - (float)py;
-                    float power = -0.5f * (g->conic[0] * dx * dx + g->conic[2] * dy * dy) -
-                                  g->conic[1] * dx * dy;
+                    float power = gs_power(g->conic[0], g->conic[1], g->conic[2], g->x - (float)px,
+                                           g->y - (float)py);
                     if (power > 0.0f) continue;
-                    float alpha = fminf(0.99f, g->opacity * expf(power));
-                    if (alpha < 1.0f / 255.0f) continue;
+                    float alpha = gs_alpha(g->opacity, power);
+                    if (alpha < GS_ALPHA_MIN) continue;
                     float test_T = T * (1.0f - alpha);
-                    if (test_T < 0.0001f) break;
+                    if (test_T < GS_T_MIN) break;
                     float wgt = alpha * T;
                     for (int ch = 0; ch < 3; ch++) C[ch] += g->rgb[ch] * wgt;
                     D += g->depth * wgt;

@@ -1,5 +1,6 @@
 /* Exact tile culling of a projected Gaussian, shared by the CUDA kernels
- * (kernels/gs/gs_raster.cu) and the CPU tests.
+ * (kernels/gs/gs_raster.cu) and the CPU tests (the CPU reference bins into
+ * the reference's bounding square, gs_tile_rect in gs_math.h).
  *
  * A Gaussian with opacity o changes a pixel only where alpha = o e^power >=
  * 1/255, i.e. power >= -ln(255 o): inside the ellipse
@@ -16,38 +17,22 @@
 
 #include <math.h>
 
-#ifdef __CUDACC__
-#define GS_HD __host__ __device__ __forceinline__
-#else
-#define GS_HD static inline
-#endif
+#include "common/hostdev.h"
+#include "gs/gs_math.h" /* GS_TILE, gs_det2 */
 
-#define GS_TILE 16
 /* Margins: the ellipse is taken for alpha >= (1/255) e^-GS_CULL_MARGIN and
  * the tile's pixel-centre box is widened by GS_CULL_PAD pixels, so float
  * rounding can never drop a contributing Gaussian. */
 #define GS_CULL_MARGIN 0.05f
 #define GS_CULL_PAD 0.5f
 
-/* a*c - b*b rounded step by step (never fused), so that every caller gets
- * bit-identical results. */
-GS_HD float gs_det2(float a, float b, float c)
-{
-#ifdef __CUDA_ARCH__
-    return __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, b));
-#else
-    volatile float ac = a * c, bb = b * b;
-    return ac - bb;
-#endif
-}
-
 /* tau2 for opacity o: 2 (ln(255 o) + margin); <= 0: never visible */
-GS_HD float gs_cull_tau2(float o)
+GT_HD float gs_cull_tau2(float o)
 {
     return 2.0f * (logf(255.0f * o) + GS_CULL_MARGIN);
 }
 
-GS_HD void gs_row_span(float px, float py, float a, float b, float c, float det, float tau2, int ty,
+GT_HD void gs_row_span(float px, float py, float a, float b, float c, float det, float tau2, int ty,
                        int x0, int x1, int *lo, int *hi)
 {
     *lo = x0;

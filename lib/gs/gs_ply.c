@@ -1,5 +1,5 @@
-/* 3DGS scene files: the standard PLY of the reference training code and the
- * compact .splat format. */
+/* 3DGS scene files: the standard PLY of the reference training code (the
+ * compact .splat format is gs_splat.c), and the dispatch by extension. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,23 +8,12 @@
 #include "common/alloc.h"
 #include "common/output.h"
 #include "gs/gs.h"
+#include "gs/gs_math.h"
 #include "io/ply.h"
 
 static float sigmoidf(float x)
 {
     return 1.0f / (1.0f + expf(-x));
-}
-
-/* rot w x y z -> unit quaternion; a zero quaternion becomes the identity */
-static void normalize_quat(float *q)
-{
-    float l = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    if (!(l > 0.0f) || !isfinite(l)) {
-        q[0] = 1.0f;
-        q[1] = q[2] = q[3] = 0.0f;
-        return;
-    }
-    for (int k = 0; k < 4; k++) q[k] /= l;
 }
 
 gt_status gt_gs_scene_read_ply(const char *path, gt_gs_scene *s)
@@ -99,7 +88,7 @@ gt_status gt_gs_scene_read_ply(const char *path, gt_gs_scene *s)
         s->opacity[i] = sigmoidf(v[col[6]]);
         for (int k = 0; k < 3; k++) sc[k] = expf(v[col[7 + k]]);
         for (int k = 0; k < 4; k++) q[k] = v[col[10 + k]];
-        normalize_quat(q);
+        gs_quat_normalize(q);
         if (!isfinite(pos[0]) || !isfinite(pos[1]) || !isfinite(pos[2]) || !isfinite(sc[0]) ||
             !isfinite(sc[1]) || !isfinite(sc[2])) {
             /* non-finite Gaussians cannot be drawn: make them invisible */

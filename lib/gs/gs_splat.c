@@ -8,59 +8,22 @@
 
 #include "common/output.h"
 #include "gs/gs.h"
-
-static void normalize_quat(float *q)
-{
-    float l = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    if (!(l > 0.0f) || !isfinite(l)) {
-        q[0] = 1.0f;
-        q[1] = q[2] = q[3] = 0.0f;
-        return;
-    }
-    for (int k = 0; k < 4; k++) q[k] /= l;
-}
+#include "gs/gs_math.h"
 
 gt_status gt_gs_scene_read_splat(const char *path, gt_gs_scene *s)
 {
     memset(s, 0, sizeof *s);
-    gt_status st = GT_OK;
-    FILE *f = gt_in_open(path, &st);
-    if (!f) return st;
     const char *name = gt_in_name(path);
-    size_t cap = 1 << 16, len = 0;
-    unsigned char *buf = malloc(cap);
-    if (!buf) {
-        gt_in_close(f);
-        return gt_fail(GT_ERR_RUNTIME, "out of memory reading %s", name);
-    }
-    for (;;) {
-        if (len == cap) {
-            unsigned char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                gt_in_close(f);
-                return gt_fail(GT_ERR_RUNTIME, "out of memory reading %s", name);
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    int err = ferror(f);
-    gt_in_close(f);
-    if (err) {
-        free(buf);
-        return gt_fail(GT_ERR_RUNTIME, "read error on %s", name);
-    }
+    unsigned char *buf;
+    size_t len;
+    GT_TRY(gt_in_read_all(path, &buf, &len));
     if (len % 32 != 0) {
         free(buf);
         return gt_fail_at_byte(GT_ERR_DATA, name, (long long)(len - len % 32),
                                "not a .splat file: size %zu is not a multiple of 32 bytes", len);
     }
     size_t n = len / 32;
-    st = gt_gs_scene_alloc(s, n, 0);
+    gt_status st = gt_gs_scene_alloc(s, n, 0);
     if (st != GT_OK) {
         free(buf);
         return st;
@@ -78,7 +41,7 @@ gt_status gt_gs_scene_read_splat(const char *path, gt_gs_scene *s)
         s->opacity[i] = (float)r[27] / 255.0f;
         float *q = s->rot + 4 * i;
         for (int k = 0; k < 4; k++) q[k] = ((float)r[28 + k] - 128.0f) / 128.0f;
-        normalize_quat(q);
+        gs_quat_normalize(q);
     }
     free(buf);
     return GT_OK;

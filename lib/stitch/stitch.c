@@ -491,10 +491,8 @@ done:
 
 static inline float sample_cam(const gt_stitch_plane *pl, const uint8_t *in, int i, float x, float y)
 {
-    float u, v;
-    gt_sm_project(pl->P[i], x, y, &u, &v);
-    float s = gt_sm_bilinear(in + pl->in.off, pl->in.pitch, pl->in.step, pl->in.w, pl->in.h, u, v);
-    return s * pl->gain[i];
+    return gt_sm_sample(pl->P[i], in + pl->in.off, pl->in.pitch, pl->in.step, pl->in.w, pl->in.h, pl->gain + i, x,
+                        y);
 }
 
 static gt_status multiband_plane(const gt_stitch_plan *plan, const gt_stitch_plane *pl,

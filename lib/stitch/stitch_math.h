@@ -44,6 +44,20 @@ GT_HD float gt_sm_bilinear(const uint8_t *base, int pitch, int step, int w, int 
     return fmaf(fy, bot - top, top);
 }
 
+/* Camera sample at panorama position (x, y): mapped through P into the
+ * camera's plane (gt_sm_project), sampled bilinearly, times the camera's
+ * gain *gain. base, pitch, step, w, h: the camera's plane. (The gain is
+ * passed by address and read after the sample, as the kernels always read
+ * it; passed by value, nvcc schedules the warp kernels' loads differently.) */
+GT_HD float gt_sm_sample(const float *P, const uint8_t *base, int pitch, int step, int w, int h,
+                         const float *gain, float x, float y)
+{
+    float u, v;
+    gt_sm_project(P, x, y, &u, &v);
+    float s = gt_sm_bilinear(base, pitch, step, w, h, u, v);
+    return s * *gain;
+}
+
 /* Final store: clamp(floor(v + 0.5), 0, 255). */
 GT_HD uint8_t gt_sm_quant(float v)
 {

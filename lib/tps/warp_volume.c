@@ -1,4 +1,7 @@
-/* Volume resampling through a TPS warp: CPU reference and dispatch. */
+/* Volume resampling through a TPS warp: the voxel conversions, the CPU
+ * reference (per voxel: world position, f, continuous index, trilinear
+ * sample, with the functions of tps_math.h that the CUDA kernels in
+ * kernels/tps/tps_apply.cu use too) and the dispatch. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -6,6 +9,7 @@
 
 #include "common/alloc.h"
 #include "gt_config.h"
+#include "tps/tps_math.h"
 #include "tps/warp.h"
 
 #if GT_HAVE_CUDA
@@ -74,35 +78,6 @@ static bool inv3(const double m[9], double r[9])
     return true;
 }
 
-/* trilinear sample of float volume f (dims d) at index position (x,y,z); 0 outside */
-static double trilinear(const float *f, const long long d[3], double x, double y, double z)
-{
-    /* a sample within 1e-6 voxel of the grid counts as on it (the warp's
-     * rounding must not drop the border of an identity warp) */
-    const double e = 1e-6;
-    if (!(x >= -e && y >= -e && z >= -e && x <= d[0] - 1 + e && y <= d[1] - 1 + e &&
-          z <= d[2] - 1 + e))
-        return 0.0;
-    x = fmin(fmax(x, 0.0), (double)(d[0] - 1));
-    y = fmin(fmax(y, 0.0), (double)(d[1] - 1));
-    z = fmin(fmax(z, 0.0), (double)(d[2] - 1));
-    long long i = (long long)x, j = (long long)y, k = (long long)z;
-    if (i > d[0] - 2) i = d[0] - 2 < 0 ? 0 : d[0] - 2;
-    if (j > d[1] - 2) j = d[1] - 2 < 0 ? 0 : d[1] - 2;
-    if (k > d[2] - 2) k = d[2] - 2 < 0 ? 0 : d[2] - 2;
-    double fx = x - i, fy = y - j, fz = z - k;
-    long long i1 = i + 1 < d[0] ? i + 1 : i, j1 = j + 1 < d[1] ? j + 1 : j,
-              k1 = k + 1 < d[2] ? k + 1 : k;
-#define V(a, b, c) (double)f[(a) + d[0] * ((b) + d[1] * (long long)(c))]
-    double c00 = V(i, j, k) * (1 - fx) + V(i1, j, k) * fx;
-    double c10 = V(i, j1, k) * (1 - fx) + V(i1, j1, k) * fx;
-    double c01 = V(i, j, k1) * (1 - fx) + V(i1, j, k1) * fx;
-    double c11 = V(i, j1, k1) * (1 - fx) + V(i1, j1, k1) * fx;
-#undef V
-    double c0 = c00 * (1 - fy) + c10 * fy, c1 = c01 * (1 - fy) + c11 * fy;
-    return c0 * (1 - fz) + c1 * fz;
-}
-
 gt_status gt_tps_warp_volume(const gt_tps *t, const gt_volume *in, gt_volume *out,
                              gt_device_kind device, gt_timings *tm)
 {
@@ -136,16 +111,12 @@ gt_status gt_tps_warp_volume(const gt_tps *t, const gt_volume *in, gt_volume *ou
         for (long long k = 0; k < d[2]; k++)
             for (long long j = 0; j < d[1]; j++)
                 for (long long i = 0; i < d[0]; i++) {
-                    double q[3], fq[3];
-                    for (int c = 0; c < 3; c++)
-                        q[c] = vi->origin[c] + i * M[c] + j * M[3 + c] + k * M[6 + c];
-                    gt_tps_eval_cpu(t, q, 1, fq);
-                    double r[3];
-                    for (int c = 0; c < 3; c++) r[c] = fq[c] - vi->origin[c];
-                    double x = Minv[0] * r[0] + Minv[1] * r[1] + Minv[2] * r[2];
-                    double y = Minv[3] * r[0] + Minv[4] * r[1] + Minv[5] * r[2];
-                    double z = Minv[6] * r[0] + Minv[7] * r[1] + Minv[8] * r[2];
-                    fout[i + d[0] * (j + d[1] * k)] = (float)trilinear(fin, d, x, y, z);
+                    double q[3], fq[3], idx[3];
+                    tps_voxel_world(M, vi->origin, (double)i, (double)j, (double)k, q);
+                    tps_eval_point((int)t->kernel, t->n, t->c, t->w, &t->a[0][0], q[0], q[1], q[2], fq);
+                    tps_world_index(Minv, vi->origin, fq, idx);
+                    fout[i + d[0] * (j + d[1] * k)] =
+                        (float)tps_trilinear(fin, d[0], d[1], d[2], idx[0], idx[1], idx[2]);
                 }
         if (tm) gt_timings_add(tm, "warp volume", gt_now_ms() - t0);
     } else {
