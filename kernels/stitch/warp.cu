@@ -15,7 +15,7 @@ __device__ __forceinline__ float sample(const gt_sk_plane &pl, const uint8_t *in
     gt_sm_project(pl.P[i], x, y, &u, &v);
     const uint8_t *base = in + (long long)i * pl.in_bytes + pl.in.off;
     float s = gt_sm_bilinear(base, pl.in.pitch, pl.in.step, pl.in.w, pl.in.h, u, v);
-    return s * pl.gain[i];
+    return fmaf(s, pl.gain[i], pl.bias[i]);
 }
 
 // one output sample of plane pl at (x, y), index j in the plane's owner/weight maps
