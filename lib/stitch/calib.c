@@ -72,15 +72,90 @@ static bool sane(const double H[9], int w, int h)
     return a > 1.0 / 16 && a < 16;
 }
 
-static gt_status fit_pair(const gt_calib_feat *fi, const gt_calib_feat *fj, const gt_calib_match *m, int nm,
+static inline int hamming32(const uint8_t *a, const uint8_t *b)
+{
+    int d = 0;
+    for (int k = 0; k < GT_CALIB_DESC; k += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + k, 8);
+        memcpy(&y, b + k, 8);
+        d += __builtin_popcountll(x ^ y);
+    }
+    return d;
+}
+
+/* Guided matching: with a first H, pair each keypoint of i with the keypoint
+ * of j nearest in descriptor among those within `radius` px of where H puts
+ * it, both ways (mutual), distance at most maxd of 256 (unrelated
+ * descriptors differ in about 128 bits). This recovers the true matches
+ * that the ratio test dropped among noisy features. m has room for fi->n. */
+static int guided(const gt_calib_feat *fi, const gt_calib_feat *fj, const double H[9], double radius, int maxd,
+                  gt_calib_match *m)
+{
+    int *best_i = malloc(sizeof(int) * ((size_t)fi->n + 1)), *best_j = malloc(sizeof(int) * ((size_t)fj->n + 1));
+    int *dj = malloc(sizeof(int) * ((size_t)fj->n + 1));
+    double *pu = malloc(sizeof(double) * 2 * ((size_t)fi->n + 1));
+    if (!best_i || !best_j || !dj || !pu) {
+        free(best_i), free(best_j), free(dj), free(pu);
+        return 0;
+    }
+    for (int b = 0; b < fj->n; b++) best_j[b] = -1, dj[b] = 1 << 20;
+    double r2 = radius * radius;
+    for (int a = 0; a < fi->n; a++) {
+        double x = fi->kp[a].x, y = fi->kp[a].y, d = H[6] * x + H[7] * y + H[8];
+        pu[2 * a] = d > 0 ? (H[0] * x + H[1] * y + H[2]) / d : -1e30;
+        pu[2 * a + 1] = d > 0 ? (H[3] * x + H[4] * y + H[5]) / d : -1e30;
+        int bb = -1, bd = maxd + 1;
+        for (int b = 0; b < fj->n; b++) {
+            double dx = fj->kp[b].x - pu[2 * a], dy = fj->kp[b].y - pu[2 * a + 1];
+            if (dx * dx + dy * dy > r2) continue;
+            int hd = hamming32(fi->desc + (size_t)a * GT_CALIB_DESC, fj->desc + (size_t)b * GT_CALIB_DESC);
+            if (hd < bd) bd = hd, bb = b;
+            if (hd < dj[b] || (hd == dj[b] && a < best_j[b])) dj[b] = hd, best_j[b] = a;
+        }
+        best_i[a] = bb;
+    }
+    int n = 0;
+    for (int a = 0; a < fi->n; a++) {
+        int b = best_i[a];
+        if (b >= 0 && best_j[b] == a) m[n++] = (gt_calib_match){a, b, dj[b]};
+    }
+    free(best_i), free(best_j), free(dj), free(pu);
+    return n;
+}
+
+static gt_status fit_pair(const gt_calib_feat *fi, const gt_calib_feat *fj, const gt_calib_match *m0, int nm0,
                           const gt_stitch_calib_opts *o, int w, int h, uint64_t seed, gt_calib_pair *p)
 {
+    p->matches = nm0;
+    if (nm0 < 4) return GT_OK;
+    /* a first model from the ratio-tested matches, then guided matching */
+    gt_calib_ransac_opts ro = o->ransac;
+    ro.seed = seed;
+    {
+        double *a = gt_malloc_array((size_t)nm0, 4 * sizeof(double), "pair points");
+        if (!a) return GT_ERR_RUNTIME;
+        for (int k = 0; k < nm0; k++) {
+            a[2 * k] = fi->kp[m0[k].a].x, a[2 * k + 1] = fi->kp[m0[k].a].y;
+            a[2 * (size_t)nm0 + 2 * k] = fj->kp[m0[k].b].x, a[2 * (size_t)nm0 + 2 * k + 1] = fj->kp[m0[k].b].y;
+        }
+        int ninl;
+        gt_status rs = gt_calib_ransac(a, a + 2 * (size_t)nm0, nm0, &ro, p->H, NULL, &ninl);
+        free(a);
+        if (rs || ninl < 6) return GT_OK;
+    }
+    gt_calib_match *m = gt_malloc_array((size_t)fi->n + 1, sizeof *m, "guided matches");
+    if (!m) return GT_ERR_RUNTIME;
+    int nm = guided(fi, fj, p->H, 2 * ro.threshold, 64, m);
+    if (nm < nm0) { /* keep the ratio-tested matches */
+        memcpy(m, m0, (size_t)nm0 * sizeof *m);
+        nm = nm0;
+    }
     p->matches = nm;
-    if (nm < 4) return GT_OK;
     double *a = gt_malloc_array((size_t)nm, 4 * sizeof(double), "pair points");
     unsigned char *in = gt_malloc((size_t)nm, "pair inliers");
     if (!a || !in) {
-        free(a), free(in);
+        free(a), free(in), free(m);
         return GT_ERR_RUNTIME;
     }
     double *b = a + 2 * (size_t)nm;
@@ -88,13 +163,11 @@ static gt_status fit_pair(const gt_calib_feat *fi, const gt_calib_feat *fj, cons
         a[2 * k] = fi->kp[m[k].a].x, a[2 * k + 1] = fi->kp[m[k].a].y;
         b[2 * k] = fj->kp[m[k].b].x, b[2 * k + 1] = fj->kp[m[k].b].y;
     }
-    gt_calib_ransac_opts ro = o->ransac;
-    ro.seed = seed;
     if (gt_calib_ransac(a, b, nm, &ro, p->H, in, &p->inliers) == GT_OK) {
         p->pa = malloc(sizeof(double) * 2 * (size_t)p->inliers + 1);
         p->pb = malloc(sizeof(double) * 2 * (size_t)p->inliers + 1);
         if (!p->pa || !p->pb) {
-            free(a), free(in);
+            free(a), free(in), free(m);
             return gt_fail(GT_ERR_RUNTIME, "out of memory (pair inliers)");
         }
         double se = 0, mx = 0;
@@ -111,7 +184,7 @@ static gt_status fit_pair(const gt_calib_feat *fi, const gt_calib_feat *fj, cons
         p->max = mx;
         p->used = sane(p->H, w, h);
     }
-    free(a), free(in);
+    free(a), free(in), free(m);
     return GT_OK;
 }
 

@@ -5,7 +5,8 @@
  * Levenberg-Marquardt over the inliers of all accepted pairs (for rotating
  * rigs whose loop closes, or cameras seen by several others), and the
  * panorama frame: a translation so that every warped corner is at
- * non-negative coordinates, with caps against degenerate chains. */
+ * non-negative coordinates, an even size (for 4:2:2 and 4:2:0 streams), with
+ * caps against degenerate chains. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +212,7 @@ gt_status gt_calib_frame(double Hc[][9], int ncam, const int *w, const int *h, c
     }
     double fx = floor(x0), fy = floor(y0);
     double W = ceil(x1) - fx + 1, Hh = ceil(y1) - fy + 1;
+    W += fmod(W, 2), Hh += fmod(Hh, 2); /* even: 4:2:2 and 4:2:0 streams need it */
     if (!(W <= o->max_side && Hh <= o->max_side && W * Hh <= o->max_area_ratio * area))
         return gt_fail(GT_ERR_DATA,
                        "the panorama would be %.0fx%.0f pixels, more than the cap (%d a side, %g times the "
