@@ -386,7 +386,7 @@ static void report(FILE *f, const gt_stitch_calib_result *r, int ncam, bool plac
         const gt_calib_pair *p = &r->pairs[q];
         fprintf(f, "pair %d-%d: %d matches, %d inliers", p->i + 1, p->j + 1, p->matches, p->inliers);
         if (p->inliers > 0) fprintf(f, ", reprojection error RMS %.3f px, max %.3f px", p->rms, p->max);
-        fprintf(f, "%s\n", p->tree ? " (chain)" : p->used ? " (refinement)" : " (not used)");
+        fprintf(f, "%s\n", p->tree ? " (chain)" : p->used ? " (accepted)" : " (not used)");
     }
     if (!placed) return;
     const gt_stitch_rig *g = &r->rig;

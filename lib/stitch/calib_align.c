@@ -102,10 +102,27 @@ static double accumulate(const align_t *A, const double *p, double scale, double
     return cost;
 }
 
-static int cmp_float(const void *a, const void *b)
+/* the k-th smallest of v[0..n) (quickselect; v is reordered) */
+static float select_k(float *v, int n, int k)
 {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        float piv = v[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < piv) i++;
+            while (v[j] > piv) j--;
+            if (i <= j) {
+                float t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return v[k];
+    }
+    return v[k];
 }
 
 /* robust scale: 1.4826 * median |r| (at least 1 level) */
@@ -116,8 +133,7 @@ static double robust_scale(const align_t *A, const double *p, float *res)
     for (int k = 0; k < A->n; k++)
         if (!isnan(res[k])) res[m++] = fabsf(res[k]);
     if (m == 0) return 1;
-    qsort(res, (size_t)m, sizeof *res, cmp_float);
-    return fmax(1.4826 * res[m / 2], 1.0);
+    return fmax(1.4826 * select_k(res, m, m / 2), 1.0);
 }
 
 /* one resolution: refine p in place */
