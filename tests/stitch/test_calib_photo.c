@@ -25,11 +25,13 @@ typedef struct {
 } scene_t;
 static const scene_t scenes[] = {{"scene_astronaut.jpg", 330}, {"scene_chelsea.jpg", 285}};
 
-static void spec_for(const scene_t *sc, cv_spec *s)
+/* the CI rig over scene k, and its photograph */
+static void scene_load(size_t k, cv_spec *s, photo_t *ph)
 {
     cv_spec_ci(s, VW, VH);
-    s->photo = sc->photo;
-    s->f0 = sc->f0;
+    s->photo = scenes[k].photo;
+    s->f0 = scenes[k].f0;
+    photo_load(s->photo, ph);
 }
 
 /* the views are what the issue asks for */
@@ -38,9 +40,8 @@ static void test_views(void **state)
     (void)state;
     for (size_t k = 0; k < sizeof scenes / sizeof *scenes; k++) {
         cv_spec s;
-        spec_for(&scenes[k], &s);
         photo_t ph;
-        photo_load(s.photo, &ph);
+        scene_load(k, &s, &ph);
         assert_true(cv_margin(&s, ph.w, ph.h) > 3); /* every view inside the photograph */
         for (int i = 0; i + 1 < s.n; i++) {
             double a = cv_angle(&s, i, i + 1);
@@ -113,9 +114,8 @@ static void test_recovers(void **state)
     (void)state;
     for (size_t k = 0; k < sizeof scenes / sizeof *scenes; k++) {
         cv_spec s;
-        spec_for(&scenes[k], &s);
         photo_t ph;
-        photo_load(s.photo, &ph);
+        scene_load(k, &s, &ph);
         uint8_t *frames[CV_MAX];
         assert_int_equal(cv_render(&s, &ph, frames), 0);
         gt_stitch_calib_opts o;
