@@ -16,12 +16,15 @@
 #include "common/timer.h"
 #include "io/image.h"
 #include "io/yuv.h"
+#include "stitch/calib.h"
 #include "stitch/stitch.h"
 
 static const char *usage_text =
     "Usage: yuvstitch --rig RIG [options] IN_1 ... IN_N -o OUT\n"
+    "       yuvstitch --calibrate [options] CAM_1 ... CAM_N -o RIG\n"
     "Stitch N camera streams (raw YUV or Y4M; files, FIFOs or '-') into one\n"
-    "panorama stream, warping each through its homography and blending in YUV.\n"
+    "panorama stream, warping each through its homography and blending in YUV;\n"
+    "or calibrate the rig file from one synchronised frame per camera.\n"
     "\n"
     "Input and output:\n"
     "  -r, --rig RIG           rig file: panorama size, per camera H (camera->panorama),\n"
@@ -46,6 +49,19 @@ static const char *usage_text =
     "      --matrix bt601|bt709  preview colour matrix (default bt601)\n"
     "      --range limited|full  preview input range (default limited)\n"
     "      --save-masks DIR    write the seam masks (mask_<i>.png, 255 = owned) to DIR\n"
+    "      --gain-update N     re-estimate the gains every N frames from the overlaps\n"
+    "                          (cameras with auto-exposure), each step half-way\n"
+    "\n"
+    "Calibration (--calibrate; inputs PNG/JPEG, Y4M or raw YUV with --size/--pix-fmt):\n"
+    "      --calibrate         write the rig (homographies, panorama size, gains) to -o\n"
+    "      --reference N       camera whose view the panorama keeps (default: the middle)\n"
+    "      --frame K           frame of video inputs to use (default 0, the first)\n"
+    "      --preview PNG       the stitched panorama with the seams in red\n"
+    "      --features N        features per camera (default 2000)\n"
+    "      --min-inliers N     inliers a pair needs (default 20)\n"
+    "      --seed S            RANSAC seed (default 1; the same seed, the same rig)\n"
+    "      --global-refine     refine all overlapping pairs together (rotating rigs)\n"
+    "      --no-gains          write gains of 1\n"
     "\n" GT_COMMON_HELP;
 
 enum {
@@ -57,6 +73,15 @@ enum {
     OPT_MATRIX,
     OPT_RANGE,
     OPT_SAVEMASKS,
+    OPT_GAINUPD,
+    OPT_CALIBRATE,
+    OPT_REFERENCE,
+    OPT_FRAME,
+    OPT_FEATURES,
+    OPT_MININL,
+    OPT_SEED,
+    OPT_GLOBAL,
+    OPT_NOGAINS,
 };
 
 typedef struct {
@@ -64,6 +89,9 @@ typedef struct {
     int w, h, fmt, out_y4m; /* out_y4m: -1 auto */
     long frames;
     bool strict;
+    int gain_update;
+    bool calibrate;
+    gt_stitch_calib_opts cal;
     gt_stitch_plan_opts po;
     int matrix, range;
     gt_common_opts common;
@@ -88,6 +116,15 @@ static gt_status parse(int argc, char **argv, opts_t *o, bool *exit_ok)
         {"matrix", required_argument, 0, OPT_MATRIX},
         {"range", required_argument, 0, OPT_RANGE},
         {"save-masks", required_argument, 0, OPT_SAVEMASKS},
+        {"gain-update", required_argument, 0, OPT_GAINUPD},
+        {"calibrate", no_argument, 0, OPT_CALIBRATE},
+        {"reference", required_argument, 0, OPT_REFERENCE},
+        {"frame", required_argument, 0, OPT_FRAME},
+        {"features", required_argument, 0, OPT_FEATURES},
+        {"min-inliers", required_argument, 0, OPT_MININL},
+        {"seed", required_argument, 0, OPT_SEED},
+        {"global-refine", no_argument, 0, OPT_GLOBAL},
+        {"no-gains", no_argument, 0, OPT_NOGAINS},
         GT_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -100,6 +137,7 @@ static gt_status parse(int argc, char **argv, opts_t *o, bool *exit_ok)
     o->out_y4m = -1;
     o->frames = -1;
     gt_stitch_plan_opts_init(&o->po);
+    gt_stitch_calib_opts_init(&o->cal);
     gt_common_opts_init(&o->common);
     *exit_ok = false;
     int c, v;
@@ -135,12 +173,30 @@ static gt_status parse(int argc, char **argv, opts_t *o, bool *exit_ok)
         case OPT_MATRIX: GT_TRY(gt_parse_enum("--matrix", optarg, matrices, 2, &o->matrix)); break;
         case OPT_RANGE: GT_TRY(gt_parse_enum("--range", optarg, ranges, 2, &o->range)); break;
         case OPT_SAVEMASKS: o->save_masks = optarg; break;
+        case OPT_GAINUPD: GT_TRY(gt_parse_int("--gain-update", optarg, 1, 1 << 30, &o->gain_update)); break;
+        case OPT_CALIBRATE: o->calibrate = true; break;
+        case OPT_REFERENCE:
+            GT_TRY(gt_parse_int("--reference", optarg, 1, GT_STITCH_MAX_CAMS, &o->cal.chain.reference));
+            o->cal.chain.reference--;
+            break;
+        case OPT_FRAME: GT_TRY(gt_parse_long("--frame", optarg, 0, 1L << 40, &o->cal.frame)); break;
+        case OPT_FEATURES: GT_TRY(gt_parse_int("--features", optarg, 16, 100000, &o->cal.det.max_features)); break;
+        case OPT_MININL: GT_TRY(gt_parse_int("--min-inliers", optarg, 8, 100000, &o->cal.chain.min_inliers)); break;
+        case OPT_SEED: {
+            long sd;
+            GT_TRY(gt_parse_long("--seed", optarg, 0, 1L << 62, &sd));
+            o->cal.ransac.seed = (uint64_t)sd;
+            break;
+        }
+        case OPT_GLOBAL: o->cal.chain.global = true; break;
+        case OPT_NOGAINS: o->cal.no_gains = true; break;
         default: return gt_usage_error("unknown option (see --help)");
         }
     }
-    if (!o->rig) return gt_usage_error("missing --rig RIG");
+    if (o->calibrate && o->rig) return gt_usage_error("--calibrate writes a rig: give it with -o, not --rig");
+    if (!o->rig && !o->calibrate) return gt_usage_error("missing --rig RIG (or --calibrate)");
     if (!o->out) return gt_usage_error("missing -o OUT");
-    if (optind >= argc) return gt_usage_error("no input streams");
+    if (optind >= argc) return gt_usage_error(o->calibrate ? "no camera frames" : "no input streams");
     o->inputs = argv + optind;
     o->ninputs = argc - optind;
     int nstdin = 0;
@@ -175,6 +231,7 @@ typedef struct {
     gt_image masks[GT_STITCH_MAX_CAMS];
     gt_stitch_plan plan;
     gt_stitch_gpu *gpu;
+    gt_stitch_gain_update gu;
     pthread_t dev_th;
     bool dev_th_started;
     gt_yuv_writer *wr;
@@ -347,6 +404,18 @@ static void join_device_prepare(run_t *r)
     r->dev_th_started = false;
 }
 
+/* --gain-update: re-estimate from frame k's inputs before it is stitched */
+static gt_status update_gains(run_t *r, uint8_t *const *bufs, long k)
+{
+    if (!r->o.gain_update) return GT_OK;
+    double t0 = gt_now_ms();
+    bool changed;
+    GT_TRY(gt_stitch_gain_update_frame(&r->gu, &r->plan, (const uint8_t *const *)bufs, k, &changed));
+    if (changed && r->gpu) gt_stitch_gpu_set_gains(r->gpu);
+    if (changed) gt_timings_add(&r->tm, "gain update (CPU)", gt_now_ms() - t0);
+    return GT_OK;
+}
+
 static gt_status run(run_t *r, long *nframes)
 {
     opts_t *o = &r->o;
@@ -399,6 +468,7 @@ static gt_status run(run_t *r, long *nframes)
     double plan_ms = gt_now_ms() - t_plan;
     gt_timings_add(&r->tm, "start: plan (seams, weights, CPU)", plan_ms);
     if (o->save_masks) GT_TRY(save_masks(&r->plan, o->save_masks));
+    if (o->gain_update) GT_TRY(gt_stitch_gain_update_init(&r->gu, &r->rig, &r->plan, o->gain_update, 0.5f));
     double t_dev = gt_now_ms();
     join_device_prepare(r);
     gt_device_kind dev;
@@ -435,6 +505,7 @@ static gt_status run(run_t *r, long *nframes)
                 for (int i = 0; i < r->plan.ncam; i++) bufs[i] = gt_stitch_gpu_in_buf(r->gpu, slot, i);
                 GT_TRY(read_set(r, bufs, submitted, &got));
                 eof = !got;
+                if (got) GT_TRY(update_gains(r, bufs, submitted));
                 if (got) {
                     /* the download overwrites this slot's output: its last frame must be written */
                     GT_TRY(writer_wait(r, submitted - GT_STITCH_SLOTS));
@@ -471,6 +542,7 @@ static gt_status run(run_t *r, long *nframes)
             bool got;
             GT_TRY(read_set(r, r->cpu_in, k, &got));
             if (!got) break;
+            GT_TRY(update_gains(r, r->cpu_in, k));
             GT_TRY(writer_wait(r, k - 2));
             double t0 = gt_now_ms();
             GT_TRY(gt_stitch_frame_cpu(&r->plan, (const uint8_t *const *)r->cpu_in, r->cpu_out[k & 1]));
@@ -515,6 +587,21 @@ int main(int argc, char **argv)
     gt_status st = parse(argc, argv, &r.o, &exit_ok);
     if (st) return gt_report(st);
     if (exit_ok) return 0;
+    if (r.o.calibrate) {
+        gt_stitch_calib_opts *c = &r.o.cal;
+        c->inputs = (const char *const *)r.o.inputs;
+        c->ninputs = r.o.ninputs;
+        c->w = r.o.w, c->h = r.o.h, c->fmt = r.o.fmt;
+        c->out = r.o.out;
+        c->preview = r.o.preview;
+        c->device = r.o.common.device;
+        c->gpu = r.o.common.gpu;
+        c->report = r.o.common.verbosity >= 0 ? stderr : NULL;
+        c->timings = r.o.common.timings;
+        st = gt_stitch_calibrate(c);
+        gt_device_shutdown();
+        return st ? gt_report(st) : 0;
+    }
     long n = 0;
     st = run(&r, &n);
     join_device_prepare(&r); /* run failed before the join */
@@ -526,6 +613,7 @@ int main(int argc, char **argv)
     }
     if (r.wr) gt_yuv_finish(r.wr, false);
     gt_stitch_gpu_destroy(r.gpu);
+    gt_stitch_gain_update_free(&r.gu);
     gt_stitch_plan_free(&r.plan);
     for (int i = 0; i < GT_STITCH_MAX_CAMS; i++) {
         if (r.rd[i]) gt_yuv_close(r.rd[i]);

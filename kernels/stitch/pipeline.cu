@@ -147,6 +147,7 @@ static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
         k->in_bytes = (long long)plan->in_bytes;
         memcpy(k->P, pl->P, sizeof k->P);
         memcpy(k->gain, pl->gain, sizeof k->gain);
+        memcpy(k->bias, pl->bias, sizeof k->bias);
         k->black = pl->black;
         size_t n = (size_t)pl->out.w * pl->out.h;
         GT_TRY(upload((void **)&g->d_owner[p], pl->owner, n, "owner map"));
@@ -331,6 +332,16 @@ extern "C" gt_status gt_stitch_gpu_wait(gt_stitch_gpu *g, int slot)
     for (int k = 0; k < 4; k++) g->stage[k] += t[k];
     g->frames++;
     return GT_OK;
+}
+
+// the kernels take the planes by value at launch: frames submitted after
+// this call use the new gains
+extern "C" void gt_stitch_gpu_set_gains(gt_stitch_gpu *g)
+{
+    for (int p = 0; p < 3; p++) {
+        memcpy(g->kp[p].gain, g->plan->plane[p].gain, sizeof g->kp[p].gain);
+        memcpy(g->kp[p].bias, g->plan->plane[p].bias, sizeof g->kp[p].bias);
+    }
 }
 
 extern "C" void gt_stitch_gpu_stage_ms(gt_stitch_gpu *g, double ms[4], long *frames)

@@ -25,7 +25,8 @@ typedef struct gt_sk_plane {
     int ncam;
     long long in_bytes;             /* bytes of one camera frame (camera i at in + i*in_bytes) */
     float P[GT_SK_MAX_CAMS][9];
-    float gain[GT_SK_MAX_CAMS];
+    float gain[GT_SK_MAX_CAMS];     /* sample * gain + bias (stitch.h) */
+    float bias[GT_SK_MAX_CAMS];
     float black;
 } gt_sk_plane;
 

@@ -20,7 +20,7 @@ namespace {
 __device__ __forceinline__ float sample(const gt_sk_plane &pl, const uint8_t *in, int i, float x, float y)
 {
     return gt_sm_sample(pl.P[i], in + (long long)i * pl.in_bytes + pl.in.off, pl.in.pitch, pl.in.step, pl.in.w,
-                        pl.in.h, pl.gain + i, x, y);
+                        pl.in.h, pl.gain + i, pl.bias + i, x, y);
 }
 
 // one output sample of plane pl at (x, y), index j in the plane's owner/weight maps

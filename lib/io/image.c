@@ -235,23 +235,38 @@ static void png_sink(void *ctx, void *data, int size)
 }
 #endif
 
-gt_status gt_png_write(const char *path, int w, int h, int channels, const uint8_t *data)
+/* PNG (quality 0) or JPEG at a quality 1..100, through stb_image_write */
+static gt_status stb_write(const char *path, int w, int h, int channels, const uint8_t *data, int quality)
 {
+    const char *what = quality ? "JPEG" : "PNG";
     GT_TRY(check_dims(w, h, channels, 1, 4, 1));
     if ((size_t)w * (size_t)channels > 0x7fffffff)
-        return gt_fail(GT_ERR_RUNTIME, "PNG row of %d x %d bytes too long", w, channels);
+        return gt_fail(GT_ERR_RUNTIME, "%s row of %d x %d bytes too long", what, w, channels);
 #if HAVE_STB
     gt_out o;
     GT_TRY(gt_out_open(&o, path));
-    if (!stbi_write_png_to_func(png_sink, &o, w, h, channels, data, w * channels)) {
+    int ok = quality ? stbi_write_jpg_to_func(png_sink, &o, w, h, channels, data, quality)
+                     : stbi_write_png_to_func(png_sink, &o, w, h, channels, data, w * channels);
+    if (!ok) {
         gt_out_abort(&o);
-        return gt_fail(GT_ERR_RUNTIME, "cannot encode PNG '%s'", path);
+        return gt_fail(GT_ERR_RUNTIME, "cannot encode %s '%s'", what, path);
     }
     return gt_out_commit(&o);
 #else
     (void)data;
-    return gt_fail(GT_ERR_RUNTIME, "cannot write '%s': built without stb_image_write", path);
+    return gt_fail(GT_ERR_RUNTIME, "cannot write %s '%s': built without stb_image_write", what, path);
 #endif
+}
+
+gt_status gt_png_write(const char *path, int w, int h, int channels, const uint8_t *data)
+{
+    return stb_write(path, w, h, channels, data, 0);
+}
+
+gt_status gt_jpeg_write(const char *path, int w, int h, int channels, const uint8_t *data, int quality)
+{
+    if (quality < 1 || quality > 100) return gt_fail(GT_ERR_USAGE, "JPEG quality %d is not in 1..100", quality);
+    return stb_write(path, w, h, channels, data, quality);
 }
 
 gt_status gt_pgm16_write(const char *path, int w, int h, const uint16_t *data)

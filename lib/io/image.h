@@ -24,6 +24,9 @@ gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_i
 void gt_image_free(gt_image *img);
 
 gt_status gt_png_write(const char *path, int w, int h, int channels, const uint8_t *data);
+/* JPEG (baseline, 4:2:0 chroma as stb_image_write makes it) at quality 1..100;
+ * channels 1..4 (alpha is dropped). */
+gt_status gt_jpeg_write(const char *path, int w, int h, int channels, const uint8_t *data, int quality);
 gt_status gt_pgm16_write(const char *path, int w, int h, const uint16_t *data);
 /* PFM: 1 channel ("Pf") or 3 ("PF"), rows stored bottom-to-top as the format
  * requires (data given top-to-bottom), little endian (scale -1). */

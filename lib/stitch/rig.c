@@ -146,10 +146,11 @@ gt_status gt_stitch_rig_parse(FILE *f, const char *name, gt_stitch_rig *rig)
                 goto fail;
             }
             gt_stitch_cam *c = &rig->cam[rig->ncam++];
-            c->gain = 1.0f;
+            c->gain = c->gain_u = c->gain_v = 1.0f;
             c->line = t.lineno;
             have_h = 0;
-        } else if (!strcmp(s, "H") || !strcmp(s, "mask") || !strcmp(s, "gain")) {
+        } else if (!strcmp(s, "H") || !strcmp(s, "mask") || !strcmp(s, "gain") || !strcmp(s, "gain_u") ||
+                   !strcmp(s, "gain_v")) {
             if (rig->ncam == 0) {
                 st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "'%s' before the first 'camera'", s);
                 goto fail;
@@ -179,17 +180,20 @@ gt_status gt_stitch_rig_parse(FILE *f, const char *name, gt_stitch_rig *rig)
                     goto fail;
                 }
             } else {
+                /* s points into the line buffer, which the next token may refill */
+                const char *kw = s[4] == 0 ? "gain" : s[5] == 'u' ? "gain_u" : "gain_v";
+                float *dst = s[4] == 0 ? &c->gain : s[5] == 'u' ? &c->gain_u : &c->gain_v;
                 double g;
-                if ((st = tok_double(&t, "gain", &g))) goto fail;
+                if ((st = tok_double(&t, kw, &g))) goto fail;
                 if (!(g > 0) || g > 100) {
-                    st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "gain %g out of range (0, 100]", g);
+                    st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "%s %g out of range (0, 100]", kw, g);
                     goto fail;
                 }
-                c->gain = (float)g;
+                *dst = (float)g;
             }
         } else {
             st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno,
-                            "unknown keyword '%s' (expected panorama, camera, H, mask or gain)", s);
+                            "unknown keyword '%s' (expected panorama, camera, H, mask, gain, gain_u or gain_v)", s);
             goto fail;
         }
     }

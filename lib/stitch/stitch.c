@@ -352,11 +352,16 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
         pl->in = ip[p];
         pl->out = op[p];
         pl->black = p == 0 ? 16.0f : 128.0f;
-        for (int i = 0; i < N; i++) {
-            plane_matrix(rig->cam[i].Hinv, &op[p], &ip[p], pl->P[i]);
-            pl->gain[i] = p == 0 ? rig->cam[i].gain : 1.0f;
-        }
+        for (int i = 0; i < N; i++) plane_matrix(rig->cam[i].Hinv, &op[p], &ip[p], pl->P[i]);
     }
+    float gains[3][GT_STITCH_MAX_CAMS];
+    for (int i = 0; i < N; i++) { /* 0: not set (a rig made in code), 1 */
+        const gt_stitch_cam *c = &rig->cam[i];
+        gains[0][i] = c->gain > 0 ? c->gain : 1.0f;
+        gains[1][i] = c->gain_u > 0 ? c->gain_u : 1.0f;
+        gains[2][i] = c->gain_v > 0 ? c->gain_v : 1.0f;
+    }
+    gt_stitch_plan_set_gains(plan, gains);
     gt_status st = GT_OK;
     uint8_t *region = gt_malloc(NP, "camera region");
     double *sq = gt_malloc_array(NP, sizeof(double), "distance transform");
@@ -487,12 +492,21 @@ done:
     return st;
 }
 
+void gt_stitch_plan_set_gains(gt_stitch_plan *plan, const float gains[3][GT_STITCH_MAX_CAMS])
+{
+    for (int p = 0; p < 3; p++)
+        for (int i = 0; i < plan->ncam; i++) {
+            plan->plane[p].gain[i] = gains[p][i];
+            plan->plane[p].bias[i] = p == 0 ? 0.0f : plan->plane[p].black * (1.0f - gains[p][i]);
+        }
+}
+
 /* ------------------------------------------------------------ CPU frame */
 
 static inline float sample_cam(const gt_stitch_plane *pl, const uint8_t *in, int i, float x, float y)
 {
-    return gt_sm_sample(pl->P[i], in + pl->in.off, pl->in.pitch, pl->in.step, pl->in.w, pl->in.h, pl->gain + i, x,
-                        y);
+    return gt_sm_sample(pl->P[i], in + pl->in.off, pl->in.pitch, pl->in.step, pl->in.w, pl->in.h, pl->gain + i,
+                        pl->bias + i, x, y);
 }
 
 static gt_status multiband_plane(const gt_stitch_plan *plan, const gt_stitch_plane *pl,

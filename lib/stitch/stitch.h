@@ -22,7 +22,9 @@
  * clamp(floor(v + 0.5), 0, 255). The two paths agree to within 1 per sample
  * (in practice bit-exactly).
  *
- * Gains multiply luma only (Y' = g*Y); chroma is left unchanged.
+ * Gains: per camera, luma Y' = g*Y and chroma about its neutral value,
+ * U' = 128 + gu*(U - 128), V' = 128 + gv*(V - 128) (each 1 by default); one
+ * fmaf per sample, s*gain + bias with bias = 0 for Y and 128*(1 - g) for U, V.
  * Pixels no camera covers are black: Y=16, U=V=128. */
 #ifndef GT_STITCH_H
 #define GT_STITCH_H
@@ -47,6 +49,7 @@ typedef struct gt_stitch_cam {
     double Hinv[9];   /* panorama -> camera */
     char *mask_path;  /* NULL: seams from footprints; relative paths are resolved against the rig's folder */
     float gain;       /* luma gain, default 1 */
+    float gain_u, gain_v; /* chroma gains about 128, default 1 */
     long line;        /* rig line of the camera, for messages */
 } gt_stitch_cam;
 
@@ -63,6 +66,7 @@ typedef struct gt_stitch_rig {
  *   H h00 h01 h02 h10 h11 h12 h20 h21 h22   (the 9 numbers may span lines)
  *   mask PATH               optional, PNG of panorama size, nonzero = owned
  *   gain G                  optional, > 0
+ *   gain_u G, gain_v G      optional chroma gains, > 0
  * Errors are GT_ERR_DATA "<what> (<file>:<line>)"; a singular H is an error. */
 gt_status gt_stitch_rig_parse(FILE *f, const char *name, gt_stitch_rig *rig);
 gt_status gt_stitch_rig_load(const char *path, gt_stitch_rig *rig);
@@ -113,7 +117,8 @@ typedef struct gt_stitch_plane {
      * (x1 < x0: none), for the GPU's footprint restriction */
     int mbbox[GT_STITCH_MAX_BANDS][GT_STITCH_MAX_CAMS][4];
     float black;               /* 16 for Y, 128 for U/V */
-    float gain[GT_STITCH_MAX_CAMS]; /* gains for this plane (1 for chroma) */
+    float gain[GT_STITCH_MAX_CAMS]; /* gains for this plane: sample * gain + bias */
+    float bias[GT_STITCH_MAX_CAMS]; /* 0 for Y, 128 * (1 - gain) for U and V */
 } gt_stitch_plane;
 
 /* Everything computed once from the rig for given input size/format. */
@@ -144,6 +149,9 @@ void gt_stitch_plan_opts_init(gt_stitch_plan_opts *o);
 gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_pixfmt fmt,
                                const gt_stitch_plan_opts *o, gt_stitch_plan *plan);
 void gt_stitch_plan_free(gt_stitch_plan *plan);
+/* Set the per-plane gains (gains[0] Y, [1] U, [2] V, per camera) and their
+ * biases; the GPU stitcher takes them with gt_stitch_gpu_set_gains. */
+void gt_stitch_plan_set_gains(gt_stitch_plan *plan, const float gains[3][GT_STITCH_MAX_CAMS]);
 
 /* CPU reference: stitch one frame set (in[i]: plan->in_bytes each) into out
  * (plan->out_bytes). */
@@ -173,6 +181,9 @@ uint8_t *gt_stitch_gpu_out_buf(gt_stitch_gpu *g, int slot);
 /* Asynchronous: enqueue upload+stitch+download of slot; wait for completion. */
 gt_status gt_stitch_gpu_submit(gt_stitch_gpu *g, int slot);
 gt_status gt_stitch_gpu_wait(gt_stitch_gpu *g, int slot);
+/* Take the plan's gains and biases (after gt_stitch_plan_set_gains) for the
+ * frames submitted from now on. */
+void gt_stitch_gpu_set_gains(gt_stitch_gpu *g);
 /* Mean per-stage GPU times so far (ms): upload, warp, blend, download. */
 void gt_stitch_gpu_stage_ms(gt_stitch_gpu *g, double ms[4], long *frames);
 void gt_stitch_gpu_destroy(gt_stitch_gpu *g);

@@ -35,6 +35,10 @@ gt_status gt_stitch_gpu_wait(gt_stitch_gpu *g, int slot)
     (void)g, (void)slot;
     return gt_fail(GT_ERR_GPU, "this build has no CUDA support");
 }
+void gt_stitch_gpu_set_gains(gt_stitch_gpu *g)
+{
+    (void)g;
+}
 void gt_stitch_gpu_stage_ms(gt_stitch_gpu *g, double ms[4], long *frames)
 {
     (void)g;

@@ -45,17 +45,19 @@ GT_HD float gt_sm_bilinear(const uint8_t *base, int pitch, int step, int w, int 
 }
 
 /* Camera sample at panorama position (x, y): mapped through P into the
- * camera's plane (gt_sm_project), sampled bilinearly, times the camera's
- * gain *gain. base, pitch, step, w, h: the camera's plane. (The gain is
- * passed by address and read after the sample, as the kernels always read
- * it; passed by value, nvcc schedules the warp kernels' loads differently.) */
+ * camera's plane (gt_sm_project), sampled bilinearly, then the camera's
+ * exposure model for this plane: s * gain[0] + bias[0] (luma: bias 0; chroma:
+ * gain g and bias 128 (1 - g), i.e. 128 + g (s - 128)). base, pitch, step, w,
+ * h: the camera's plane. (Gain and bias are passed by address and read after
+ * the sample, as the kernels always read them; passed by value, nvcc
+ * schedules the warp kernels' loads differently.) */
 GT_HD float gt_sm_sample(const float *P, const uint8_t *base, int pitch, int step, int w, int h,
-                         const float *gain, float x, float y)
+                         const float *gain, const float *bias, float x, float y)
 {
     float u, v;
     gt_sm_project(P, x, y, &u, &v);
     float s = gt_sm_bilinear(base, pitch, step, w, h, u, v);
-    return s * *gain;
+    return fmaf(s, *gain, *bias);
 }
 
 /* Final store: clamp(floor(v + 0.5), 0, 255). */

@@ -2,7 +2,8 @@
  * scene (stitch_synth.h) and the photographs (stitch_photo.h): sample (px, py)
  * of plane k of a frame (format f, w x h) sits at camera luma position q and
  * shows the source at H q (full-resolution coordinates), luma times
- * `exposure`, rounded to 8 bits. */
+ * `exposure` (chroma by gains about 128 with stitch_render_view_g), rounded
+ * to 8 bits. */
 #ifndef GT_STITCH_RENDER_H
 #define GT_STITCH_RENDER_H
 
@@ -24,8 +25,10 @@ static inline uint8_t stitch_q(double v)
 /* the source's plane-k value at (X, Y) */
 typedef double (*stitch_sample_fn)(const void *src, int k, double X, double Y);
 
-static inline void stitch_render_view(stitch_sample_fn sample, const void *src, const double H[9], double exposure,
-                                      gt_pixfmt f, int w, int h, uint8_t *frame)
+/* the same with a gain per plane: Y times g[0], U and V about 128 (U' = 128 +
+ * g[1] (U - 128), V likewise with g[2]) */
+static inline void stitch_render_view_g(stitch_sample_fn sample, const void *src, const double H[9], const double g[3],
+                                        gt_pixfmt f, int w, int h, uint8_t *frame)
 {
     gt_plane_view pv[3];
     gt_stitch_planes(f, w, h, pv);
@@ -36,8 +39,16 @@ static inline void stitch_render_view(stitch_sample_fn sample, const void *src, 
                 double wz = H[6] * x + H[7] * y + H[8];
                 double X = (H[0] * x + H[1] * y + H[2]) / wz, Y = (H[3] * x + H[4] * y + H[5]) / wz;
                 double v = sample(src, k, X, Y);
-                frame[pv[k].off + (size_t)py * pv[k].pitch + (size_t)px * pv[k].step] = stitch_q(k == 0 ? v * exposure : v);
+                frame[pv[k].off + (size_t)py * pv[k].pitch + (size_t)px * pv[k].step] =
+                    stitch_q(k == 0 ? v * g[0] : 128 + g[k] * (v - 128));
             }
+}
+
+static inline void stitch_render_view(stitch_sample_fn sample, const void *src, const double H[9], double exposure,
+                                      gt_pixfmt f, int w, int h, uint8_t *frame)
+{
+    const double g[3] = {exposure, 1, 1};
+    stitch_render_view_g(sample, src, H, g, f, w, h, frame);
 }
 /* Smooth a W x H image in place with the binomial [1 4 6 4 1]/16 (rows,
  * then columns; edges clamped): the seam measures look at what remains
