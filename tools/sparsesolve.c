@@ -265,9 +265,10 @@ int main(int argc, char **argv)
     if (s != GT_OK) return gt_report(s);
     gt_timings_add(&tm, "read", gt_now_ms() - t0);
     if (a.nrows == 0 || a.ncols == 0 || a.nnz == 0) {
+        s = gt_fail(GT_ERR_DATA, "%s: the matrix is empty (%lldx%lld, %lld nonzeros)", gt_in_name(apath),
+                    (long long)a.nrows, (long long)a.ncols, (long long)a.nnz);
         gt_csr_free(&a);
-        return gt_report(gt_fail(GT_ERR_DATA, "%s: the matrix is empty (%lldx%lld, %lld nonzeros)",
-                                 gt_in_name(apath), (long long)a.nrows, (long long)a.ncols, (long long)a.nnz));
+        return gt_report(s);
     }
     t0 = gt_now_ms();
     gt_sp_info in;
