@@ -11,22 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_check.h"
 #include "common/device.h"
 #include "common/log.h"
 #include "common/timer.h"
 #include "io/ply.h"
 #include "poisson/poisson.h"
 
-static int fails;
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fputc('\n', stderr);                                          \
-            fails++;                                                      \
-        }                                                                 \
-    } while (0)
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -70,9 +61,8 @@ static const char *header_value(const char *path, const char *key, char *buf, si
 int main(void)
 {
     gt_set_progname("poisson_job");
-    const char *td = getenv("GT_TESTDATA") ? getenv("GT_TESTDATA") : "testdata";
     char in_path[1024];
-    snprintf(in_path, sizeof in_path, "%s/poisson/bunny_8k.ply", td);
+    api_testdata("poisson/bunny_8k.ply", in_path, sizeof in_path);
 
     gt_pr_job job;
     gt_pr_job_init(&job);
@@ -101,7 +91,7 @@ int main(void)
     CHECK(s == GT_OK, "%s", gt_errmsg());
     s = gt_ply_read("mesh.ply", &out);
     CHECK(s == GT_OK, "mesh.ply: %s", gt_errmsg());
-    if (fails) return 1;
+    if (api_fails) return api_finish();
     CHECK(out.nvert == res.nvert && out.nface == res.ntri, "file %zu/%zu, reported %zu/%zu", out.nvert, out.nface,
           res.nvert, res.ntri);
     CHECK(gt_ply_all_triangles(&out), "faces are triangles");
@@ -146,6 +136,5 @@ int main(void)
 
     gt_ply_free(&in), gt_ply_free(&out);
     gt_device_shutdown();
-    if (fails) fprintf(stderr, "%d checks failed\n", fails);
-    return fails ? 1 : 0;
+    return api_finish();
 }

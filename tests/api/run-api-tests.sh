@@ -9,8 +9,9 @@
 # (PKG_CONFIG_PATH and the prefix pointed at the temporary installation) and
 # runs it.
 #
-# A test program is one .c file. main returns 0 when its checks pass, 77 to
-# skip, anything else is a failure. It runs in an empty folder of its own
+# A test program is one .c file (it may include api_check.h, beside it, for
+# CHECK). main returns 0 when its checks pass, 77 to skip, anything else is
+# a failure. It runs in an empty folder of its own
 # (outputs go there) that holds a link `testdata` to the shipped test data;
 # GT_TESTDATA and GT_SOURCE_DIR are set as for the other tests.
 # Exit status: 0 when all passed (some may have skipped), 1 on any failure,

@@ -9,21 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api_check.h"
 #include "common/log.h"
 #include "common/timer.h"
 #include "io/mtx.h"
 #include "sparse/sparse.h"
 
-static int fails;
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fputc('\n', stderr);                                          \
-            fails++;                                                      \
-        }                                                                 \
-    } while (0)
 
 static long count_history_lines(const char *path, double *last)
 {
@@ -55,9 +46,8 @@ static bool has_stage(const gt_timings *tm, const char *name)
 int main(void)
 {
     gt_set_progname("sparse_job");
-    const char *td = getenv("GT_TESTDATA") ? getenv("GT_TESTDATA") : "testdata";
     char apath[1024];
-    snprintf(apath, sizeof apath, "%s/sparse/poisson4009_sub1000.mtx", td);
+    api_testdata("sparse/poisson4009_sub1000.mtx", apath, sizeof apath);
 
     gt_timings tm;
     gt_timings_init(&tm);
@@ -127,6 +117,5 @@ int main(void)
     CHECK(access("x3.mtx", F_OK) != 0, "x3.mtx written although the solve failed");
 
     gt_sparse_matrix_free(&m);
-    if (fails) fprintf(stderr, "%d checks failed\n", fails);
-    return fails ? 1 : 0;
+    return api_finish();
 }
