@@ -151,6 +151,9 @@ gt_status gt_pr_write_volume(const char *path, const gt_pr_mesh *m);
  * atomically, with the program's warnings and -v line on stderr (common/log.h),
  * progress bars and per-stage timings. For example:
  *
+ *     #include "common/log.h"            // gt_report
+ *     #include "poisson/poisson.h"
+ *     ...
  *     gt_pr_job job;
  *     gt_pr_job_init(&job);              // gt_pr_params_default, auto device
  *     job.in_path = "scan.ply";

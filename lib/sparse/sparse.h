@@ -235,6 +235,9 @@ double gt_vec_norm2(const double *v, int64_t n);
  * common/log.h, named after gt_progname()), progress bar, timings and
  * atomic output. For example, solve and write x, then print the timings:
  *
+ *     #include "common/log.h"            // gt_report
+ *     #include "sparse/sparse.h"
+ *     ...
  *     gt_timings tm;
  *     gt_timings_init(&tm);
  *     gt_sparse_matrix m;
