@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The job API tests: libcore used the way an outside C program uses it.
-#   run-api-tests.sh BUILD_DIR SOURCE_DIR        (meson test passes both)
+#   run-api-tests.sh BUILD_DIR        (meson test passes it; the sources are
+#                                      the tree this script is in)
 # Installs the build into a temporary folder (meson install --destdir), checks
 # the installed headers (every public header of lib/ is there, and each one
 # compiles on its own, twice, as C11 without warnings), then compiles every
@@ -16,15 +17,17 @@
 # GT_TESTDATA and GT_SOURCE_DIR are set as for the other tests.
 # Exit status: 0 when all passed (some may have skipped), 1 on any failure,
 # 77 when nothing could run: no compiler, pkg-config or meson (the GPU test
-# bundle's machine), not a meson build folder, or every test skipped.
+# bundle's machine), not a configured meson build folder (the bundle), or
+# every test skipped.
 set -u
-[ $# -eq 2 ] || { echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2; exit 2; }
-build=$(cd "$1" && pwd) && src=$(cd "$2" && pwd) || exit 1
+[ $# -eq 1 ] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
+src=$(cd "$(dirname "$0")/../.." && pwd) || exit 1
 read -r -a cc <<< "${CC:-cc}"
 for t in "${cc[0]}" pkg-config meson; do
   command -v "$t" > /dev/null || { echo "SKIP: $t not found"; exit 77; }
 done
-[ -f "$build/meson-private/install.dat" ] || { echo "SKIP: $build is not a configured meson build folder"; exit 77; }
+[ -f "$1/meson-private/install.dat" ] || { echo "SKIP: $1 is not a configured meson build folder"; exit 77; }
+build=$(cd "$1" && pwd) || exit 1
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
