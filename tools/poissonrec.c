@@ -50,14 +50,14 @@ enum { OPT_PW = GT_OPT_TOOL_BASE, OPT_SPN, OPT_SCALE, OPT_SOLVER, OPT_ITERS, OPT
 
 typedef struct args {
     gt_common_opts co;
-    gt_pr_job job;
+    gt_poisson_job job;
 } args;
 
 /* Options into *a; returns -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, args *a)
 {
     gt_common_opts_init(&a->co);
-    gt_pr_job_init(&a->job);
+    gt_poisson_job_init(&a->job);
     gt_pr_params *p = &a->job.params;
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},
@@ -83,7 +83,7 @@ static int parse_args(int argc, char **argv, args *a)
         if (r == GT_CLI_ERROR) return gt_report(GT_ERR_USAGE);
         switch (c) {
         case 'h': fputs(usage_text, stdout); return 0;
-        case 'o': a->job.out_path = optarg; break;
+        case 'o': a->job.output = optarg; break;
         case 'd': st = gt_parse_int("--depth", optarg, 1, GT_PR_MAX_DEPTH, &p->depth); break;
         case OPT_PW: st = gt_parse_double("--point-weight", optarg, 0, 1e6, &p->point_weight); break;
         case OPT_SPN: st = gt_parse_double("--samples-per-node", optarg, 0, 1e6, &p->samples_per_node); break;
@@ -99,7 +99,7 @@ static int parse_args(int argc, char **argv, args *a)
         case OPT_DENSITY: p->want_density = true; break;
         case OPT_TRIM: st = gt_parse_double("--trim", optarg, 0, 0.99, &p->trim); break;
         case OPT_COLORS: p->want_colors = true; break;
-        case OPT_VOLUME: a->job.volume_path = optarg; break;
+        case OPT_VOLUME: a->job.volume = optarg; break;
         case OPT_VOLDEPTH: st = gt_parse_int("--volume-depth", optarg, 1, 9, &p->volume_depth); break;
         default: return gt_report(gt_usage_error("try 'poissonrec --help'"));
         }
@@ -108,8 +108,8 @@ static int parse_args(int argc, char **argv, args *a)
     if (optind + 1 != argc)
         return gt_report(gt_usage_error(optind >= argc ? "missing input POINTS.ply (try --help)"
                                                        : "one input file expected, got %d", argc - optind));
-    if (!a->job.out_path) return gt_report(gt_usage_error("missing -o MESH.ply"));
-    a->job.in_path = argv[optind];
+    if (!a->job.output) return gt_report(gt_usage_error("missing -o MESH.ply"));
+    a->job.input = argv[optind];
     a->job.device = a->co.device, a->job.gpu = a->co.gpu;
     return -1;
 }
@@ -122,8 +122,8 @@ int main(int argc, char **argv)
     if (rc >= 0) return rc;
     gt_timings tm;
     gt_timings_init(&tm);
-    gt_pr_job_result res;
-    gt_status st = gt_poisson_reconstruct_file(&a.job, &tm, &res);
+    gt_poisson_job_result res;
+    gt_status st = gt_poisson_reconstruct_job(&a.job, &tm, &res);
     if (st == GT_OK && a.co.timings)
         gt_timings_print(&tm, stderr, res.device == GT_DEVICE_CUDA ? "poissonrec (cuda)" : "poissonrec (cpu)");
     gt_device_shutdown();

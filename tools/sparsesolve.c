@@ -101,8 +101,8 @@ static int parse_args(int argc, char **argv, args *a)
         int iv;
         switch (opt) {
         case 'o': a->out = optarg; break;
-        case 'b': job->rhs_path = optarg; break;
-        case OPT_X0: job->x0_path = optarg; break;
+        case 'b': job->rhs = optarg; break;
+        case OPT_X0: job->x0 = optarg; break;
         case 'm': s = gt_parse_enum("--method", optarg, methods, 6, &job->method); break;
         case OPT_TOL: s = gt_parse_double("--tol", optarg, 1e-300, 1.0, &job->solve.tol); break;
         case OPT_MAXITER:
@@ -121,7 +121,7 @@ static int parse_args(int argc, char **argv, args *a)
             break;
         case OPT_INFO: a->info = 1; break;
         case OPT_BENCH: s = gt_parse_int("--spmv-bench", optarg, 1, 1000000, &a->bench); break;
-        case OPT_HISTORY: job->history_path = optarg; break;
+        case OPT_HISTORY: job->history = optarg; break;
         case OPT_CHECK: s = gt_parse_int("--check-every", optarg, 1, 64, &job->solve.check_every); break;
         case 'h': usage(stdout); return 0;
         case '?': return gt_report(gt_usage_error("try 'sparsesolve --help'"));
@@ -166,7 +166,7 @@ int main(int argc, char **argv)
         gt_sparse_matrix_free(&m);
         return gt_report(s);
     }
-    a.job.out_path = a.out;
+    a.job.output = a.out;
     gt_sparse_result res;
     s = gt_sparse_solve(&m, &a.job, &tm, &res);
     rc = gt_report(s);

@@ -10,7 +10,7 @@
 #include "io/ply.h"
 #include "poisson/poisson.h"
 
-void gt_pr_job_init(gt_pr_job *job)
+void gt_poisson_job_init(gt_poisson_job *job)
 {
     memset(job, 0, sizeof job[0]);
     gt_pr_params_default(&job->params);
@@ -66,18 +66,18 @@ static gt_status write_mesh(const char *path, const gt_pr_params *p, const gt_pr
 }
 
 /* The reconstruction of the points in pm, its report lines and the outputs. */
-static gt_status reconstruct_write(const gt_pr_job *job, const gt_pr_params *p, const gt_ply_mesh *pm,
-                                   gt_timings *tm, gt_pr_job_result *res)
+static gt_status reconstruct_write(const gt_poisson_job *job, const gt_pr_params *p, const gt_ply_mesh *pm,
+                                   gt_timings *tm, gt_poisson_job_result *res)
 {
     float *xyz = NULL, *nrm = NULL, *rgb = NULL;
-    gt_status st = gather_points(pm, job->in_path, p, &xyz, &nrm, &rgb);
+    gt_status st = gather_points(pm, job->input, p, &xyz, &nrm, &rgb);
     gt_pr_mesh mesh;
     memset(&mesh, 0, sizeof mesh);
     if (st == GT_OK) {
         gt_pr_input in = {pm->nvert, xyz, nrm, rgb};
         st = gt_poisson_reconstruct(&in, p, res->device, tm, &mesh);
         if (st != GT_OK && st != GT_ERR_GPU) /* a GPU failure is not the file's */
-            gt_errmsg_prefix("%s", gt_in_name(job->in_path));
+            gt_errmsg_prefix("%s", gt_in_name(job->input));
     }
     if (st == GT_OK) {
         if (mesh.skipped_nonfinite)
@@ -89,8 +89,8 @@ static gt_status reconstruct_write(const gt_pr_job *job, const gt_pr_params *p, 
         res->nvert = mesh.nvert, res->ntri = mesh.ntri, res->nnodes = mesh.nnodes, res->iso = mesh.iso;
         res->skipped_nonfinite = mesh.skipped_nonfinite, res->skipped_zero_normal = mesh.skipped_zero_normal;
         double t0 = gt_now_ms();
-        st = write_mesh(job->out_path, p, &mesh);
-        if (st == GT_OK && job->volume_path) st = gt_pr_write_volume(job->volume_path, &mesh);
+        st = write_mesh(job->output, p, &mesh);
+        if (st == GT_OK && job->volume) st = gt_pr_write_volume(job->volume, &mesh);
         if (tm) gt_timings_add(tm, "write", gt_now_ms() - t0);
         gt_pr_mesh_free(&mesh);
     }
@@ -98,18 +98,18 @@ static gt_status reconstruct_write(const gt_pr_job *job, const gt_pr_params *p, 
     return st;
 }
 
-gt_status gt_poisson_reconstruct_file(const gt_pr_job *job, gt_timings *tm, gt_pr_job_result *res)
+gt_status gt_poisson_reconstruct_job(const gt_poisson_job *job, gt_timings *tm, gt_poisson_job_result *res)
 {
     memset(res, 0, sizeof res[0]);
     gt_pr_params p = job->params;
     int vd = p.volume_depth;
-    p.volume_depth = job->volume_path ? (vd > 0 ? vd : (p.depth < 7 ? p.depth : 7)) : 0;
+    p.volume_depth = job->volume ? (vd > 0 ? vd : (p.depth < 7 ? p.depth : 7)) : 0;
     p.progress = job->progress && gt_progress_enabled();
     GT_TRY(gt_device_choose(job->device, job->gpu, &res->device));
     double t0 = gt_now_ms();
     gt_ply_mesh pm;
     memset(&pm, 0, sizeof pm);
-    GT_TRY(gt_ply_read(job->in_path, &pm));
+    GT_TRY(gt_ply_read(job->input, &pm));
     if (tm) gt_timings_add(tm, "read", gt_now_ms() - t0);
     res->npoints = pm.nvert;
     gt_status st = reconstruct_write(job, &p, &pm, tm, res);

@@ -141,7 +141,7 @@ static gt_status read_vectors(const gt_sparse_matrix *m, const gt_sparse_job *jo
 {
     const gt_csr *a = &m->a;
     int64_t n = a->nrows, nb = n;
-    if (job->rhs_path) GT_TRY(gt_mtx_read_vector(job->rhs_path, b, &nb));
+    if (job->rhs) GT_TRY(gt_mtx_read_vector(job->rhs, b, &nb));
     gt_status s = gt_solve_check(a, nb, method);
     if (s != GT_OK) {
         gt_errmsg_prefix("%s", gt_in_name(m->path));
@@ -158,12 +158,12 @@ static gt_status read_vectors(const gt_sparse_matrix *m, const gt_sparse_job *jo
         gt_csr_spmv(a, one, *b);
         free(one);
     }
-    if (job->x0_path) {
+    if (job->x0) {
         int64_t nx = 0;
-        GT_TRY(gt_mtx_read_vector(job->x0_path, x, &nx));
+        GT_TRY(gt_mtx_read_vector(job->x0, x, &nx));
         if (nx != n)
             return gt_fail(GT_ERR_DATA, "%s: x0 has %lld entries but the matrix has %lld rows",
-                           gt_in_name(job->x0_path), (long long)nx, (long long)n);
+                           gt_in_name(job->x0), (long long)nx, (long long)n);
     } else {
         *x = calloc((size_t)n, sizeof **x);
         if (!*x) return gt_fail(GT_ERR_RUNTIME, "out of memory");
@@ -232,7 +232,7 @@ gt_status gt_sparse_solve(const gt_sparse_matrix *m, const gt_sparse_job *job, g
 {
     memset(res, 0, sizeof res[0]);
     res->prec = job->prec;
-    res->exact = job->rhs_path == NULL;
+    res->exact = job->rhs == NULL;
     res->err_max = res->err_rms = NAN;
     GT_TRY(gt_device_choose(job->device, job->gpu, &res->device));
     choose_method_format(m, job, res);
@@ -241,18 +241,18 @@ gt_status gt_sparse_solve(const gt_sparse_matrix *m, const gt_sparse_job *job, g
     gt_status s = read_vectors(m, job, res->method, &b, &x);
     if (s == GT_OK) s = run_solver(m, job, b, x, &hc, res);
     if (s == GT_OK && tm) gt_timings_add(tm, "solve", res->solve_ms);
-    if (s == GT_OK && job->history_path) s = write_history(job->history_path, &hc);
+    if (s == GT_OK && job->history) s = write_history(job->history, &hc);
     if (s == GT_OK) {
         res->solved = true;
         report(m, x, res);
         if (res->solve.outcome != GT_SOLVE_CONVERGED) {
             s = gt_fail(GT_ERR_RUNTIME, "%s", res->solve.msg);
-        } else if (job->out_path) {
+        } else if (job->output) {
             char comment[200];
             snprintf(comment, sizeof comment, "%s %s: %lld iterations, relative residual %.3e", gt_progname(),
                      gt_solve_method_name(res->method), (long long)res->solve.iters, res->solve.true_relres);
             double t0 = gt_now_ms();
-            s = gt_mtx_write_vector(job->out_path, x, m->a.nrows, comment);
+            s = gt_mtx_write_vector(job->output, x, m->a.nrows, comment);
             if (tm) gt_timings_add(tm, "write", gt_now_ms() - t0);
         }
     }

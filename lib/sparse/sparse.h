@@ -235,7 +235,7 @@ double gt_vec_norm2(const double *v, int64_t n);
  * common/log.h, named after gt_progname()), progress bar, timings and
  * atomic output. For example, solve and write x, then print the timings:
  *
- *     #include "common/log.h"            // gt_report
+ *     #include "common/log.h"             // gt_report
  *     #include "sparse/sparse.h"
  *     ...
  *     gt_timings tm;
@@ -244,13 +244,13 @@ double gt_vec_norm2(const double *v, int64_t n);
  *     gt_status s = gt_sparse_load("A.mtx", &tm, &m);
  *     if (s != GT_OK) return gt_report(s);
  *     gt_sparse_job job;
- *     gt_sparse_job_init(&job);          // pcg/bicgstab, auto format, double, auto device
- *     job.rhs_path = "b.mtx";            // NULL: b = A*1
- *     job.out_path = "x.mtx";
+ *     gt_sparse_job_init(&job);           // pcg/bicgstab, auto format, double, auto device
+ *     job.rhs = "b.mtx";                  // NULL: b = A*1
+ *     job.output = "x.mtx";
  *     job.solve.tol = 1e-10;
  *     gt_sparse_result res;
  *     s = gt_sparse_solve(&m, &job, &tm, &res);
- *     int rc = gt_report(s);             // 1 when it did not converge
+ *     int rc = gt_report(s);              // 1 when it did not converge
  *     if (res.solved) gt_timings_print(&tm, stderr, "solve");
  *     gt_sparse_matrix_free(&m);
  *     return rc; */
@@ -267,12 +267,12 @@ gt_status gt_sparse_load(const char *path, gt_timings *tm, gt_sparse_matrix *m);
 void gt_sparse_matrix_free(gt_sparse_matrix *m);
 
 typedef struct gt_sparse_job {
-    const char *rhs_path;     /* b (Matrix Market vector); NULL (default): b = A*1, and x is
+    const char *rhs;          /* b (Matrix Market vector); NULL (default): b = A*1, and x is
                                  compared with the exact solution, all ones */
-    const char *x0_path;      /* initial guess; NULL (default): 0 */
-    const char *out_path;     /* x (Matrix Market array; "-": stdout), written atomically when the
+    const char *x0;           /* initial guess; NULL (default): 0 */
+    const char *output;       /* x (Matrix Market array; "-": stdout), written atomically when the
                                  solve converges; NULL: not written */
-    const char *history_path; /* NULL or a file of 'iteration relative-residual' lines */
+    const char *history;      /* NULL or a file of 'iteration relative-residual' lines */
     int method;               /* a gt_solve_method, or -1 (default): pcg when A is symmetric,
                                  else bicgstab */
     int format;               /* a gt_sp_format, or -1 (default): gt_sp_choose_format */
@@ -295,7 +295,7 @@ typedef struct gt_sparse_result {
     int prec;
     gt_solve_result solve;     /* outcome, iterations, residuals, Richardson tau, colours */
     double solve_ms;
-    bool exact;                /* no rhs_path: err_max and err_rms are |x - 1| */
+    bool exact;                /* no rhs: err_max and err_rms are |x - 1| */
     double err_max, err_rms;   /* NaN when not exact */
 } gt_sparse_result;
 

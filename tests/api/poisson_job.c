@@ -64,19 +64,19 @@ int main(void)
     char in_path[1024];
     api_testdata("poisson/bunny_8k.ply", in_path, sizeof in_path);
 
-    gt_pr_job job;
-    gt_pr_job_init(&job);
-    job.in_path = in_path;
-    job.out_path = "mesh.ply";
-    job.volume_path = "chi.nrrd";
+    gt_poisson_job job;
+    gt_poisson_job_init(&job);
+    job.input = in_path;
+    job.output = "mesh.ply";
+    job.volume = "chi.nrrd";
     job.params.depth = 5;
     job.params.volume_depth = 4;
     job.params.want_density = true;
     job.progress = false;
     gt_timings tm;
     gt_timings_init(&tm);
-    gt_pr_job_result res;
-    gt_status s = gt_poisson_reconstruct_file(&job, &tm, &res);
+    gt_poisson_job_result res;
+    gt_status s = gt_poisson_reconstruct_job(&job, &tm, &res);
     if (s != GT_OK) {
         gt_report(s);
         gt_device_shutdown();

@@ -63,8 +63,8 @@ int main(void)
     /* defaults: pcg (A is symmetric), b = A*1, tol 1e-8 */
     gt_sparse_job job;
     gt_sparse_job_init(&job);
-    job.out_path = "x.mtx";
-    job.history_path = "history.txt";
+    job.output = "x.mtx";
+    job.history = "history.txt";
     job.progress = false;
     gt_sparse_result res;
     s = gt_sparse_solve(&m, &job, &tm, &res);
@@ -108,7 +108,7 @@ int main(void)
     gt_sparse_job_init(&job);
     job.method = GT_SOLVE_JACOBI;
     job.solve.maxiter = 3;
-    job.out_path = "x3.mtx";
+    job.output = "x3.mtx";
     job.progress = false;
     s = gt_sparse_solve(&m, &job, NULL, &res);
     CHECK(s == GT_ERR_RUNTIME, "status %d", (int)s);
