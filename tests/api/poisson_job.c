@@ -11,12 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_check.h"
 #include "common/device.h"
 #include "common/log.h"
 #include "common/timer.h"
 #include "io/ply.h"
 #include "poisson/poisson.h"
+
+#include "api_test.h"
 
 
 static int cmp_u64(const void *a, const void *b)
@@ -61,14 +62,15 @@ static const char *header_value(const char *path, const char *key, char *buf, si
 int main(void)
 {
     gt_set_progname("poisson_job");
-    char in_path[1024];
-    api_testdata("poisson/bunny_8k.ply", in_path, sizeof in_path);
+    const char *in_path = api_testdata("poisson/bunny_8k.ply");
+    if (!api_begin("poisson_job", in_path)) return 1;
+    const char *mesh_path = api_tmp("mesh.ply"), *vol_path = api_tmp("chi.nrrd");
 
     gt_poisson_job job;
     gt_poisson_job_init(&job);
     job.input = in_path;
-    job.output = "mesh.ply";
-    job.volume = "chi.nrrd";
+    job.output = mesh_path;
+    job.volume = vol_path;
     job.params.depth = 5;
     job.params.volume_depth = 4;
     job.params.want_density = true;
@@ -80,7 +82,8 @@ int main(void)
     if (s != GT_OK) {
         gt_report(s);
         gt_device_shutdown();
-        return 1;
+        api_fails++;
+        return api_end("poisson_job");
     }
     CHECK(res.npoints == 8000, "%zu points", res.npoints);
     CHECK(res.ntri > 1000 && res.nvert > 500, "%zu vertices, %zu triangles", res.nvert, res.ntri);
@@ -89,9 +92,12 @@ int main(void)
     gt_ply_mesh in, out;
     s = gt_ply_read(in_path, &in);
     CHECK(s == GT_OK, "%s", gt_errmsg());
-    s = gt_ply_read("mesh.ply", &out);
+    s = gt_ply_read(mesh_path, &out);
     CHECK(s == GT_OK, "mesh.ply: %s", gt_errmsg());
-    if (api_fails) return api_finish();
+    if (api_fails) {
+        gt_device_shutdown();
+        return api_end("poisson_job");
+    }
     CHECK(out.nvert == res.nvert && out.nface == res.ntri, "file %zu/%zu, reported %zu/%zu", out.nvert, out.nface,
           res.nvert, res.ntri);
     CHECK(gt_ply_all_triangles(&out), "faces are triangles");
@@ -128,13 +134,13 @@ int main(void)
 
     /* the volume: (2^4)^3 samples and the iso the mesh was cut at */
     char hdr[4096];
-    const char *sizes = header_value("chi.nrrd", "sizes: ", hdr, sizeof hdr);
+    const char *sizes = header_value(vol_path, "sizes: ", hdr, sizeof hdr);
     CHECK(sizes && strncmp(sizes, "16 16 16\n", 9) == 0, "chi.nrrd sizes: %.20s", sizes ? sizes : "(none)");
-    const char *iso = header_value("chi.nrrd", "iso:=", hdr, sizeof hdr);
+    const char *iso = header_value(vol_path, "iso:=", hdr, sizeof hdr);
     double iso_file = iso ? strtod(iso, NULL) : NAN;
     CHECK(fabs(iso_file - res.iso) <= 1e-7 * fabs(res.iso), "chi.nrrd iso %.9g, job %.9g", iso_file, res.iso);
 
     gt_ply_free(&in), gt_ply_free(&out);
     gt_device_shutdown();
-    return api_finish();
+    return api_end("poisson_job");
 }

@@ -10,11 +10,11 @@
 # (PKG_CONFIG_PATH and the prefix pointed at the temporary installation) and
 # runs it.
 #
-# A test program is one .c file (it may include api_check.h, beside it, for
-# CHECK). main returns 0 when its checks pass, 77 to skip, anything else is
-# a failure. It runs in an empty folder of its own
-# (outputs go there) that holds a link `testdata` to the shipped test data;
-# GT_TESTDATA and GT_SOURCE_DIR are set as for the other tests.
+# A test program is one .c file (it may include api_test.h, beside it, for
+# CHECK and a temporary folder). main returns 0 when its checks pass, 77 to
+# skip, anything else is a failure. It runs in an empty folder of its own
+# that holds a link `testdata` to the shipped test data; GT_TESTDATA and
+# GT_SOURCE_DIR are set as for the other tests.
 # Exit status: 0 when all passed (some may have skipped), 1 on any failure,
 # 77 when nothing could run: no compiler, pkg-config or meson (the GPU test
 # bundle's machine), not a configured meson build folder (the bundle), or

@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "api_check.h"
 #include "common/log.h"
 #include "common/timer.h"
 #include "io/mtx.h"
 #include "sparse/sparse.h"
+
+#include "api_test.h"
 
 
 static long count_history_lines(const char *path, double *last)
@@ -46,8 +46,9 @@ static bool has_stage(const gt_timings *tm, const char *name)
 int main(void)
 {
     gt_set_progname("sparse_job");
-    char apath[1024];
-    api_testdata("sparse/poisson4009_sub1000.mtx", apath, sizeof apath);
+    const char *apath = api_testdata("sparse/poisson4009_sub1000.mtx");
+    if (!api_begin("sparse_job", apath)) return 1;
+    const char *xpath = api_tmp("x.mtx"), *hpath = api_tmp("history.txt"), *x3path = api_tmp("x3.mtx");
 
     gt_timings tm;
     gt_timings_init(&tm);
@@ -55,7 +56,8 @@ int main(void)
     gt_status s = gt_sparse_load(apath, &tm, &m);
     if (s != GT_OK) {
         gt_report(s);
-        return 1;
+        api_fails++;
+        return api_end("sparse_job");
     }
     CHECK(m.a.nrows == 1000 && m.a.ncols == 1000, "%lld x %lld", (long long)m.a.nrows, (long long)m.a.ncols);
     CHECK(m.info.symmetric, "the file's matrix is symmetric");
@@ -63,8 +65,8 @@ int main(void)
     /* defaults: pcg (A is symmetric), b = A*1, tol 1e-8 */
     gt_sparse_job job;
     gt_sparse_job_init(&job);
-    job.output = "x.mtx";
-    job.history = "history.txt";
+    job.output = xpath;
+    job.history = hpath;
     job.progress = false;
     gt_sparse_result res;
     s = gt_sparse_solve(&m, &job, &tm, &res);
@@ -81,7 +83,7 @@ int main(void)
      * little larger) */
     double *x = NULL;
     int64_t nx = 0;
-    s = gt_mtx_read_vector("x.mtx", &x, &nx);
+    s = gt_mtx_read_vector(xpath, &x, &nx);
     CHECK(s == GT_OK && nx == 1000, "x.mtx: %s (%lld entries)", gt_errmsg(), (long long)nx);
     if (s == GT_OK && nx == 1000) {
         double *one = malloc(1000 * sizeof *one), *b = malloc(1000 * sizeof *b), *ax = malloc(1000 * sizeof *ax);
@@ -100,7 +102,7 @@ int main(void)
 
     /* one history line per iteration, the last one below the tolerance */
     double last = INFINITY;
-    long nh = count_history_lines("history.txt", &last);
+    long nh = count_history_lines(hpath, &last);
     CHECK(nh == res.solve.iters, "%ld history lines for %lld iterations", nh, (long long)res.solve.iters);
     CHECK(last <= 1e-8, "last residual %.3e", last);
 
@@ -108,14 +110,14 @@ int main(void)
     gt_sparse_job_init(&job);
     job.method = GT_SOLVE_JACOBI;
     job.solve.maxiter = 3;
-    job.output = "x3.mtx";
+    job.output = x3path;
     job.progress = false;
     s = gt_sparse_solve(&m, &job, NULL, &res);
     CHECK(s == GT_ERR_RUNTIME, "status %d", (int)s);
     CHECK(res.solved && res.solve.outcome == GT_SOLVE_MAXITER && res.solve.iters == 3, "outcome %d after %lld",
           (int)res.solve.outcome, (long long)res.solve.iters);
-    CHECK(access("x3.mtx", F_OK) != 0, "x3.mtx written although the solve failed");
+    CHECK(!api_exists(x3path), "x3.mtx written although the solve failed");
 
     gt_sparse_matrix_free(&m);
-    return api_finish();
+    return api_end("sparse_job");
 }
