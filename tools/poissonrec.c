@@ -1,18 +1,12 @@
 /* poissonrec: screened Poisson surface reconstruction on an octree, from
  * oriented points (PLY with x y z nx ny nz) to a watertight triangle mesh. */
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "common/cli.h"
 #include "common/device.h"
 #include "common/log.h"
-#include "common/output.h"
-#include "common/progress.h"
 #include "common/timer.h"
-#include "io/ply.h"
 #include "poisson/poisson.h"
 
 static const char *usage_text =
@@ -54,15 +48,17 @@ static const char *usage_text =
 enum { OPT_PW = GT_OPT_TOOL_BASE, OPT_SPN, OPT_SCALE, OPT_SOLVER, OPT_ITERS, OPT_DENSITY, OPT_TRIM, OPT_COLORS,
        OPT_VOLUME, OPT_VOLDEPTH };
 
-int main(int argc, char **argv)
-{
-    gt_set_progname("poissonrec");
+typedef struct args {
     gt_common_opts co;
-    gt_common_opts_init(&co);
-    gt_pr_params p;
-    gt_pr_params_default(&p);
-    const char *out_path = NULL, *vol_path = NULL;
-    int vol_depth = -1;
+    gt_poisson_job job;
+} args;
+
+/* Options into *a; returns -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, args *a)
+{
+    gt_common_opts_init(&a->co);
+    gt_poisson_job_init(&a->job);
+    gt_pr_params *p = &a->job.params;
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},
         {"depth", required_argument, 0, 'd'},
@@ -81,30 +77,30 @@ int main(int argc, char **argv)
     int c;
     gt_status st = GT_OK;
     while ((c = getopt_long(argc, argv, "o:d:" GT_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
-        gt_cli_result r = gt_common_option(&co, c, optarg);
+        gt_cli_result r = gt_common_option(&a->co, c, optarg);
         if (r == GT_CLI_HANDLED) continue;
         if (r == GT_CLI_EXIT_OK) return 0;
         if (r == GT_CLI_ERROR) return gt_report(GT_ERR_USAGE);
         switch (c) {
         case 'h': fputs(usage_text, stdout); return 0;
-        case 'o': out_path = optarg; break;
-        case 'd': st = gt_parse_int("--depth", optarg, 1, GT_PR_MAX_DEPTH, &p.depth); break;
-        case OPT_PW: st = gt_parse_double("--point-weight", optarg, 0, 1e6, &p.point_weight); break;
-        case OPT_SPN: st = gt_parse_double("--samples-per-node", optarg, 0, 1e6, &p.samples_per_node); break;
-        case OPT_SCALE: st = gt_parse_double("--scale", optarg, 1.0, 100, &p.scale); break;
+        case 'o': a->job.output = optarg; break;
+        case 'd': st = gt_parse_int("--depth", optarg, 1, GT_PR_MAX_DEPTH, &p->depth); break;
+        case OPT_PW: st = gt_parse_double("--point-weight", optarg, 0, 1e6, &p->point_weight); break;
+        case OPT_SPN: st = gt_parse_double("--samples-per-node", optarg, 0, 1e6, &p->samples_per_node); break;
+        case OPT_SCALE: st = gt_parse_double("--scale", optarg, 1.0, 100, &p->scale); break;
         case OPT_SOLVER: {
             static const char *const names[] = {"multigrid", "cg"};
             int v;
             st = gt_parse_enum("--solver", optarg, names, 2, &v);
-            p.solver = (gt_pr_solver)v;
+            p->solver = (gt_pr_solver)v;
             break;
         }
-        case OPT_ITERS: st = gt_parse_int("--iters", optarg, 1, 100000, &p.iters); break;
-        case OPT_DENSITY: p.want_density = true; break;
-        case OPT_TRIM: st = gt_parse_double("--trim", optarg, 0, 0.99, &p.trim); break;
-        case OPT_COLORS: p.want_colors = true; break;
-        case OPT_VOLUME: vol_path = optarg; break;
-        case OPT_VOLDEPTH: st = gt_parse_int("--volume-depth", optarg, 1, 9, &vol_depth); break;
+        case OPT_ITERS: st = gt_parse_int("--iters", optarg, 1, 100000, &p->iters); break;
+        case OPT_DENSITY: p->want_density = true; break;
+        case OPT_TRIM: st = gt_parse_double("--trim", optarg, 0, 0.99, &p->trim); break;
+        case OPT_COLORS: p->want_colors = true; break;
+        case OPT_VOLUME: a->job.volume = optarg; break;
+        case OPT_VOLDEPTH: st = gt_parse_int("--volume-depth", optarg, 1, 9, &p->volume_depth); break;
         default: return gt_report(gt_usage_error("try 'poissonrec --help'"));
         }
         if (st != GT_OK) return gt_report(st);
@@ -112,85 +108,24 @@ int main(int argc, char **argv)
     if (optind + 1 != argc)
         return gt_report(gt_usage_error(optind >= argc ? "missing input POINTS.ply (try --help)"
                                                        : "one input file expected, got %d", argc - optind));
-    if (!out_path) return gt_report(gt_usage_error("missing -o MESH.ply"));
-    const char *in_path = argv[optind];
-    if (vol_path) p.volume_depth = vol_depth > 0 ? vol_depth : (p.depth < 7 ? p.depth : 7);
-    p.progress = gt_progress_enabled();
+    if (!a->job.output) return gt_report(gt_usage_error("missing -o MESH.ply"));
+    a->job.input = argv[optind];
+    a->job.device = a->co.device, a->job.gpu = a->co.gpu;
+    return -1;
+}
 
-    gt_device_kind dev;
-    if ((st = gt_device_choose(co.device, co.gpu, &dev)) != GT_OK) return gt_report(st);
+int main(int argc, char **argv)
+{
+    gt_set_progname("poissonrec");
+    args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
     gt_timings tm;
     gt_timings_init(&tm);
-    double t0 = gt_now_ms();
-    gt_ply_mesh pm;
-    memset(&pm, 0, sizeof pm);
-    if ((st = gt_ply_read(in_path, &pm)) != GT_OK) return gt_report(st);
-    gt_timings_add(&tm, "read", gt_now_ms() - t0);
-    float *xyz = malloc(pm.nvert * 3 * sizeof(float) + 4), *nrm = malloc(pm.nvert * 3 * sizeof(float) + 4);
-    float *rgb = NULL;
-    static const char *const pn[] = {"x", "y", "z"}, *const nn[] = {"nx", "ny", "nz"},
-                             *const cn[] = {"red", "green", "blue"};
-    if (!xyz || !nrm) { st = gt_fail(GT_ERR_RUNTIME, "out of memory"); goto fail; }
-    if ((st = gt_ply_gather(&pm, in_path, pn, 3, xyz)) != GT_OK) goto fail;
-    if ((st = gt_ply_gather(&pm, in_path, nn, 3, nrm)) != GT_OK) {
-        gt_errmsg_prefix("no normals: poissonrec needs oriented points");
-        goto fail;
-    }
-    if (p.want_colors) {
-        rgb = malloc(pm.nvert * 3 * sizeof(float) + 4);
-        if (!rgb) { st = gt_fail(GT_ERR_RUNTIME, "out of memory"); goto fail; }
-        if ((st = gt_ply_gather(&pm, in_path, cn, 3, rgb)) != GT_OK) goto fail;
-    }
-    gt_pr_input in = {pm.nvert, xyz, nrm, rgb};
-    gt_pr_mesh mesh;
-    st = gt_poisson_reconstruct(&in, &p, dev, &tm, &mesh);
-    if (st != GT_OK) {
-        if (st != GT_ERR_GPU) gt_errmsg_prefix("%s", gt_in_name(in_path)); /* a GPU failure is not the file's */
-        goto fail;
-    }
-    if (mesh.skipped_nonfinite) gt_warn("skipped %zu points with NaN/Inf coordinates or normals", mesh.skipped_nonfinite);
-    if (mesh.skipped_zero_normal) gt_warn("skipped %zu points with zero normals", mesh.skipped_zero_normal);
-    gt_info("%zu points, depth %d, %zu octree nodes, iso %.6g: %zu vertices, %zu triangles", pm.nvert, p.depth,
-            mesh.nnodes, mesh.iso, mesh.nvert, mesh.ntri);
-    if (mesh.ntri == 0) gt_warn("the mesh is empty (no iso-surface found)");
-    t0 = gt_now_ms();
-    {
-        const char *extra_names[4];
-        int nextra = 0;
-        float *extra = NULL;
-        int want_rgb = p.want_colors && mesh.rgb;
-        if (p.want_density) extra_names[nextra++] = "density";
-        if (want_rgb) { extra_names[nextra++] = "red"; extra_names[nextra++] = "green"; extra_names[nextra++] = "blue"; }
-        if (nextra) {
-            extra = malloc(mesh.nvert * nextra * sizeof(float) + 4);
-            if (!extra) { gt_pr_mesh_free(&mesh); st = gt_fail(GT_ERR_RUNTIME, "out of memory"); goto fail; }
-            for (size_t v = 0; v < mesh.nvert; v++) {
-                int k = 0;
-                if (p.want_density) extra[v * nextra + k++] = mesh.density[v];
-                if (want_rgb)
-                    for (int a = 0; a < 3; a++) extra[v * nextra + k++] = mesh.rgb[3 * v + a];
-            }
-        }
-        st = gt_ply_write_trimesh(out_path, mesh.nvert, mesh.xyz, NULL, nextra, extra_names, extra, mesh.ntri,
-                                  mesh.tri, GT_PLY_BINARY_LE);
-        free(extra);
-    }
-    if (st == GT_OK && vol_path) st = gt_pr_write_volume(vol_path, &mesh);
-    gt_timings_add(&tm, "write", gt_now_ms() - t0);
-    gt_pr_mesh_free(&mesh);
-    if (st != GT_OK) goto fail;
-    if (co.timings) gt_timings_print(&tm, stderr, dev == GT_DEVICE_CUDA ? "poissonrec (cuda)" : "poissonrec (cpu)");
-    free(xyz);
-    free(nrm);
-    free(rgb);
-    gt_ply_free(&pm);
-    gt_device_shutdown();
-    return 0;
-fail:
-    free(xyz);
-    free(nrm);
-    free(rgb);
-    gt_ply_free(&pm);
+    gt_poisson_job_result res;
+    gt_status st = gt_poisson_reconstruct_job(&a.job, &tm, &res);
+    if (st == GT_OK && a.co.timings)
+        gt_timings_print(&tm, stderr, res.device == GT_DEVICE_CUDA ? "poissonrec (cuda)" : "poissonrec (cpu)");
     gt_device_shutdown();
     return gt_report(st);
 }

@@ -145,6 +145,56 @@ void gt_pr_mesh_free(gt_pr_mesh *m);
 /* m->vol as NRRD (float32 raw, space directions/origin, key iso), atomically */
 gt_status gt_pr_write_volume(const char *path, const gt_pr_mesh *m);
 
+/* ------------------------------------------------------------------ job
+ * What the poissonrec program does, for any C program: read oriented points
+ * from a PLY file, reconstruct on the chosen device, write the mesh (and chi)
+ * atomically, with the program's warnings and -v line on stderr (common/log.h),
+ * progress bars and per-stage timings. For example:
+ *
+ *     #include "common/log.h"             // gt_report
+ *     #include "poisson/poisson.h"
+ *     ...
+ *     gt_poisson_job job;
+ *     gt_poisson_job_init(&job);          // gt_pr_params_default, auto device
+ *     job.input = "scan.ply";
+ *     job.output = "mesh.ply";
+ *     job.params.depth = 9;
+ *     job.params.want_density = true;
+ *     gt_timings tm;
+ *     gt_timings_init(&tm);
+ *     gt_poisson_job_result res;
+ *     gt_status s = gt_poisson_reconstruct_job(&job, &tm, &res);
+ *     if (s != GT_OK) return gt_report(s);
+ *     printf("%zu triangles\n", res.ntri);
+ *     gt_timings_print(&tm, stderr, "poisson");
+ *     gt_device_shutdown();               // before exit, as the program does */
+typedef struct gt_poisson_job {
+    const char *input;       /* PLY with x y z nx ny nz (and red green blue for want_colors); "-": stdin */
+    const char *output;      /* the mesh, binary little-endian PLY with the density and colour
+                                properties asked for; "-": stdout */
+    const char *volume;      /* NULL (default), or chi as NRRD (gt_pr_write_volume) */
+    gt_pr_params params;     /* gt_pr_params_default; with a volume, volume_depth <= 0 means
+                                min(depth, 7) (without one it is ignored); progress is the job's */
+    gt_device_kind device;   /* default auto; resolved with gt_device_choose */
+    int gpu;                 /* default 0 */
+    bool progress;           /* default true: bars where gt_progress_enabled() */
+} gt_poisson_job;
+void gt_poisson_job_init(gt_poisson_job *job);
+
+typedef struct gt_poisson_job_result {
+    gt_device_kind device;   /* GT_DEVICE_CPU or GT_DEVICE_CUDA */
+    size_t npoints;          /* points in the file */
+    size_t skipped_nonfinite, skipped_zero_normal;
+    size_t nnodes;           /* octree nodes */
+    double iso;
+    size_t nvert, ntri;      /* the mesh written */
+} gt_poisson_job_result;
+
+/* The whole job: stages "read", the pipeline's stages and "write" are added
+ * to tm (may be NULL). Errors in the data name the input file. Each output is
+ * written atomically (no partial file), the mesh before the volume. */
+gt_status gt_poisson_reconstruct_job(const gt_poisson_job *job, gt_timings *tm, gt_poisson_job_result *res);
+
 /* ------------------------------------------- the stages, exposed for tests */
 typedef struct gt_pr_state {
     gt_pr_octree oct;

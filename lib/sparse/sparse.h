@@ -23,7 +23,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/device.h"
 #include "common/status.h"
+#include "common/timer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -225,6 +227,93 @@ gt_status gt_solve_cpu_prec(const gt_csr *a, int prec, const double *b, double *
 void gt_gs_sweep(const gt_csr *a, const double *b, double *x, double omega);
 
 double gt_vec_norm2(const double *v, int64_t n);
+
+/* ---------------------------------------------------------------- jobs
+ * What the sparsesolve program does, for any C program: load a Matrix
+ * Market matrix once (CSR and its analysis), then benchmark SpMV and/or
+ * solve A x = b with the program's choices, report lines on stderr (through
+ * common/log.h, named after gt_progname()), progress bar, timings and
+ * atomic output. For example, solve and write x, then print the timings:
+ *
+ *     #include "common/log.h"             // gt_report
+ *     #include "sparse/sparse.h"
+ *     ...
+ *     gt_timings tm;
+ *     gt_timings_init(&tm);
+ *     gt_sparse_matrix m;
+ *     gt_status s = gt_sparse_load("A.mtx", &tm, &m);
+ *     if (s != GT_OK) return gt_report(s);
+ *     gt_sparse_job job;
+ *     gt_sparse_job_init(&job);           // pcg/bicgstab, auto format, double, auto device
+ *     job.rhs = "b.mtx";                  // NULL: b = A*1
+ *     job.output = "x.mtx";
+ *     job.solve.tol = 1e-10;
+ *     gt_sparse_result res;
+ *     s = gt_sparse_solve(&m, &job, &tm, &res);
+ *     int rc = gt_report(s);              // 1 when it did not converge
+ *     if (res.solved) gt_timings_print(&tm, stderr, "solve");
+ *     gt_sparse_matrix_free(&m);
+ *     return rc; */
+typedef struct gt_sparse_matrix {
+    gt_csr a;
+    gt_sp_info info; /* gt_sp_analyze(a) */
+    char *path;      /* the file it came from, for messages */
+} gt_sparse_matrix;
+
+/* Read `path` ("-": stdin; coordinate or array) into CSR and analyse it;
+ * stages "read" and "analyze" are added to tm (may be NULL). An empty matrix
+ * is GT_ERR_DATA. Free with gt_sparse_matrix_free. */
+gt_status gt_sparse_load(const char *path, gt_timings *tm, gt_sparse_matrix *m);
+void gt_sparse_matrix_free(gt_sparse_matrix *m);
+
+typedef struct gt_sparse_job {
+    const char *rhs;          /* b (Matrix Market vector); NULL (default): b = A*1, and x is
+                                 compared with the exact solution, all ones */
+    const char *x0;           /* initial guess; NULL (default): 0 */
+    const char *output;       /* x (Matrix Market array; "-": stdout), written atomically when the
+                                 solve converges; NULL: not written */
+    const char *history;      /* NULL or a file of 'iteration relative-residual' lines */
+    int method;               /* a gt_solve_method, or -1 (default): pcg when A is symmetric,
+                                 else bicgstab */
+    int format;               /* a gt_sp_format, or -1 (default): gt_sp_choose_format */
+    int prec;                 /* 8 (default) double, 4 single */
+    gt_solve_opts solve;      /* tol, maxiter, omega, tau, check_every, ... (gt_solve_opts_init);
+                                 method, on_iter and ctx are set by the job */
+    gt_device_kind device;    /* default auto; resolved with gt_device_choose */
+    int gpu;                  /* default 0 */
+    bool progress;            /* default true: a bar where gt_progress_enabled() */
+} gt_sparse_job;
+void gt_sparse_job_init(gt_sparse_job *job);
+
+typedef struct gt_sparse_result {
+    bool solved;               /* the solver ran to an outcome (below) and it was reported; false
+                                  when the job stopped before: bad b or x0, GPU failure, history file */
+    gt_solve_method method;    /* as run */
+    gt_sp_format format;       /* the format chosen */
+    const char *format_run;    /* the format the solver ran in ("csr", "dia", "ell") */
+    gt_device_kind device;     /* GT_DEVICE_CPU or GT_DEVICE_CUDA */
+    int prec;
+    gt_solve_result solve;     /* outcome, iterations, residuals, Richardson tau, colours */
+    double solve_ms;
+    bool exact;                /* no rhs: err_max and err_rms are |x - 1| */
+    double err_max, err_rms;   /* NaN when not exact */
+} gt_sparse_result;
+
+/* Solve A x = b as the job says: b and x0 read and checked against A
+ * (GT_ERR_DATA), the solver on the job's device (stage "solve" in tm, may be
+ * NULL) with a progress bar, the history file, the report lines (-v adds the
+ * automatic choices), then x written (stage "write"). A solve that does not
+ * converge is GT_ERR_RUNTIME (its reason in gt_errmsg()) and writes no x.
+ * res->solved says whether it got as far as the report. */
+gt_status gt_sparse_solve(const gt_sparse_matrix *m, const gt_sparse_job *job, gt_timings *tm,
+                          gt_sparse_result *res);
+
+/* reps SpMVs y = A x with every GPU kernel in precision job->prec (when
+ * job->device resolves to CUDA), or with the CPU reference of each format
+ * (double); a table
+ * on `out`: kernel, ms, bytes, GB/s, GFLOP/s, conversion ms. A kernel whose
+ * format does not fit is a row with the reason; a GPU failure is returned. */
+gt_status gt_sparse_spmv_bench(const gt_sparse_matrix *m, const gt_sparse_job *job, int reps, FILE *out);
 
 #ifdef __cplusplus
 }

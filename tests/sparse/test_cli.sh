@@ -40,7 +40,7 @@ check blen 3 "$B" --device cpu "$T/lap.mtx" -b "$T/b5.mtx" -o "$T/r.mtx"; has bl
 check zerodiag 3 "$B" --device cpu --method jacobi "$T/zerodiag.mtx" -o "$T/r.mtx"; has zerodiag-msg "$T/err" "row 2"
 rm -f "$T/r.mtx"; check notspd 1 "$B" --device cpu --method cg "$T/indef.mtx" -b "$T/bind.mtx" -o "$T/r.mtx"; has notspd-msg "$T/err" "bicgstab"; [ ! -e "$T/r.mtx" ] || { echo "FAIL notspd output"; fail=1; }
 rm -f "$T/r.mtx"; check maxiter 1 "$B" --device cpu --method jacobi --maxiter 3 "$T/lap.mtx" -o "$T/r.mtx"; has maxiter-msg "$T/err" "not converged after 3"; [ ! -e "$T/r.mtx" ] || { echo "FAIL maxiter output"; fail=1; }
-check empty 3 "$B" --device cpu "$T/empty.mtx" -o "$T/r.mtx"; has empty-msg "$T/err" "empty"
+check empty 3 "$B" --device cpu "$T/empty.mtx" -o "$T/r.mtx"; has empty-msg "$T/err" "empty"; has empty-size "$T/err" "(3x3, 0 nonzeros)"
 printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 x 1\n' > "$T/bad.mtx"
 check badfile 3 "$B" --device cpu "$T/bad.mtx" -o "$T/r.mtx"; has badfile-line "$T/err" "bad.mtx:4"
 check missing 1 "$B" --device cpu "$T/nonexistent.mtx" -o "$T/r.mtx"

@@ -1,0 +1,118 @@
+/* The job of poissonrec, for any C program (see poisson.h): oriented points
+ * from a PLY file to a mesh PLY file (and chi as NRRD), with the program's
+ * device choice, warnings, progress, per-stage timings and atomic output. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/output.h"
+#include "common/progress.h"
+#include "io/ply.h"
+#include "poisson/poisson.h"
+
+void gt_poisson_job_init(gt_poisson_job *job)
+{
+    memset(job, 0, sizeof job[0]);
+    gt_pr_params_default(&job->params);
+    job->device = GT_DEVICE_AUTO;
+    job->progress = true;
+}
+
+/* xyz and normals (and red green blue when p->want_colors) of the points. */
+static gt_status gather_points(const gt_ply_mesh *pm, const char *in_path, const gt_pr_params *p, float **xyz,
+                               float **nrm, float **rgb)
+{
+    static const char *const pn[] = {"x", "y", "z"}, *const nn[] = {"nx", "ny", "nz"},
+                             *const cn[] = {"red", "green", "blue"};
+    *xyz = malloc(pm->nvert * 3 * sizeof(float) + 4), *nrm = malloc(pm->nvert * 3 * sizeof(float) + 4);
+    if (!*xyz || !*nrm) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    GT_TRY(gt_ply_gather(pm, in_path, pn, 3, *xyz));
+    gt_status st = gt_ply_gather(pm, in_path, nn, 3, *nrm);
+    if (st != GT_OK) {
+        gt_errmsg_prefix("no normals: poissonrec needs oriented points");
+        return st;
+    }
+    if (p->want_colors) {
+        *rgb = malloc(pm->nvert * 3 * sizeof(float) + 4);
+        if (!*rgb) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+        GT_TRY(gt_ply_gather(pm, in_path, cn, 3, *rgb));
+    }
+    return GT_OK;
+}
+
+/* The mesh as binary PLY, with density and colours as asked. */
+static gt_status write_mesh(const char *path, const gt_pr_params *p, const gt_pr_mesh *mesh)
+{
+    const char *extra_names[4];
+    int nextra = 0;
+    float *extra = NULL;
+    int want_rgb = p->want_colors && mesh->rgb;
+    if (p->want_density) extra_names[nextra++] = "density";
+    if (want_rgb) { extra_names[nextra++] = "red"; extra_names[nextra++] = "green"; extra_names[nextra++] = "blue"; }
+    if (nextra) {
+        extra = malloc(mesh->nvert * nextra * sizeof(float) + 4);
+        if (!extra) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+        for (size_t v = 0; v < mesh->nvert; v++) {
+            int k = 0;
+            if (p->want_density) extra[v * nextra + k++] = mesh->density[v];
+            if (want_rgb)
+                for (int a = 0; a < 3; a++) extra[v * nextra + k++] = mesh->rgb[3 * v + a];
+        }
+    }
+    gt_status st = gt_ply_write_trimesh(path, mesh->nvert, mesh->xyz, NULL, nextra, extra_names, extra, mesh->ntri,
+                                        mesh->tri, GT_PLY_BINARY_LE);
+    free(extra);
+    return st;
+}
+
+/* The reconstruction of the points in pm, its report lines and the outputs. */
+static gt_status reconstruct_write(const gt_poisson_job *job, const gt_pr_params *p, const gt_ply_mesh *pm,
+                                   gt_timings *tm, gt_poisson_job_result *res)
+{
+    float *xyz = NULL, *nrm = NULL, *rgb = NULL;
+    gt_status st = gather_points(pm, job->input, p, &xyz, &nrm, &rgb);
+    gt_pr_mesh mesh;
+    memset(&mesh, 0, sizeof mesh);
+    if (st == GT_OK) {
+        gt_pr_input in = {pm->nvert, xyz, nrm, rgb};
+        st = gt_poisson_reconstruct(&in, p, res->device, tm, &mesh);
+        if (st != GT_OK && st != GT_ERR_GPU) /* a GPU failure is not the file's */
+            gt_errmsg_prefix("%s", gt_in_name(job->input));
+    }
+    if (st == GT_OK) {
+        if (mesh.skipped_nonfinite)
+            gt_warn("skipped %zu points with NaN/Inf coordinates or normals", mesh.skipped_nonfinite);
+        if (mesh.skipped_zero_normal) gt_warn("skipped %zu points with zero normals", mesh.skipped_zero_normal);
+        gt_info("%zu points, depth %d, %zu octree nodes, iso %.6g: %zu vertices, %zu triangles", pm->nvert,
+                p->depth, mesh.nnodes, mesh.iso, mesh.nvert, mesh.ntri);
+        if (mesh.ntri == 0) gt_warn("the mesh is empty (no iso-surface found)");
+        res->nvert = mesh.nvert, res->ntri = mesh.ntri, res->nnodes = mesh.nnodes, res->iso = mesh.iso;
+        res->skipped_nonfinite = mesh.skipped_nonfinite, res->skipped_zero_normal = mesh.skipped_zero_normal;
+        double t0 = gt_now_ms();
+        st = write_mesh(job->output, p, &mesh);
+        if (st == GT_OK && job->volume) st = gt_pr_write_volume(job->volume, &mesh);
+        if (tm) gt_timings_add(tm, "write", gt_now_ms() - t0);
+        gt_pr_mesh_free(&mesh);
+    }
+    free(xyz), free(nrm), free(rgb);
+    return st;
+}
+
+gt_status gt_poisson_reconstruct_job(const gt_poisson_job *job, gt_timings *tm, gt_poisson_job_result *res)
+{
+    memset(res, 0, sizeof res[0]);
+    gt_pr_params p = job->params;
+    int vd = p.volume_depth;
+    p.volume_depth = job->volume ? (vd > 0 ? vd : (p.depth < 7 ? p.depth : 7)) : 0;
+    p.progress = job->progress && gt_progress_enabled();
+    GT_TRY(gt_device_choose(job->device, job->gpu, &res->device));
+    double t0 = gt_now_ms();
+    gt_ply_mesh pm;
+    memset(&pm, 0, sizeof pm);
+    GT_TRY(gt_ply_read(job->input, &pm));
+    if (tm) gt_timings_add(tm, "read", gt_now_ms() - t0);
+    res->npoints = pm.nvert;
+    gt_status st = reconstruct_write(job, &p, &pm, tm, res);
+    gt_ply_free(&pm);
+    return st;
+}
