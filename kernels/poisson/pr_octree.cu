@@ -31,7 +31,7 @@ __global__ void k_keys(const float *u, size_t n, int depth, uint64_t *k64, uint3
             double v = (double)u[3 * i + a] * res; /* same arithmetic as the CPU */
             c[a] = v <= 0 ? 0u : v >= res ? res - 1 : (uint32_t)v;
         }
-        uint64_t k = gt_pr_spread3(c[0]) | gt_pr_spread3(c[1]) << 1 | gt_pr_spread3(c[2]) << 2;
+        uint64_t k = gt_pr_key(c[0], c[1], c[2]);
         if (k32) k32[i] = (uint32_t)k; else k64[i] = k;
         idx[i] = (uint32_t)i;
     }
