@@ -7,6 +7,7 @@
 
 #include "common/alloc.h"
 #include "poisson/poisson.h"
+#include "poisson/pr_bspline.h"
 #include "poisson/pr_morton.h"
 #include "poisson/pr_sort.h"
 
@@ -51,13 +52,11 @@ void gt_pr_luts_init(void)
 
 uint64_t gt_pr_morton(uint32_t x, uint32_t y, uint32_t z)
 {
-    return gt_pr_spread3(x) | gt_pr_spread3(y) << 1 | gt_pr_spread3(z) << 2;
+    return gt_pr_key(x, y, z);
 }
 void gt_pr_demorton(uint64_t k, uint32_t *x, uint32_t *y, uint32_t *z)
 {
-    *x = gt_pr_compact3(k);
-    *y = gt_pr_compact3(k >> 1);
-    *z = gt_pr_compact3(k >> 2);
+    gt_pr_key_xyz(k, x, y, z);
 }
 
 typedef struct { uint64_t key; uint32_t idx; } kv_t;
@@ -231,12 +230,7 @@ done:
 
 int32_t gt_pr_find(const gt_pr_octree *o, int level, int64_t x, int64_t y, int64_t z)
 {
-    int64_t r = (int64_t)1 << level;
-    if (x < 0 || y < 0 || z < 0 || x >= r || y >= r || z >= r) return -1;
-    uint64_t k = gt_pr_morton((uint32_t)x, (uint32_t)y, (uint32_t)z);
-    const size_t s0 = o->level_start[level], n = o->level_start[level + 1] - s0;
-    const size_t i = gt_pr_lower_bound(o->key + s0, n, k);
-    return (i < n && o->key[s0 + i] == k) ? (int32_t)(s0 + i) : -1;
+    return gt_pr_find_key(o->key, o->level_start, level, x, y, z);
 }
 
 int32_t gt_pr_nbr125(const gt_pr_octree *o, int32_t node, int i125)
