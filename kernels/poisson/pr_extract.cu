@@ -12,7 +12,15 @@
  * its index plus its lower bound in the other (disjoint) set.
  * Then per cell the crossed edge count and triangle count -> exclusive
  * scans (64-bit) -> edge keys -> sort, run heads = the vertices ->
- * positions -> triangles, vertex ids by binary search of the edge keys. */
+ * positions -> triangles, vertex ids by binary search of the edge keys.
+ * The per-cell math (corner keys, tetrahedron masks, crossed edges, mixed
+ * faces, the vertex position) is lib/poisson/pr_mt.h's, the CPU's.
+ *
+ * Launch shape: every kernel is a grid-stride loop with one thread per
+ * element (cell, corner, candidate, edge, vertex) in blocks of 256: the
+ * elements are independent and their work small and uniform, so the only
+ * concern is coalescing, which the key-sorted arrays give; sorts, scans
+ * and selections are CUB's. */
 #include <cuda_runtime.h>
 
 #include <stdlib.h>
