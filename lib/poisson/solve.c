@@ -84,6 +84,15 @@ static inline void node_xyz(const gt_pr_octree *o, size_t v, int64_t c[3])
 {
     gt_pr_cell_of(o->key[v], c);
 }
+/* the integral tables' rows between a node of cell c and the functions
+ * around its ancestor anc, `shift` levels up */
+static inline void anc_rows(const gt_pr_octree *o, const double *tM, const double *tG, const int64_t c[3],
+                            int32_t anc, int shift, double M[3][5], double G[3][5])
+{
+    int64_t ca[3];
+    node_xyz(o, (size_t)anc, ca);
+    gt_pr_cross_rows(tM, tG, c, ca, shift, M, G);
+}
 
 void gt_pr_state_free(gt_pr_state *s)
 {
@@ -229,10 +238,8 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         node_xyz(o, v, cf);
         int32_t anc = (int32_t)v;
         for (int d = D; d >= 0; d--, anc = d >= 0 ? o->parent[anc] : anc) {
-            int64_t ca[3];
-            node_xyz(o, (size_t)anc, ca);
             double M[3][5], G[3][5];
-            gt_pr_cross_rows(tabM[d], tabG[d], cf, ca, D - d, M, G);
+            anc_rows(o, tabM[d], tabG[d], cf, anc, D - d, M, G);
             for (int i = 0; i < 125; i++) {
                 int32_t t = gt_pr_nbr125(o, anc, i);
                 if (t >= 0) s->rhs[t] += gt_pr_div_term(vv, M, G, i);
@@ -277,10 +284,8 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             node_xyz(o, v, cv);
             int32_t anc = o->parent[v];
             for (int dc = d - 1; dc >= 0; dc--, anc = o->parent[anc]) {
-                int64_t ca[3];
-                node_xyz(o, (size_t)anc, ca);
                 double M[3][5], G[3][5];
-                gt_pr_cross_rows(cM[dc], cG[dc], cv, ca, d - dc, M, G);
+                anc_rows(o, cM[dc], cG[dc], cv, anc, d - dc, M, G);
                 for (int i = 0; i < 125; i++) {
                     int32_t t = gt_pr_nbr125(o, anc, i);
                     if (t >= 0) acc -= gt_pr_lap_term(M, G, i) * s->coef[t];
