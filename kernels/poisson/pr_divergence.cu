@@ -24,10 +24,7 @@ __device__ __forceinline__ int32_t d_nbr125(const gt_pr_dev_octree o, int32_t no
     if (node == 0) return i == 62 ? 0 : -1;
     int32_t p = o.parent[node];
     int c = (int)(o.key[node] & 7);
-    int32_t pn = o.nbr[27 * (size_t)p + c_lutp125[c][i]];
-    if (pn < 0) return -1;
-    int32_t ch = o.child[pn];
-    return ch < 0 ? -1 : ch + c_lutc125[c][i];
+    return gt_pr_nbr_rule(o.nbr, o.child, p, c_lutp125[c], c_lutc125[c], i);
 }
 
 __global__ void k_splat(const gt_pr_dev_octree o, int D, size_t s0, size_t n, const float *u, const float *nrm,

@@ -100,13 +100,7 @@ __global__ void k_neighbours(const uint64_t *key, const int32_t *parent, const i
         int i = (int)(t % 27);
         int32_t p = parent[v];
         int c = (int)(key[v] & 7);
-        int32_t pn = nbr[27 * (size_t)p + c_lut_parent[c][i]];
-        int32_t r = -1;
-        if (pn >= 0) {
-            int32_t ch = child[pn];
-            if (ch >= 0) r = ch + c_lut_child[c][i];
-        }
-        nbr[27 * v + i] = r;
+        nbr[27 * v + i] = gt_pr_nbr_rule(nbr, child, p, c_lut_parent[c], c_lut_child[c], i);
     }
 }
 

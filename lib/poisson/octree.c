@@ -212,12 +212,8 @@ gt_status gt_pr_octree_build_cpu(const float *u, size_t n, int depth, gt_pr_octr
         for (size_t v = o->level_start[l]; v < o->level_start[l + 1]; v++) {
             int32_t p = o->parent[v];
             int c = (int)(o->key[v] & 7);
-            for (int i = 0; i < 27; i++) {
-                int32_t pn = o->nbr[27 * (size_t)p + gt_pr_lut_parent[c][i]];
-                int32_t r = -1;
-                if (pn >= 0 && o->child[pn] >= 0) r = o->child[pn] + gt_pr_lut_child[c][i];
-                o->nbr[27 * v + i] = r;
-            }
+            for (int i = 0; i < 27; i++)
+                o->nbr[27 * v + i] = gt_pr_nbr_rule(o->nbr, o->child, p, gt_pr_lut_parent[c], gt_pr_lut_child[c], i);
         }
     }
 done:
@@ -238,7 +234,5 @@ int32_t gt_pr_nbr125(const gt_pr_octree *o, int32_t node, int i125)
     if (node == 0) return i125 == 62 ? 0 : -1;
     int32_t p = o->parent[node];
     int c = (int)(o->key[node] & 7);
-    int32_t pn = o->nbr[27 * (size_t)p + gt_pr_lut_parent125[c][i125]];
-    if (pn < 0 || o->child[pn] < 0) return -1;
-    return o->child[pn] + gt_pr_lut_child125[c][i125];
+    return gt_pr_nbr_rule(o->nbr, o->child, p, gt_pr_lut_parent125[c], gt_pr_lut_child125[c], i125);
 }

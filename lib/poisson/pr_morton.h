@@ -4,6 +4,7 @@
 #ifndef GT_PR_MORTON_H
 #define GT_PR_MORTON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/hostdev.h"
@@ -41,6 +42,21 @@ GT_HD void gt_pr_key_xyz(uint64_t k, uint32_t *x, uint32_t *y, uint32_t *z)
     *x = gt_pr_compact3(k);
     *y = gt_pr_compact3(k >> 1);
     *z = gt_pr_compact3(k >> 2);
+}
+
+/* The neighbour rule of the octree (Zhou et al. 2011): the same-level
+ * neighbour at offset index i of a node that is child c of `parent` is child
+ * lutc[i] of the parent's neighbour lutp[i] (lutp, lutc: row c of the 27-
+ * or 125-neighbour LUTs of poisson.h), or -1 where that neighbour of the
+ * parent or its children do not exist. nbr: 27 per node; child: the first
+ * of 8, or -1. */
+GT_HD int32_t gt_pr_nbr_rule(const int32_t *nbr, const int32_t *child, int32_t parent, const uint8_t *lutp,
+                             const uint8_t *lutc, int i)
+{
+    const int32_t pn = nbr[27 * (size_t)parent + lutp[i]];
+    if (pn < 0) return -1;
+    const int32_t ch = child[pn];
+    return ch < 0 ? -1 : ch + lutc[i];
 }
 
 #endif
