@@ -4,7 +4,13 @@
  * to number the parents, allocate all 8 siblings of each, scatter point
  * ranges, and go up by dropping 3 bits. Links and the 27 neighbours of every
  * node come from the parent's neighbours through LUTparent/LUTchild.
- * Produces exactly the octree of gt_pr_octree_build_cpu. */
+ * Produces exactly the octree of gt_pr_octree_build_cpu; the keys and the
+ * neighbour rule are lib/poisson/pr_morton.h's, the CPU's.
+ *
+ * Launch shape: one thread per point, occupied key, node or (node,
+ * neighbour) pair, grid-stride in blocks of 256: each element is a few loads
+ * and stores with no reuse, so coalescing over the sorted arrays is all
+ * that matters; sorts, run-length encoding and scans are CUB's. */
 #include <cuda_runtime.h>
 
 #include <stdlib.h>
