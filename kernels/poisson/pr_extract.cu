@@ -12,7 +12,15 @@
  * its index plus its lower bound in the other (disjoint) set.
  * Then per cell the crossed edge count and triangle count -> exclusive
  * scans (64-bit) -> edge keys -> sort, run heads = the vertices ->
- * positions -> triangles, vertex ids by binary search of the edge keys. */
+ * positions -> triangles, vertex ids by binary search of the edge keys.
+ * The per-cell math (corner keys, tetrahedron masks, crossed edges, mixed
+ * faces, the vertex position) is lib/poisson/pr_mt.h's, the CPU's.
+ *
+ * Launch shape: every kernel is a grid-stride loop with one thread per
+ * element (cell, corner, candidate, edge, vertex) in blocks of 256: the
+ * elements are independent and their work small and uniform, so the only
+ * concern is coalescing, which the key-sorted arrays give; sorts, scans
+ * and selections are CUB's. */
 #include <cuda_runtime.h>
 
 #include <stdlib.h>
@@ -29,6 +37,7 @@
 #include "kernels/poisson/pr_gpu.h"
 #include "kernels/poisson/pr_gpu_internal.h"
 #include "poisson/pr_morton.h"
+#include "poisson/pr_mt.h"
 #include "poisson/pr_sort.h"
 
 namespace {
@@ -42,33 +51,13 @@ const unsigned BLK = 256;
 #define GRID_LOOP(i, n) \
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
 
-__device__ __forceinline__ uint64_t d_morton(uint32_t x, uint32_t y, uint32_t z)
-{
-    return gt_pr_spread3(x) | gt_pr_spread3(y) << 1 | gt_pr_spread3(z) << 2;
-}
-__device__ __forceinline__ void d_demorton(uint64_t k, uint32_t &x, uint32_t &y, uint32_t &z)
-{
-    x = gt_pr_compact3(k);
-    y = gt_pr_compact3(k >> 1);
-    z = gt_pr_compact3(k >> 2);
-}
-__device__ __forceinline__ uint64_t d_corner_key(uint32_t x, uint32_t y, uint32_t z, int c)
-{
-    return d_morton(x + (c & 1), y + ((c >> 1) & 1), z + ((c >> 2) & 1));
-}
-__device__ __forceinline__ int d_tet_mask(int m, int t)
-{
-    int sub = 0;
-    for (int k = 0; k < 4; k++) sub |= ((m >> c_tet[t][k]) & 1) << k;
-    return sub;
-}
 
 __global__ void k_cell_corners(const uint64_t *cells, size_t n, uint64_t *out)
 {
     GRID_LOOP(i, n) {
         uint32_t x, y, z;
-        d_demorton(cells[i], x, y, z);
-        for (int c = 0; c < 8; c++) out[8 * i + c] = d_corner_key(x, y, z, c);
+        gt_pr_key_xyz(cells[i], &x, &y, &z);
+        for (int c = 0; c < 8; c++) out[8 * i + c] = gt_pr_corner_key(x, y, z, c);
     }
 }
 
@@ -85,7 +74,7 @@ __global__ void k_eval_keys(const eval_args A, const uint64_t *keys, size_t n, d
 {
     GRID_LOOP(i, n) {
         uint32_t x, y, z;
-        d_demorton(keys[i], x, y, z);
+        gt_pr_key_xyz(keys[i], &x, &y, &z);
         val[i] = e_eval_corner(A, x, y, z);
     }
 }
@@ -113,10 +102,10 @@ __global__ void k_cell_masks(const uint64_t *cells, size_t n, const uint64_t *ck
 {
     GRID_LOOP(i, n) {
         uint32_t x, y, z;
-        d_demorton(cells[i], x, y, z);
+        gt_pr_key_xyz(cells[i], &x, &y, &z);
         int m = 0;
         for (int c = 0; c < 8; c++) {
-            size_t at = gt_pr_lower_bound(ck, nc, d_corner_key(x, y, z, c));
+            size_t at = gt_pr_lower_bound(ck, nc, gt_pr_corner_key(x, y, z, c));
             double v = at < nc ? cv[at] : iso; /* always present */
             m |= (v < iso) << c;
         }
@@ -132,18 +121,16 @@ __global__ void k_candidates(const uint64_t *cells, const uint8_t *mask, size_t 
     GRID_LOOP(i, n) {
         int m = mask[i];
         uint32_t x, y, z;
-        d_demorton(cells[i], x, y, z);
+        gt_pr_key_xyz(cells[i], &x, &y, &z);
         const int64_t res = (int64_t)1 << D;
         for (int a = 0; a < 3; a++)
             for (int side = 0; side < 2; side++) {
                 size_t slot = 6 * i + 2 * a + side;
-                int cnt = 0;
-                for (int c = 0; c < 8; c++)
-                    if (((c >> a) & 1) == side) cnt += (m >> c) & 1;
+                const bool mixed = gt_pr_face_mixed(m, a, side);
                 int64_t q[3] = {x, y, z};
                 q[a] += side ? 1 : -1;
-                bool ok = m != 0 && m != 255 && cnt != 0 && cnt != 4 && q[a] >= 0 && q[a] < res;
-                cand[slot] = ok ? d_morton((uint32_t)q[0], (uint32_t)q[1], (uint32_t)q[2]) : 0;
+                bool ok = m != 0 && m != 255 && mixed && q[a] >= 0 && q[a] < res;
+                cand[slot] = ok ? gt_pr_key((uint32_t)q[0], (uint32_t)q[1], (uint32_t)q[2]) : 0;
                 flag[slot] = (uint8_t)ok;
             }
     }
@@ -153,11 +140,8 @@ __global__ void k_counts(const uint8_t *mask, size_t n, uint64_t *ecnt, uint64_t
 {
     GRID_LOOP(i, n) {
         int m = mask[i], e = 0, t = 0;
-        for (int li = 0; li < 19; li++) {
-            int a = c_edge[li] & 7, b = a | c_edge[li] >> 3;
-            e += ((m >> a) ^ (m >> b)) & 1;
-        }
-        for (int k = 0; k < 6; k++) t += c_tab[k][d_tet_mask(m, k)].ntri;
+        for (int li = 0; li < 19; li++) e += gt_pr_edge_crossed(m, c_edge[li]);
+        for (int k = 0; k < 6; k++) t += c_tab[k][gt_pr_tet_mask(m, c_tet, k)].ntri;
         ecnt[i] = (uint64_t)e;
         tcnt[i] = (uint64_t)t;
     }
@@ -170,11 +154,11 @@ __global__ void k_edge_keys(const uint64_t *cells, const uint8_t *mask, const ui
         int m = mask[i];
         if (m == 0 || m == 255) continue;
         uint32_t x, y, z;
-        d_demorton(cells[i], x, y, z);
+        gt_pr_key_xyz(cells[i], &x, &y, &z);
         uint64_t j = eoff[i];
         for (int li = 0; li < 19; li++) {
-            int code = c_edge[li], a = code & 7, b = a | code >> 3;
-            if (((m >> a) ^ (m >> b)) & 1) ek[j++] = GT_PR_EKEY(d_corner_key(x, y, z, a), code >> 3);
+            int code = c_edge[li];
+            if (gt_pr_edge_crossed(m, code)) ek[j++] = GT_PR_EKEY(gt_pr_corner_key(x, y, z, code & 7), code >> 3);
         }
     }
 }
@@ -184,7 +168,7 @@ struct place {
     int D;
 };
 
-/* the CPU's formula, with no contraction into fused multiply-adds */
+/* the CPU's formula (gt_pr_mt_vertex), with no contraction into fused multiply-adds */
 __global__ void k_vertices(const uint64_t *E, size_t nv, const uint64_t *ck, const double *cv, size_t nc,
                            const place P, float *xyz)
 {
@@ -192,18 +176,11 @@ __global__ void k_vertices(const uint64_t *E, size_t nv, const uint64_t *ck, con
         uint64_t lk = E[v] >> 3;
         int m = (int)(E[v] & 7);
         uint32_t lo[3], up[3];
-        d_demorton(lk, lo[0], lo[1], lo[2]);
+        gt_pr_key_xyz(lk, &lo[0], &lo[1], &lo[2]);
         for (int a = 0; a < 3; a++) up[a] = lo[a] + ((m >> a) & 1);
-        size_t ia = gt_pr_lower_bound(ck, nc, lk), ib = gt_pr_lower_bound(ck, nc, d_morton(up[0], up[1], up[2]));
+        size_t ia = gt_pr_lower_bound(ck, nc, lk), ib = gt_pr_lower_bound(ck, nc, gt_pr_key(up[0], up[1], up[2]));
         double va = ia < nc ? cv[ia] : P.iso, vb = ib < nc ? cv[ib] : P.iso; /* always present */
-        double tt = __ddiv_rn(__dsub_rn(P.iso, va), __dsub_rn(vb, va));
-        if (!(tt >= 0)) tt = 0;
-        if (tt > 1) tt = 1;
-        for (int a = 0; a < 3; a++) {
-            double pa = (double)lo[a], pb = (double)up[a];
-            double u = ldexp(__dadd_rn(pa, __dmul_rn(tt, __dsub_rn(pb, pa))), -P.D);
-            xyz[3 * v + a] = __double2float_rn(__dadd_rn(__dmul_rn(__dsub_rn(u, 0.5), P.side), P.center[a]));
-        }
+        gt_pr_mt_vertex(lo, up, va, vb, P.iso, P.D, P.side, P.center, xyz + 3 * v);
     }
 }
 
@@ -214,14 +191,14 @@ __global__ void k_triangles(const uint64_t *cells, const uint8_t *mask, const ui
         int m = mask[i];
         if (m == 0 || m == 255) continue;
         uint32_t x, y, z;
-        d_demorton(cells[i], x, y, z);
+        gt_pr_key_xyz(cells[i], &x, &y, &z);
         uint64_t k = toff[i];
         for (int t = 0; t < 6; t++) {
-            const gt_pr_mt_case &c = c_tab[t][d_tet_mask(m, t)];
+            const gt_pr_mt_case &c = c_tab[t][gt_pr_tet_mask(m, c_tet, t)];
             for (int r = 0; r < c.ntri; r++, k++)
                 for (int q = 0; q < 3; q++) {
                     int code = c.v[r][q];
-                    uint64_t key = GT_PR_EKEY(d_corner_key(x, y, z, code & 7), code >> 3);
+                    uint64_t key = GT_PR_EKEY(gt_pr_corner_key(x, y, z, code & 7), code >> 3);
                     tri[3 * k + q] = (int32_t)gt_pr_lower_bound(E, nv, key); /* present: a crossed edge */
                 }
         }

@@ -4,7 +4,13 @@
  * to number the parents, allocate all 8 siblings of each, scatter point
  * ranges, and go up by dropping 3 bits. Links and the 27 neighbours of every
  * node come from the parent's neighbours through LUTparent/LUTchild.
- * Produces exactly the octree of gt_pr_octree_build_cpu. */
+ * Produces exactly the octree of gt_pr_octree_build_cpu; the keys and the
+ * neighbour rule are lib/poisson/pr_morton.h's, the CPU's.
+ *
+ * Launch shape: one thread per point, occupied key, node or (node,
+ * neighbour) pair, grid-stride in blocks of 256: each element is a few loads
+ * and stores with no reuse, so coalescing over the sorted arrays is all
+ * that matters; sorts, run-length encoding and scans are CUB's. */
 #include <cuda_runtime.h>
 
 #include <stdlib.h>
@@ -31,7 +37,7 @@ __global__ void k_keys(const float *u, size_t n, int depth, uint64_t *k64, uint3
             double v = (double)u[3 * i + a] * res; /* same arithmetic as the CPU */
             c[a] = v <= 0 ? 0u : v >= res ? res - 1 : (uint32_t)v;
         }
-        uint64_t k = gt_pr_spread3(c[0]) | gt_pr_spread3(c[1]) << 1 | gt_pr_spread3(c[2]) << 2;
+        uint64_t k = gt_pr_key(c[0], c[1], c[2]);
         if (k32) k32[i] = (uint32_t)k; else k64[i] = k;
         idx[i] = (uint32_t)i;
     }
@@ -100,13 +106,7 @@ __global__ void k_neighbours(const uint64_t *key, const int32_t *parent, const i
         int i = (int)(t % 27);
         int32_t p = parent[v];
         int c = (int)(key[v] & 7);
-        int32_t pn = nbr[27 * (size_t)p + c_lut_parent[c][i]];
-        int32_t r = -1;
-        if (pn >= 0) {
-            int32_t ch = child[pn];
-            if (ch >= 0) r = ch + c_lut_child[c][i];
-        }
-        nbr[27 * v + i] = r;
+        nbr[27 * v + i] = gt_pr_nbr_rule(nbr, child, p, c_lut_parent[c], c_lut_child[c], i);
     }
 }
 

@@ -1,6 +1,8 @@
 /* CPU reference of marching cubes with shared vertices (one z-slab at a time;
  * a single pass is the slab [0, Z)). Plain and direct: per-point edge masks,
- * a prefix sum over points for vertex numbers, then the voxels' triangles. */
+ * a prefix sum over points for vertex numbers, then the voxels' triangles.
+ * The per-vertex math (edge numbering, position, normal) is mc_math.h's,
+ * which the CUDA kernels compile too. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 
 #include "common/alloc.h"
 #include "mc/mc.h"
+#include "mc/mc_math.h"
 
 void gt_mc_params_init(gt_mc_params *p, double iso)
 {
@@ -129,54 +132,12 @@ static inline unsigned edge_mask(const slab *s, int64_t i, int64_t j, int64_t k)
     return m;
 }
 
-static double grad1(const slab *s, int64_t i, int64_t j, int64_t k, int a)
-{
-    int64_t n = a == 0 ? s->X : a == 1 ? s->Y : s->Z;
-    int64_t p = a == 0 ? i : a == 1 ? j : k;
-    if (n < 2) return 0.0;
-    int64_t lo = p > 0 ? p - 1 : p, hi = p + 1 < n ? p + 1 : p;
-    int64_t d[3] = {0, 0, 0};
-    double vlo, vhi;
-    d[a] = lo - p;
-    vlo = val(s, i + d[0], j + d[1], k + d[2]);
-    d[a] = hi - p;
-    vhi = val(s, i + d[0], j + d[1], k + d[2]);
-    return (vhi - vlo) / (double)(hi - lo);
-}
-
-double gt_mc_edge_t(float v0, float v1, double iso);
-double gt_mc_edge_t(float v0, float v1, double iso)
-{
-    double a = v0, b = v1;
-    if (!isfinite(a) || !isfinite(b) || a == b) return 0.5;
-    double t = (iso - a) / (b - a);
-    if (!(t >= GT_MC_TMIN)) t = GT_MC_TMIN;
-    if (t > 1.0 - GT_MC_TMIN) t = 1.0 - GT_MC_TMIN;
-    return t;
-}
-
 static void emit_vertex(const slab *s, const gt_mc_geom *g, int64_t i, int64_t j, int64_t k, int a,
                         float *xyz, float *nrm)
 {
-    int64_t d[3] = {0, 0, 0};
-    d[a] = 1;
-    float v0 = val(s, i, j, k), v1 = val(s, i + d[0], j + d[1], k + d[2]);
-    double t = gt_mc_edge_t(v0, v1, g->iso);
-    double gi[3] = {(double)i, (double)j, (double)k};
-    gi[a] += t;
-    for (int c = 0; c < 3; c++)
-        xyz[c] = (float)(g->origin[c] + gi[0] * g->dir[0][c] + gi[1] * g->dir[1][c] + gi[2] * g->dir[2][c]);
-    if (!nrm) return;
-    double gg[3];
-    for (int c = 0; c < 3; c++)
-        gg[c] = (1.0 - t) * grad1(s, i, j, k, c) + t * grad1(s, i + d[0], j + d[1], k + d[2], c);
-    double w[3], n2 = 0;
-    for (int c = 0; c < 3; c++) {
-        w[c] = g->dinv[c][0] * gg[0] + g->dinv[c][1] * gg[1] + g->dinv[c][2] * gg[2];
-        n2 += w[c] * w[c];
-    }
-    double sc = (n2 > 0 && isfinite(n2)) ? g->nsign / sqrt(n2) : 0.0;
-    for (int c = 0; c < 3; c++) nrm[c] = (float)(w[c] * sc);
+    float v0 = val(s, i, j, k), v1 = val(s, i + (a == 0), j + (a == 1), k + (a == 2));
+    gt_mc_vertex(s->buf, s->X, s->Y, s->Z, s->zb, g->origin, g->dir, g->dinv, g->nsign, g->iso, i, j, k, a, v0, v1,
+                 xyz, nrm);
 }
 
 gt_status gt_mc_slab_cpu(const float *buf, int64_t zb, int64_t nzb, int64_t z0, int64_t z1,
@@ -247,10 +208,9 @@ gt_status gt_mc_slab_cpu(const float *buf, int64_t zb, int64_t nzb, int64_t z0, 
                 for (int q = 0; q < tab->ntri[c]; q++) {
                     int32_t idx[3];
                     for (int w = 0; w < 3; w++) {
-                        int e = tab->tri[c][3 * q + w], ax = e >> 2;
-                        int64_t o[3] = {0, 0, 0};
-                        o[ax == 0 ? 1 : 0] = e & 1;
-                        o[ax == 2 ? 1 : 2] = (e >> 1) & 1;
+                        int ax;
+                        unsigned o[3];
+                        gt_mc_edge_start(tab->tri[c][3 * q + w], &ax, &o[0], &o[1], &o[2]);
                         size_t p = (size_t)((k + o[2] - z0) * Y + j + o[1]) * (size_t)X + (size_t)(i + o[0]);
                         unsigned mk = mask[p];
                         idx[w] = (int32_t)(vid[p] + __builtin_popcount(mk & ((1u << ax) - 1u)));

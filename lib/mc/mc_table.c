@@ -28,18 +28,17 @@
 #include <string.h>
 
 #include "mc/mc.h"
+#include "mc/mc_math.h"
 
 static gt_mc_table g_table;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-/* edge e -> start corner offsets and axis */
+/* edge e -> start corner offsets and axis (the numbering of mc_math.h) */
 static void edge_geom(int e, int off[3], int *axis)
 {
-    int a = e >> 2, u = a == 0 ? 1 : 0, v = a == 2 ? 1 : 2;
-    off[0] = off[1] = off[2] = 0;
-    off[u] = e & 1;
-    off[v] = (e >> 1) & 1;
-    *axis = a;
+    unsigned o[3];
+    gt_mc_edge_start(e, axis, &o[0], &o[1], &o[2]);
+    for (int a = 0; a < 3; a++) off[a] = (int)o[a];
 }
 
 static int edge_of(const int p[3], int axis)

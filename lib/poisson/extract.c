@@ -28,15 +28,12 @@
 #include "common/timer.h"
 #include "gt_config.h"
 #include "poisson/poisson.h"
+#include "poisson/pr_mt.h"
 #include "poisson/pr_sort.h"
 #if GT_HAVE_CUDA
 #include "kernels/poisson/pr_gpu.h"
 #endif
 
-static inline uint64_t corner_key(uint32_t x, uint32_t y, uint32_t z, int c)
-{
-    return gt_pr_morton(x + (c & 1), y + ((c >> 1) & 1), z + ((c >> 2) & 1));
-}
 
 /* chi at the corners with the given keys (on the GPU when the state's
  * front end ran there, as before the restatement) */
@@ -74,13 +71,6 @@ typedef struct {
     uint8_t li[64];
 } cell_tables;
 
-static inline int tet_mask(int m, int t)
-{
-    int sub = 0;
-    for (int k = 0; k < 4; k++) sub |= ((m >> gt_pr_kuhn_tet[t][k]) & 1) << k;
-    return sub;
-}
-
 static void cell_tables_init(cell_tables *T)
 {
     gt_pr_mt_table(T->tab);
@@ -88,12 +78,10 @@ static void cell_tables_init(cell_tables *T)
     for (int li = 0; li < 19; li++) T->li[gt_pr_cell_edge[li]] = (uint8_t)li;
     for (int m = 0; m < 256; m++) {
         uint32_t cr = 0;
-        for (int li = 0; li < 19; li++) {
-            int a = gt_pr_cell_edge[li] & 7, b = a | gt_pr_cell_edge[li] >> 3;
-            if (((m >> a) ^ (m >> b)) & 1) cr |= 1u << li;
-        }
+        for (int li = 0; li < 19; li++)
+            if (gt_pr_edge_crossed(m, gt_pr_cell_edge[li])) cr |= 1u << li;
         int nt = 0;
-        for (int t = 0; t < 6; t++) nt += T->tab[t][tet_mask(m, t)].ntri;
+        for (int t = 0; t < 6; t++) nt += T->tab[t][gt_pr_tet_mask(m, gt_pr_kuhn_tet, t)].ntri;
         T->cross[m] = cr;
         T->ntri[m] = (uint8_t)nt;
     }
@@ -145,7 +133,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
         for (long i = 0; i < (long)nn; i++) {
             uint32_t x, y, z;
             gt_pr_demorton(nk[i], &x, &y, &z);
-            for (int c = 0; c < 8; c++) kc[8 * (size_t)i + c] = corner_key(x, y, z, c);
+            for (int c = 0; c < 8; c++) kc[8 * (size_t)i + c] = gt_pr_corner_key(x, y, z, c);
         }
         gt_pr_radix_u64(kc, kt, m8, cbits);
         m8 = gt_pr_unique_u64(kc, m8);
@@ -179,7 +167,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
             gt_pr_demorton(nk[i], &x, &y, &z);
             int msk = 0;
             for (int c = 0; c < 8; c++) {
-                size_t at = gt_pr_lower_bound(ck, nc, corner_key(x, y, z, c));
+                size_t at = gt_pr_lower_bound(ck, nc, gt_pr_corner_key(x, y, z, c));
                 msk |= (cv[at] < iso) << c; /* present: every new cell's corners were added */
             }
             nm[i] = (uint8_t)msk;
@@ -209,10 +197,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
             gt_pr_demorton(nk[i], &x, &y, &z);
             for (int a = 0; a < 3; a++)
                 for (int side = 0; side < 2; side++) {
-                    int cnt = 0;
-                    for (int c = 0; c < 8; c++)
-                        if (((c >> a) & 1) == side) cnt += (msk >> c) & 1;
-                    if (cnt == 0 || cnt == 4) continue;
+                    if (!gt_pr_face_mixed(msk, a, side)) continue;
                     int64_t q[3] = {x, y, z};
                     q[a] += side ? 1 : -1;
                     if (q[a] < 0 || q[a] >= res) continue;
@@ -258,7 +243,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
         for (int li = 0; li < 19; li++)
             if ((cr >> li) & 1) {
                 int code = gt_pr_cell_edge[li];
-                ev[j].k = GT_PR_EKEY(corner_key(x, y, z, code & 7), code >> 3);
+                ev[j].k = GT_PR_EKEY(gt_pr_corner_key(x, y, z, code & 7), code >> 3);
                 ev[j].v = j;
                 j++;
             }
@@ -293,14 +278,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
         for (int a = 0; a < 3; a++) up[a] = lo[a] + ((msk >> a) & 1);
         double va = cv[gt_pr_lower_bound(ck, nc, lk)];
         double vb = cv[gt_pr_lower_bound(ck, nc, gt_pr_morton(up[0], up[1], up[2]))];
-        double tt = (iso - va) / (vb - va);
-        if (!(tt >= 0)) tt = 0;
-        if (tt > 1) tt = 1;
-        for (int a = 0; a < 3; a++) {
-            double pa = (double)lo[a], pb = (double)up[a];
-            double u = ldexp(pa + tt * (pb - pa), -D);
-            xyz[3 * (size_t)v + a] = (float)((u - 0.5) * s->side + s->center[a]);
-        }
+        gt_pr_mt_vertex(lo, up, va, vb, iso, D, s->side, s->center, xyz + 3 * (size_t)v);
     }
     /* triangles: cells in key order, tetrahedra 0..5 */
 #pragma omp parallel for schedule(static)
@@ -310,7 +288,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
         uint32_t cr = T.cross[msk];
         size_t base = eoff[i], k = toff[i];
         for (int t = 0; t < 6; t++) {
-            const gt_pr_mt_case *c = &T.tab[t][tet_mask(msk, t)];
+            const gt_pr_mt_case *c = &T.tab[t][gt_pr_tet_mask(msk, gt_pr_kuhn_tet, t)];
             for (int r = 0; r < c->ntri; r++, k++)
                 for (int q = 0; q < 3; q++) {
                     int li = T.li[c->v[r][q]];

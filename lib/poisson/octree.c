@@ -7,6 +7,7 @@
 
 #include "common/alloc.h"
 #include "poisson/poisson.h"
+#include "poisson/pr_bspline.h"
 #include "poisson/pr_morton.h"
 #include "poisson/pr_sort.h"
 
@@ -51,13 +52,11 @@ void gt_pr_luts_init(void)
 
 uint64_t gt_pr_morton(uint32_t x, uint32_t y, uint32_t z)
 {
-    return gt_pr_spread3(x) | gt_pr_spread3(y) << 1 | gt_pr_spread3(z) << 2;
+    return gt_pr_key(x, y, z);
 }
 void gt_pr_demorton(uint64_t k, uint32_t *x, uint32_t *y, uint32_t *z)
 {
-    *x = gt_pr_compact3(k);
-    *y = gt_pr_compact3(k >> 1);
-    *z = gt_pr_compact3(k >> 2);
+    gt_pr_key_xyz(k, x, y, z);
 }
 
 typedef struct { uint64_t key; uint32_t idx; } kv_t;
@@ -213,12 +212,8 @@ gt_status gt_pr_octree_build_cpu(const float *u, size_t n, int depth, gt_pr_octr
         for (size_t v = o->level_start[l]; v < o->level_start[l + 1]; v++) {
             int32_t p = o->parent[v];
             int c = (int)(o->key[v] & 7);
-            for (int i = 0; i < 27; i++) {
-                int32_t pn = o->nbr[27 * (size_t)p + gt_pr_lut_parent[c][i]];
-                int32_t r = -1;
-                if (pn >= 0 && o->child[pn] >= 0) r = o->child[pn] + gt_pr_lut_child[c][i];
-                o->nbr[27 * v + i] = r;
-            }
+            for (int i = 0; i < 27; i++)
+                o->nbr[27 * v + i] = gt_pr_nbr_rule(o->nbr, o->child, p, gt_pr_lut_parent[c], gt_pr_lut_child[c], i);
         }
     }
 done:
@@ -231,12 +226,7 @@ done:
 
 int32_t gt_pr_find(const gt_pr_octree *o, int level, int64_t x, int64_t y, int64_t z)
 {
-    int64_t r = (int64_t)1 << level;
-    if (x < 0 || y < 0 || z < 0 || x >= r || y >= r || z >= r) return -1;
-    uint64_t k = gt_pr_morton((uint32_t)x, (uint32_t)y, (uint32_t)z);
-    const size_t s0 = o->level_start[level], n = o->level_start[level + 1] - s0;
-    const size_t i = gt_pr_lower_bound(o->key + s0, n, k);
-    return (i < n && o->key[s0 + i] == k) ? (int32_t)(s0 + i) : -1;
+    return gt_pr_find_key(o->key, o->level_start, level, x, y, z);
 }
 
 int32_t gt_pr_nbr125(const gt_pr_octree *o, int32_t node, int i125)
@@ -244,7 +234,5 @@ int32_t gt_pr_nbr125(const gt_pr_octree *o, int32_t node, int i125)
     if (node == 0) return i125 == 62 ? 0 : -1;
     int32_t p = o->parent[node];
     int c = (int)(o->key[node] & 7);
-    int32_t pn = o->nbr[27 * (size_t)p + gt_pr_lut_parent125[c][i125]];
-    if (pn < 0 || o->child[pn] < 0) return -1;
-    return o->child[pn] + gt_pr_lut_child125[c][i125];
+    return gt_pr_nbr_rule(o->nbr, o->child, p, gt_pr_lut_parent125[c], gt_pr_lut_child125[c], i125);
 }

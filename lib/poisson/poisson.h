@@ -87,13 +87,18 @@ static inline int gt_pr_node_level(const gt_pr_octree *o, size_t node)
 }
 
 /* ------------------------------------------------------------ basis/solve */
-/* Centred quadratic B-spline (support |t| < 1.5) and its derivative. */
-double gt_pr_bspline(double t);
-double gt_pr_dbspline(double t);
+/* The B-spline, the basis functions and the per-element terms of the solve
+ * are in pr_bspline.h (shared with the CUDA kernels). */
 /* Integral over the real line of f^(a) g^(b), where f is the level-df
  * B-spline of cell i and g the level-dg B-spline of cell j (dg <= df),
  * a, b in {0, 1} (derivative order). Exact (Gauss on the finer knot spans). */
 double gt_pr_integral1d(int df, int64_t i, int a, int dg, int64_t j, int b);
+/* t[r * 5 + k] = gt_pr_integral1d(df, r, a, dg, k - 2, b) for the 2^(df-dg)
+ * positions r of a level-df cell inside its level-dg ancestor: the tables
+ * of the coarse-to-fine couplings (both paths build them on the host). */
+void gt_pr_cross_fill(int df, int dg, int a, int b, double *t);
+/* The level-d 125-point Laplacian stencil, index (dx+2)+5(dy+2)+25(dz+2). */
+void gt_pr_stencil125(int d, double stencil[125]);
 
 typedef enum gt_pr_solver { GT_PR_SOLVER_MULTIGRID = 0, GT_PR_SOLVER_CG = 1 } gt_pr_solver;
 

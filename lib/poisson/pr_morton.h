@@ -1,19 +1,17 @@
 /* Morton keys: 3 coordinates of up to 21 bits interleaved (x in bit 0, y in
- * bit 1, z in bit 2). One definition for the CPU octree (octree.c) and the
- * GPU's octree, solve and extraction (kernels/poisson). */
+ * bit 1, z in bit 2). One definition for the CPU octree, solve and
+ * extraction (lib/poisson) and the GPU's (kernels/poisson). */
 #ifndef GT_PR_MORTON_H
 #define GT_PR_MORTON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#ifdef __CUDACC__
-#define PR_MORTON_HD __host__ __device__ __forceinline__
-#else
-#define PR_MORTON_HD static inline
-#endif
+#include "common/hostdev.h"
+
 
 /* the low 21 bits of v spread to every third bit */
-PR_MORTON_HD uint64_t gt_pr_spread3(uint32_t v)
+GT_HD uint64_t gt_pr_spread3(uint32_t v)
 {
     uint64_t x = v & 0x1fffffu;
     x = (x | x << 32) & 0x1f00000000ffffull;
@@ -24,7 +22,7 @@ PR_MORTON_HD uint64_t gt_pr_spread3(uint32_t v)
     return x;
 }
 /* the inverse: every third bit of x, from bit 0, packed */
-PR_MORTON_HD uint32_t gt_pr_compact3(uint64_t x)
+GT_HD uint32_t gt_pr_compact3(uint64_t x)
 {
     x &= 0x1249249249249249ull;
     x = (x ^ (x >> 2)) & 0x10c30c30c30c30c3ull;
@@ -33,6 +31,32 @@ PR_MORTON_HD uint32_t gt_pr_compact3(uint64_t x)
     x = (x ^ (x >> 16)) & 0x1f00000000ffffull;
     x = (x ^ (x >> 32)) & 0x1fffffull;
     return (uint32_t)x;
+}
+/* the key of cell (x, y, z) and back (gt_pr_morton / gt_pr_demorton) */
+GT_HD uint64_t gt_pr_key(uint32_t x, uint32_t y, uint32_t z)
+{
+    return gt_pr_spread3(x) | gt_pr_spread3(y) << 1 | gt_pr_spread3(z) << 2;
+}
+GT_HD void gt_pr_key_xyz(uint64_t k, uint32_t *x, uint32_t *y, uint32_t *z)
+{
+    *x = gt_pr_compact3(k);
+    *y = gt_pr_compact3(k >> 1);
+    *z = gt_pr_compact3(k >> 2);
+}
+
+/* The neighbour rule of the octree (Zhou et al. 2011): the same-level
+ * neighbour at offset index i of a node that is child c of `parent` is child
+ * lutc[i] of the parent's neighbour lutp[i] (lutp, lutc: row c of the 27-
+ * or 125-neighbour LUTs of poisson.h), or -1 where that neighbour of the
+ * parent or its children do not exist. nbr: 27 per node; child: the first
+ * of 8, or -1. */
+GT_HD int32_t gt_pr_nbr_rule(const int32_t *nbr, const int32_t *child, int32_t parent, const uint8_t *lutp,
+                             const uint8_t *lutc, int i)
+{
+    const int32_t pn = nbr[27 * (size_t)parent + lutp[i]];
+    if (pn < 0) return -1;
+    const int32_t ch = child[pn];
+    return ch < 0 ? -1 : ch + lutc[i];
 }
 
 #endif

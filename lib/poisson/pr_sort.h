@@ -6,12 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hostdev.h"
+
 /* the searches below are also the GPU extraction's (kernels/poisson/pr_extract.cu) */
-#ifdef __CUDACC__
-#define PR_SORT_HD __host__ __device__ __forceinline__
-#else
-#define PR_SORT_HD static inline
-#endif
 
 typedef struct gt_pr_kv {
     uint64_t k, v;
@@ -24,7 +21,7 @@ void gt_pr_radix_kv(gt_pr_kv *a, gt_pr_kv *tmp, size_t n, int nbits);
 /* Drop repeats from sorted a; returns the new length. */
 size_t gt_pr_unique_u64(uint64_t *a, size_t n);
 /* First i with a[i] >= k in sorted a (n when none). */
-PR_SORT_HD size_t gt_pr_lower_bound(const uint64_t *a, size_t n, uint64_t k)
+GT_HD size_t gt_pr_lower_bound(const uint64_t *a, size_t n, uint64_t k)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -33,7 +30,7 @@ PR_SORT_HD size_t gt_pr_lower_bound(const uint64_t *a, size_t n, uint64_t k)
     }
     return lo;
 }
-PR_SORT_HD int gt_pr_contains(const uint64_t *a, size_t n, uint64_t k)
+GT_HD int gt_pr_contains(const uint64_t *a, size_t n, uint64_t k)
 {
     size_t i = gt_pr_lower_bound(a, n, k);
     return i < n && a[i] == k;

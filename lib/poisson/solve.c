@@ -17,24 +17,10 @@
 #include "common/progress.h"
 #include "gt_config.h"
 #include "poisson/poisson.h"
+#include "poisson/pr_bspline.h"
 #if GT_HAVE_CUDA
 #include "kernels/poisson/pr_gpu.h"
 #endif
-
-double gt_pr_bspline(double t)
-{
-    double a = fabs(t);
-    if (a < 0.5) return 0.75 - t * t;
-    if (a < 1.5) return 0.5 * (1.5 - a) * (1.5 - a);
-    return 0.0;
-}
-double gt_pr_dbspline(double t)
-{
-    double a = fabs(t);
-    if (a < 0.5) return -2.0 * t;
-    if (a < 1.5) return t > 0 ? -(1.5 - a) : (1.5 - a);
-    return 0.0;
-}
 
 double gt_pr_integral1d(int df, int64_t i, int a, int dg, int64_t j, int b)
 {
@@ -67,30 +53,45 @@ double gt_pr_integral1d(int df, int64_t i, int a, int dg, int64_t j, int b)
 /* 1D integrals between a level-df function and the level-dg (dg <= df)
  * functions around its ancestor: they depend only on r = i - 2^(df-dg) j0
  * (the position inside the ancestor cell j0) and the offset k - 2 of the
- * coarse function, so one table of 2^(df-dg) x 5 values serves every node.
- * t[(r * 5 + k)] = integral1d(df, r, a, dg, k - 2, b). */
-static double *cross_table(int df, int dg, int a, int b)
+ * coarse function, so one table of 2^(df-dg) x 5 values serves every node. */
+void gt_pr_cross_fill(int df, int dg, int a, int b, double *t)
 {
     size_t rows = (size_t)1 << (df - dg);
-    double *t = gt_malloc_array(rows, 5 * sizeof(double), "integral table");
-    if (!t) return NULL;
     for (size_t r = 0; r < rows; r++)
         for (int k = 0; k < 5; k++) t[r * 5 + k] = gt_pr_integral1d(df, (int64_t)r, a, dg, k - 2, b);
+}
+static double *cross_table(int df, int dg, int a, int b)
+{
+    double *t = gt_malloc_array((size_t)1 << (df - dg), 5 * sizeof(double), "integral table");
+    if (t) gt_pr_cross_fill(df, dg, a, b, t);
     return t;
+}
+
+void gt_pr_stencil125(int d, double stencil[125])
+{
+    for (int i = 0; i < 125; i++) {
+        int k[3] = {i % 5 - 2, (i / 5) % 5 - 2, i / 25 - 2};
+        double M[3], G[3];
+        for (int a = 0; a < 3; a++) {
+            M[a] = gt_pr_integral1d(d, 0, 0, d, k[a], 0);
+            G[a] = gt_pr_integral1d(d, 0, 1, d, k[a], 1);
+        }
+        stencil[i] = G[0] * M[1] * M[2] + M[0] * G[1] * M[2] + M[0] * M[1] * G[2];
+    }
 }
 
 static inline void node_xyz(const gt_pr_octree *o, size_t v, int64_t c[3])
 {
-    uint32_t x, y, z;
-    gt_pr_demorton(o->key[v], &x, &y, &z);
-    c[0] = x; c[1] = y; c[2] = z;
+    gt_pr_cell_of(o->key[v], c);
 }
-
-static inline double basis_at(int level, const int64_t c[3], const float *p)
+/* the integral tables' rows between a node of cell c and the functions
+ * around its ancestor anc, `shift` levels up */
+static inline void anc_rows(const gt_pr_octree *o, const double *tM, const double *tG, const int64_t c[3],
+                            int32_t anc, int shift, double M[3][5], double G[3][5])
 {
-    double s = ldexp(1.0, level), r = 1.0;
-    for (int a = 0; a < 3; a++) r *= gt_pr_bspline((double)p[a] * s - (double)c[a] - 0.5);
-    return r;
+    int64_t ca[3];
+    node_xyz(o, (size_t)anc, ca);
+    gt_pr_cross_rows(tM, tG, c, ca, shift, M, G);
 }
 
 void gt_pr_state_free(gt_pr_state *s)
@@ -131,7 +132,7 @@ static double gather_points(const gt_pr_octree *o, int level, size_t v, const fl
         if (nb < 0) continue;
         uint32_t st = o->pt_start[nb], cn = o->pt_count[nb];
         for (uint32_t k = st; k < st + cn; k++) {
-            double f = basis_at(level, c, u + 3 * (size_t)k);
+            double f = gt_pr_basis(level, c, u + 3 * (size_t)k);
             if (f == 0.0) continue;
             s += f * (pw ? pw[k] : 1.0) * (pv ? pv[k] : 1.0);
         }
@@ -142,15 +143,7 @@ static double gather_points(const gt_pr_octree *o, int level, size_t v, const fl
 /* value at point k of the level-`level` functions with coefficients x */
 static double eval_point_level(const gt_pr_octree *o, int level, int32_t node, const float *p, const double *x)
 {
-    double s = 0.0;
-    for (int i = 0; i < 27; i++) {
-        int32_t nb = o->nbr[27 * (size_t)node + i];
-        if (nb < 0) continue;
-        int64_t c[3];
-        node_xyz(o, (size_t)nb, c);
-        s += x[nb] * basis_at(level, c, p);
-    }
-    return s;
+    return gt_pr_eval_node(o->key, o->nbr, level, node, p, x);
 }
 
 gt_status gt_pr_colors_cpu(gt_pr_state *s)
@@ -168,7 +161,7 @@ gt_status gt_pr_colors_cpu(gt_pr_state *s)
             int32_t nb = o->nbr[27 * v + i];
             if (nb < 0) continue;
             for (uint32_t k = o->pt_start[nb]; k < o->pt_start[nb] + o->pt_count[nb]; k++) {
-                double f = basis_at(Dw, c, s->u + 3 * (size_t)k);
+                double f = gt_pr_basis(Dw, c, s->u + 3 * (size_t)k);
                 for (int a = 0; a < 3; a++) s->cdens[a * NN + v] += f * s->rgb[3 * (size_t)k + a];
             }
         }
@@ -215,7 +208,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         for (size_t k = 0; k < N; k++) {
             int32_t nd = up(o, leaf[k], D - Dw);
             double W = eval_point_level(o, Dw, nd, s->u + 3 * k, s->wdens);
-            s->area[k] = (float)(KAPPA * w2 / (W > spn ? W : spn));
+            s->area[k] = gt_pr_area(KAPPA, w2, W, spn);
         }
     }
     /* 2. splat the normals into the depth-D functions */
@@ -223,17 +216,8 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         double inv_w3 = ldexp(1.0, 3 * D);
         size_t s0 = o->level_start[D];
         for (size_t v = s0; v < o->level_start[D + 1]; v++) {
-            int64_t c[3];
-            node_xyz(o, v, c);
-            double acc[3] = {0, 0, 0};
-            for (int i = 0; i < 27; i++) {
-                int32_t nb = o->nbr[27 * v + i];
-                if (nb < 0) continue;
-                for (uint32_t k = o->pt_start[nb]; k < o->pt_start[nb] + o->pt_count[nb]; k++) {
-                    double f = basis_at(D, c, s->u + 3 * (size_t)k) * s->area[k];
-                    for (int a = 0; a < 3; a++) acc[a] += f * s->n[3 * (size_t)k + a];
-                }
-            }
+            double acc[3];
+            gt_pr_splat_node(o->key, o->nbr, o->pt_start, o->pt_count, D, v, s->u, s->n, s->area, acc);
             for (int a = 0; a < 3; a++) vf[3 * (v - s0) + a] = acc[a] * inv_w3;
         }
     }
@@ -254,22 +238,11 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         node_xyz(o, v, cf);
         int32_t anc = (int32_t)v;
         for (int d = D; d >= 0; d--, anc = d >= 0 ? o->parent[anc] : anc) {
-            int64_t ca[3];
-            node_xyz(o, (size_t)anc, ca);
             double M[3][5], G[3][5];
-            for (int a = 0; a < 3; a++) {
-                size_t r = (size_t)(cf[a] - (ca[a] << (D - d)));
-                for (int k = 0; k < 5; k++) {
-                    M[a][k] = tabM[d][r * 5 + k];
-                    G[a][k] = tabG[d][r * 5 + k];
-                }
-            }
+            anc_rows(o, tabM[d], tabG[d], cf, anc, D - d, M, G);
             for (int i = 0; i < 125; i++) {
                 int32_t t = gt_pr_nbr125(o, anc, i);
-                if (t < 0) continue;
-                int kx = i % 5, ky = (i / 5) % 5, kz = i / 25;
-                s->rhs[t] += vv[0] * G[0][kx] * M[1][ky] * M[2][kz] + vv[1] * M[0][kx] * G[1][ky] * M[2][kz] +
-                             vv[2] * M[0][kx] * M[1][ky] * G[2][kz];
+                if (t >= 0) s->rhs[t] += gt_pr_div_term(vv, M, G, i);
             }
             if (d == 0) break;
         }
@@ -292,15 +265,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
          * surfaces leak to the cube's boundary here) */
         const double alpha = s->alpha;
         double stencil[125];
-        for (int i = 0; i < 125; i++) {
-            int k[3] = {i % 5 - 2, (i / 5) % 5 - 2, i / 25 - 2};
-            double M[3], G[3];
-            for (int a = 0; a < 3; a++) {
-                M[a] = gt_pr_integral1d(d, 0, 0, d, k[a], 0);
-                G[a] = gt_pr_integral1d(d, 0, 1, d, k[a], 1);
-            }
-            stencil[i] = G[0] * M[1] * M[2] + M[0] * G[1] * M[2] + M[0] * M[1] * G[2];
-        }
+        gt_pr_stencil125(d, stencil);
         double *cM[GT_PR_MAX_DEPTH + 1] = {0}, *cG[GT_PR_MAX_DEPTH + 1] = {0};
         for (int dc = 0; dc < d; dc++) {
             cM[dc] = cross_table(d, dc, 0, 0);
@@ -319,23 +284,11 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             node_xyz(o, v, cv);
             int32_t anc = o->parent[v];
             for (int dc = d - 1; dc >= 0; dc--, anc = o->parent[anc]) {
-                int64_t ca[3];
-                node_xyz(o, (size_t)anc, ca);
                 double M[3][5], G[3][5];
-                for (int a = 0; a < 3; a++) {
-                    size_t r = (size_t)(cv[a] - (ca[a] << (d - dc)));
-                    for (int k = 0; k < 5; k++) {
-                        M[a][k] = cM[dc][r * 5 + k];
-                        G[a][k] = cG[dc][r * 5 + k];
-                    }
-                }
+                anc_rows(o, cM[dc], cG[dc], cv, anc, d - dc, M, G);
                 for (int i = 0; i < 125; i++) {
                     int32_t t = gt_pr_nbr125(o, anc, i);
-                    if (t < 0) continue;
-                    int kx = i % 5, ky = (i / 5) % 5, kz = i / 25;
-                    double L = G[0][kx] * M[1][ky] * M[2][kz] + M[0][kx] * G[1][ky] * M[2][kz] +
-                               M[0][kx] * M[1][ky] * G[2][kz];
-                    acc -= L * s->coef[t];
+                    if (t >= 0) acc -= gt_pr_lap_term(M, G, i) * s->coef[t];
                 }
                 if (dc == 0) break;
             }

@@ -288,35 +288,44 @@ gt_status gt_csr_to_hyb(const gt_csr *a, int64_t width, gt_hyb *o)
     return GT_OK;
 }
 
-gt_status gt_ell_to_csr(const gt_ell *a, gt_csr *out)
+/* room for n triplets (freed by triplets_to_csr) */
+static gt_status triplets_new(size_t n, int32_t **r, int32_t **c, double **v)
 {
-    size_t n = (size_t)a->width * a->nrows;
-    int32_t *r = xcalloc(n, sizeof *r), *c = xcalloc(n, sizeof *c);
-    double *v = xcalloc(n, sizeof *v);
-    if (!r || !c || !v) {
-        free(r), free(c), free(v);
+    *r = xcalloc(n, sizeof **r), *c = xcalloc(n, sizeof **c);
+    *v = xcalloc(n, sizeof **v);
+    if (!*r || !*c || !*v) {
+        free(*r), free(*c), free(*v);
         return OOM();
     }
+    return GT_OK;
+}
+static gt_status triplets_to_csr(int64_t nrows, int64_t ncols, int64_t m, int32_t *r, int32_t *c, double *v,
+                                 gt_csr *out)
+{
+    gt_status s = gt_csr_from_triplets(nrows, ncols, m, r, c, v, out);
+    free(r), free(c), free(v);
+    return s;
+}
+
+gt_status gt_ell_to_csr(const gt_ell *a, gt_csr *out)
+{
+    int32_t *r, *c;
+    double *v;
+    GT_TRY(triplets_new((size_t)a->width * a->nrows, &r, &c, &v));
     int64_t m = 0;
     for (int64_t i = 0; i < a->nrows; i++)
         for (int64_t k = 0; k < a->width; k++) {
             size_t p = (size_t)k * a->nrows + i;
             if (a->col[p] >= 0) r[m] = (int32_t)i, c[m] = a->col[p], v[m] = a->val[p], m++;
         }
-    gt_status s = gt_csr_from_triplets(a->nrows, a->ncols, m, r, c, v, out);
-    free(r), free(c), free(v);
-    return s;
+    return triplets_to_csr(a->nrows, a->ncols, m, r, c, v, out);
 }
 
 gt_status gt_dia_to_csr(const gt_dia *a, gt_csr *out)
 {
-    size_t n = (size_t)a->ndiag * a->nrows;
-    int32_t *r = xcalloc(n, sizeof *r), *c = xcalloc(n, sizeof *c);
-    double *v = xcalloc(n, sizeof *v);
-    if (!r || !c || !v) {
-        free(r), free(c), free(v);
-        return OOM();
-    }
+    int32_t *r, *c;
+    double *v;
+    GT_TRY(triplets_new((size_t)a->ndiag * a->nrows, &r, &c, &v));
     int64_t m = 0;
     for (int64_t i = 0; i < a->nrows; i++)
         for (int64_t d = 0; d < a->ndiag; d++) {
@@ -324,9 +333,7 @@ gt_status gt_dia_to_csr(const gt_dia *a, gt_csr *out)
             double x = a->val[(size_t)d * a->nrows + i];
             if (j >= 0 && j < a->ncols && x != 0.0) r[m] = (int32_t)i, c[m] = (int32_t)j, v[m] = x, m++;
         }
-    gt_status s = gt_csr_from_triplets(a->nrows, a->ncols, m, r, c, v, out);
-    free(r), free(c), free(v);
-    return s;
+    return triplets_to_csr(a->nrows, a->ncols, m, r, c, v, out);
 }
 
 gt_status gt_hyb_to_csr(const gt_hyb *a, gt_csr *out)

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "poisson/pr_bspline.h"
 #include "pr_testutil.h"
 
 static void test_morton_roundtrip(void **state)

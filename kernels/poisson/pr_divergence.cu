@@ -1,0 +1,99 @@
+/* The splat of the normals into the depth-D functions and the divergence of
+ * the splatted field against every node's basis function, on the GPU
+ * (stages 2 and 3 of gt_pr_solve_cpu; the arithmetic is pr_bspline.h's).
+ *
+ * Launch shape: the splat takes one thread per depth-D node (a gather over
+ * the points of its 27 neighbour cells: no atomics). The divergence takes
+ * one lane per depth-D node and scatters into the 125-neighbourhoods of its
+ * ancestors with double atomics; lanes with the same ancestor at a level
+ * (consecutive, as the nodes are key-sorted) are summed by a segmented
+ * shuffle scan first, so the coarse levels' few targets do not take one
+ * atomic per fine node. */
+#include <cuda_runtime.h>
+
+#include "kernels/common/cu_check.h"
+#include "kernels/poisson/pr_solve_stages.h"
+#include "poisson/pr_bspline.h"
+
+__constant__ uint8_t c_lutp125[8][125];
+__constant__ uint8_t c_lutc125[8][125];
+
+/* 125-neighbour i of `node` from its parent's 27 (the 125-LUTs), or -1 */
+__device__ __forceinline__ int32_t d_nbr125(const gt_pr_dev_octree o, int32_t node, int i)
+{
+    if (node == 0) return i == 62 ? 0 : -1;
+    int32_t p = o.parent[node];
+    int c = (int)(o.key[node] & 7);
+    return gt_pr_nbr_rule(o.nbr, o.child, p, c_lutp125[c], c_lutc125[c], i);
+}
+
+__global__ void k_splat(const gt_pr_dev_octree o, int D, size_t s0, size_t n, const float *u, const float *nrm,
+                        const float *area, double inv_w3, double *vf)
+{
+    GRID_LOOP(q, n)
+    {
+        double acc[3];
+        gt_pr_splat_node(o.key, o.nbr, o.pt_start, o.pt_count, D, s0 + q, u, nrm, area, acc);
+        for (int a = 0; a < 3; a++) vf[3 * q + a] = acc[a] * inv_w3;
+    }
+}
+
+/* Divergence: every depth-D node f with a nonzero splatted vector scatters
+ * v_f . int grad F_t F_f into the 125-neighbourhood t of each of its
+ * ancestors. */
+__global__ void k_divergence(const gt_pr_dev_octree o, int D, size_t s0, size_t n, const double *__restrict__ vf,
+                             const xtab T, double *rhs)
+{
+    const unsigned FULL = 0xffffffffu;
+    const int lane = threadIdx.x & 31;
+    const size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
+    const size_t nwarps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    for (size_t base = warp * 32; base < n; base += nwarps * 32) {
+        const size_t q = base + lane;
+        const bool act = q < n;
+        double vv[3] = {0.0, 0.0, 0.0};
+        if (act)
+            for (int a = 0; a < 3; a++) vv[a] = vf[3 * q + a];
+        const bool nz = vv[0] != 0 || vv[1] != 0 || vv[2] != 0;
+        if (!__any_sync(FULL, nz)) continue;
+        int64_t cf[3] = {0, 0, 0};
+        if (act) gt_pr_cell_of(o.key[s0 + q], cf);
+        int32_t anc = act ? (int32_t)(s0 + q) : -1;
+        for (int d = D; d >= 0; d--) {
+            double M[3][5], G[3][5];
+            if (act) {
+                int64_t ca[3];
+                gt_pr_cell_of(o.key[(size_t)anc], ca);
+                gt_pr_cross_rows(T.M + T.off[d], T.G + T.off[d], cf, ca, D - d, M, G);
+            } else {
+                for (int a = 0; a < 3; a++)
+                    for (int k = 0; k < 5; k++) M[a][k] = G[a][k] = 0.0;
+            }
+            const pr_seg sg = pr_seg_of(anc, lane);
+            for (int i = 0; i < 125; i++) {
+                const int32_t t = act ? d_nbr125(o, anc, i) : -1;
+                const double val = pr_seg_sum(gt_pr_div_term(vv, M, G, i), sg, lane);
+                if (sg.tail && t >= 0 && val != 0.0) atomicAdd(&rhs[t], val);
+            }
+            if (d == 0) break;
+            if (act) anc = o.parent[anc];
+        }
+    }
+}
+
+gt_status pr_splat(const gt_pr_dev_octree &o, int D, size_t s0, size_t n, const float *u, const float *nrm,
+                   const float *area, double inv_w3, double *vf)
+{
+    LAUNCH(k_splat, n, o, D, s0, n, u, nrm, area, inv_w3, vf);
+    return GT_OK;
+}
+
+gt_status pr_divergence(const gt_pr_dev_octree &o, int D, size_t s0, size_t n, const double *vf, const xtab &T,
+                        double *rhs)
+{
+    gt_pr_luts_init();
+    GT_CU(cudaMemcpyToSymbol(c_lutp125, gt_pr_lut_parent125, sizeof gt_pr_lut_parent125));
+    GT_CU(cudaMemcpyToSymbol(c_lutc125, gt_pr_lut_child125, sizeof gt_pr_lut_child125));
+    LAUNCH(k_divergence, n, o, D, s0, n, vf, T, rhs);
+    return GT_OK;
+}

@@ -1,0 +1,152 @@
+/* One level of the GPU's cascadic solve (stage 4 of gt_pr_solve_cpu): the
+ * right-hand side with the coarser levels' Laplacian moved over, the
+ * level's 125-point stencil, and the CG vector updates and dot products
+ * (the screening terms are scattered from the points: pr_points.cu).
+ *
+ * Launch shape: one thread per node of the level (grid-stride, PR_BLOCK
+ * threads); the 125 neighbours are visited as the children of the parent's
+ * 27 (for_nbr125), so siblings in a warp share those loads. The dot product
+ * reduces in blocks of PR_BLOCK, at most 1024 blocks, into one device
+ * scalar. */
+#include <cuda_runtime.h>
+
+#include "kernels/common/cu_check.h"
+#include "kernels/common/cu_runtime.h"
+#include "kernels/poisson/pr_solve_stages.h"
+#include "poisson/pr_bspline.h"
+
+__constant__ double c_stencil[125];
+
+/* Visit the (up to) 125 same-level neighbours of `node` within +-2 cells,
+ * f(t, i) with i = (dx+2) + 5(dy+2) + 25(dz+2): they are children of the
+ * parent's 27 neighbours (the rule behind the 125-LUTs), so walking those 27
+ * and their 8 consecutive children reads 2 x 27 links and contiguous
+ * children instead of 125 x 4 dependent loads, and siblings share them. */
+template <class F>
+__device__ __forceinline__ void for_nbr125(const gt_pr_dev_octree &o, int32_t node, F f)
+{
+    if (node == 0) {
+        f(0, 62);
+        return;
+    }
+    const int32_t P = o.parent[node];
+    const int c = (int)(o.key[node] & 7);
+    const int cx = c & 1, cy = (c >> 1) & 1, cz = c >> 2;
+    for (int j = 0; j < 27; j++) {
+        const int32_t pn = o.nbr[27 * (size_t)P + j];
+        if (pn < 0) continue;
+        const int32_t ch = o.child[pn];
+        if (ch < 0) continue;
+        const int jx = j % 3 - 1, jy = (j / 3) % 3 - 1, jz = j / 9 - 1;
+#pragma unroll
+        for (int cc = 0; cc < 8; cc++) {
+            const int dx = 2 * jx + (cc & 1) - cx, dy = 2 * jy + ((cc >> 1) & 1) - cy, dz = 2 * jz + (cc >> 2) - cz;
+            if (dx < -2 || dx > 2 || dy < -2 || dy > 2 || dz < -2 || dz > 2) continue;
+            f(ch + cc, (dx + 2) + 5 * (dy + 2) + 25 * (dz + 2));
+        }
+    }
+}
+
+/* block partial sums of a.b added into *out (zeroed by the caller) */
+__global__ void k_dot(const double *__restrict__ a, const double *__restrict__ b, size_t n, double *out)
+{
+    __shared__ double part[32];
+    double s = 0.0;
+    GRID_LOOP(i, n) s += a[i] * b[i];
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        s = threadIdx.x < (blockDim.x >> 5) ? part[threadIdx.x] : 0.0;
+        for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+        if (threadIdx.x == 0) atomicAdd(out, s);
+    }
+}
+
+/* b = divergence - the coarser levels' Laplacian applied to their solution
+ * (the coarser screening is scattered from the points afterwards) */
+__global__ void k_rhs(const gt_pr_dev_octree o, int d, size_t s0, size_t n, const double *rhs, const double *coef,
+                      const xtab T, double *b)
+{
+    GRID_LOOP(q, n)
+    {
+        size_t v = s0 + q;
+        double acc = rhs[v];
+        int64_t cv[3];
+        gt_pr_cell_of(o.key[v], cv);
+        int32_t anc = o.parent[v];
+        for (int dc = d - 1; dc >= 0; dc--) {
+            int64_t ca[3];
+            gt_pr_cell_of(o.key[(size_t)anc], ca);
+            double M[3][5], G[3][5];
+            gt_pr_cross_rows(T.M + T.off[dc], T.G + T.off[dc], cv, ca, d - dc, M, G);
+            for_nbr125(o, anc, [&](int32_t t, int i) { acc -= gt_pr_lap_term(M, G, i) * coef[t]; });
+            if (dc == 0) break;
+            anc = o.parent[anc];
+        }
+        b[q] = acc;
+    }
+}
+/* ap = L pp, the level's 125-point Laplacian stencil (pp, ap level-local) */
+__global__ void k_stencil(const gt_pr_dev_octree o, size_t s0, size_t n, const double *__restrict__ pp,
+                          double *__restrict__ ap)
+{
+    GRID_LOOP(q, n)
+    {
+        double acc = 0;
+        for_nbr125(o, (int32_t)(s0 + q), [&](int32_t t, int i) { acc += c_stencil[i] * pp[t - s0]; });
+        ap[q] = acc;
+    }
+}
+__global__ void k_update_xr(double *x, double *r, const double *pp, const double *ap, double al, size_t n)
+{
+    GRID_LOOP(q, n)
+    {
+        x[q] += al * pp[q];
+        r[q] -= al * ap[q];
+    }
+}
+__global__ void k_update_p(double *pp, const double *r, double be, size_t n)
+{
+    GRID_LOOP(q, n) pp[q] = r[q] + be * pp[q];
+}
+
+gt_status pr_level_stencil(int d)
+{
+    double stencil[125];
+    gt_pr_stencil125(d, stencil);
+    GT_CU(cudaMemcpyToSymbol(c_stencil, stencil, sizeof stencil));
+    return GT_OK;
+}
+gt_status pr_rhs(const gt_pr_dev_octree &o, int d, size_t s0, size_t n, const double *rhs, const double *coef,
+                 const xtab &T, double *b)
+{
+    LAUNCH(k_rhs, n, o, d, s0, n, rhs, coef, T, b);
+    return GT_OK;
+}
+gt_status pr_stencil(const gt_pr_dev_octree &o, size_t s0, size_t n, const double *pp, double *ap)
+{
+    LAUNCH(k_stencil, n, o, s0, n, pp, ap);
+    return GT_OK;
+}
+gt_status pr_update_xr(double *x, double *r, const double *pp, const double *ap, double al, size_t n)
+{
+    LAUNCH(k_update_xr, n, x, r, pp, ap, al, n);
+    return GT_OK;
+}
+gt_status pr_update_p(double *pp, const double *r, double be, size_t n)
+{
+    LAUNCH(k_update_p, n, pp, r, be, n);
+    return GT_OK;
+}
+gt_status pr_ddot(const double *a, const double *b, size_t n, double *d_scal, double *out)
+{
+    GT_TRY(gt_cu_memset(d_scal, 0, sizeof(double), NULL));
+    if (n) {
+        int grid = (int)gt_grid(n, PR_BLOCK);
+        if (grid > 1024) grid = 1024;
+        k_dot<<<grid, PR_BLOCK>>>(a, b, n, d_scal);
+        GT_CU_LAUNCH("k_dot");
+    }
+    return gt_cu_memcpy_d2h(out, d_scal, sizeof(double), NULL);
+}

@@ -1,0 +1,104 @@
+/* The stages of the GPU solve (C++ only), shared by the driver
+ * (pr_solve.cu) and the files that hold each stage's kernels:
+ *   pr_points.cu     per-point work: key order, each point's node at a
+ *                    level, density and screening scattered from the
+ *                    points, sample areas, chi at the samples;
+ *   pr_divergence.cu the splat of the normals and the divergence;
+ *   pr_level.cu      one level's system: right-hand side, stencil, CG.
+ * A kernel can only be launched from the file that defines it (no
+ * relocatable device code), so each stage file exports host launchers.
+ * Every kernel is a grid-stride loop over nodes or points in blocks of
+ * PR_BLOCK threads (gt_grid), as the work per element is small and
+ * uniform; the warp-level kernels (point scatter, divergence) give each
+ * lane one element and combine lanes of one target before their atomics. */
+#ifndef GT_KERNELS_PR_SOLVE_STAGES_H
+#define GT_KERNELS_PR_SOLVE_STAGES_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "common/status.h"
+#include "kernels/common/cu_check.h"
+#include "kernels/poisson/pr_gpu_internal.h"
+
+#define PR_BLOCK 256
+#define GRID_LOOP(i, n) for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
+#define LAUNCH(kernel, n, ...)                                      \
+    do {                                                       \
+        kernel<<<gt_grid((n), PR_BLOCK), PR_BLOCK>>>(__VA_ARGS__);           \
+        GT_CU_LAUNCH(#kernel);                                 \
+    } while (0)
+
+/* 1D integral tables between a level-df function and the functions of a
+ * coarser level dg around its ancestor (gt_pr_cross_fill): for each dg,
+ * 2^(df-dg) rows of 5 values from off[dg], M = (value, value) and G = (a, b)
+ * derivatives; computed on the host by the same code as the CPU's. */
+struct xtab {
+    const double *M, *G;
+    unsigned long long off[GT_PR_MAX_DEPTH + 1];
+};
+
+/* Runs of equal keys among a warp's lanes (key-sorted elements, so a coarse
+ * target's contributions are consecutive): lane `first` heads my run, and
+ * the run's sum ends in its last lane (tail). */
+struct pr_seg {
+    int first;
+    bool tail, singles;
+};
+__device__ __forceinline__ pr_seg pr_seg_of(int32_t key, int lane)
+{
+    const unsigned FULL = 0xffffffffu;
+    const int32_t prev = __shfl_up_sync(FULL, key, 1);
+    const int32_t next = __shfl_down_sync(FULL, key, 1);
+    const bool head = lane == 0 || prev != key;
+    pr_seg s;
+    s.tail = lane == 31 || next != key;
+    const unsigned H = __ballot_sync(FULL, head);
+    s.first = 31 - __clz(H & (FULL >> (31 - lane)));
+    s.singles = H == FULL;
+    return s;
+}
+/* v summed over the lanes of my run up to mine (inclusive segmented scan) */
+__device__ __forceinline__ double pr_seg_sum(double v, const pr_seg &s, int lane)
+{
+    if (!s.singles)
+        for (int off = 1; off < 32; off <<= 1) {
+            const double y = __shfl_up_sync(0xffffffffu, v, off);
+            if (lane - off >= s.first) v += y;
+        }
+    return v;
+}
+
+/* pr_points.cu. Modes of the point scatter: weight 1 (density), area * val
+ * (screening of the coarser levels' values), area * (the level's functions
+ * with coefficients val at the point) (one application of the screening). */
+enum { PR_SCATTER_ONE = 0, PR_SCATTER_VAL = 1, PR_SCATTER_PP = 2 };
+gt_status pr_gather_sorted(const float *src, const uint32_t *order, float *dst, size_t n);
+gt_status pr_leaves(const gt_pr_dev_octree &o, size_t s0, size_t n, int32_t *leaf);
+gt_status pr_up(const int32_t *parent, const int32_t *leaf, int levels, int32_t *out, size_t n);
+gt_status pr_point_scatter(int mode, const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u,
+                           const float *area, const double *val, size_t voff, double scale, double *out,
+                           size_t ooff, size_t N);
+gt_status pr_areas(const gt_pr_dev_octree &o, int Dw, const int32_t *lnode, const float *u, const double *w,
+                   double w2, double spn, float *area, size_t n);
+gt_status pr_ptval_add(const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u, const double *coef,
+                       double *ptval, size_t N);
+gt_status pr_fill(double *a, double v, size_t n);
+
+/* pr_divergence.cu */
+gt_status pr_splat(const gt_pr_dev_octree &o, int D, size_t s0, size_t n, const float *u, const float *nrm,
+                   const float *area, double inv_w3, double *vf);
+gt_status pr_divergence(const gt_pr_dev_octree &o, int D, size_t s0, size_t n, const double *vf, const xtab &T,
+                        double *rhs);
+
+/* pr_level.cu */
+gt_status pr_level_stencil(int d); /* the level's 125-point stencil to constant memory */
+gt_status pr_rhs(const gt_pr_dev_octree &o, int d, size_t s0, size_t n, const double *rhs, const double *coef,
+                 const xtab &T, double *b);
+gt_status pr_stencil(const gt_pr_dev_octree &o, size_t s0, size_t n, const double *pp, double *ap);
+gt_status pr_update_xr(double *x, double *r, const double *pp, const double *ap, double al, size_t n);
+gt_status pr_update_p(double *pp, const double *r, double be, size_t n);
+/* a.b through a device scalar (one small copy back) */
+gt_status pr_ddot(const double *a, const double *b, size_t n, double *d_scal, double *out);
+
+#endif

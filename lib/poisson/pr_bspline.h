@@ -1,0 +1,189 @@
+/* The per-element math of the Poisson solve and of chi's evaluation, shared
+ * verbatim by the CPU reference (lib/poisson: solve.c, eval.c, octree.c) and
+ * the CUDA kernels (kernels/poisson: pr_solve.cu, pr_eval_dev.cuh): the
+ * centred quadratic B-spline and its derivative, a node's basis function at a
+ * point, the 125-point Laplacian and divergence terms from the 1D integral
+ * tables, a level's functions evaluated at a point, the splat of the normals
+ * into one node, the sample area, and the descent that evaluates chi.
+ *
+ * Pure functions of their arguments (arrays of the octree as in
+ * gt_pr_octree: keys sorted per level, 27 neighbours per node, first child),
+ * so both paths compute the same numbers from the same expressions. The GPU
+ * compiles them with nvcc's default contraction into FMAs; the GPU-vs-CPU
+ * tests compare the solves with tolerances for that. */
+#ifndef GT_PR_BSPLINE_H
+#define GT_PR_BSPLINE_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/hostdev.h"
+#include "poisson/pr_morton.h"
+#include "poisson/pr_sort.h"
+
+/* Centred quadratic B-spline (support |t| < 1.5) and its derivative. */
+GT_HD double gt_pr_bspline(double t)
+{
+    double a = fabs(t);
+    if (a < 0.5) return 0.75 - t * t;
+    if (a < 1.5) return 0.5 * (1.5 - a) * (1.5 - a);
+    return 0.0;
+}
+GT_HD double gt_pr_dbspline(double t)
+{
+    double a = fabs(t);
+    if (a < 0.5) return -2.0 * t;
+    if (a < 1.5) return t > 0 ? -(1.5 - a) : (1.5 - a);
+    return 0.0;
+}
+
+/* cell coordinates of a node from its key */
+GT_HD void gt_pr_cell_of(uint64_t key, int64_t c[3])
+{
+    uint32_t x, y, z;
+    gt_pr_key_xyz(key, &x, &y, &z);
+    c[0] = x;
+    c[1] = y;
+    c[2] = z;
+}
+
+/* F_o(p): the basis function of the level-`level` node of cell c at the
+ * unit-cube point p (the tensor product of the three 1D B-splines) */
+GT_HD double gt_pr_basis(int level, const int64_t c[3], const float *p)
+{
+    double s = ldexp(1.0, level), r = 1.0;
+    for (int a = 0; a < 3; a++) r *= gt_pr_bspline((double)p[a] * s - (double)c[a] - 0.5);
+    return r;
+}
+
+/* sum over the 27 neighbours t of `node` (same level) of x[t] F_t(p) */
+GT_HD double gt_pr_eval_node(const uint64_t *key, const int32_t *nbr, int level, int32_t node, const float *p,
+                             const double *x)
+{
+    double s = 0.0;
+    for (int i = 0; i < 27; i++) {
+        int32_t nb = nbr[27 * (size_t)node + i];
+        if (nb < 0) continue;
+        int64_t c[3];
+        gt_pr_cell_of(key[(size_t)nb], c);
+        s += x[nb] * gt_pr_basis(level, c, p);
+    }
+    return s;
+}
+
+/* The splat of the normals into the depth-D node v: sum over the points k of
+ * its 27 neighbour cells of F_v(p_k) area_k n_k (before the 2^{3D} scale) */
+GT_HD void gt_pr_splat_node(const uint64_t *key, const int32_t *nbr, const uint32_t *pt_start,
+                            const uint32_t *pt_count, int D, size_t v, const float *u, const float *nrm,
+                            const float *area, double acc[3])
+{
+    int64_t c[3];
+    gt_pr_cell_of(key[v], c);
+    acc[0] = acc[1] = acc[2] = 0.0;
+    for (int i = 0; i < 27; i++) {
+        int32_t nb = nbr[27 * v + i];
+        if (nb < 0) continue;
+        for (uint32_t k = pt_start[nb]; k < pt_start[nb] + pt_count[nb]; k++) {
+            double f = gt_pr_basis(D, c, u + 3 * (size_t)k) * (double)area[k];
+            for (int a = 0; a < 3; a++) acc[a] += f * (double)nrm[3 * (size_t)k + a];
+        }
+    }
+}
+
+/* A sample's area from the density W at it: w^2 / max(W, spn) times the
+ * factor GT_PR_KAPPA (poisson.h says why) */
+GT_HD float gt_pr_area(double kappa, double w2, double W, double spn)
+{
+    return (float)(kappa * w2 / (W > spn ? W : spn));
+}
+
+/* The 1D integral tables' rows for a fine node of cell cf and the coarse
+ * functions around its ancestor of cell ca, `shift` levels up: tM/tG are the
+ * tables of that level pair (2^shift rows of 5, see gt_pr_cross_fill) */
+GT_HD void gt_pr_cross_rows(const double *tM, const double *tG, const int64_t cf[3], const int64_t ca[3],
+                            int shift, double M[3][5], double G[3][5])
+{
+    for (int a = 0; a < 3; a++) {
+        size_t r = (size_t)(cf[a] - (ca[a] << shift));
+        for (int k = 0; k < 5; k++) {
+            M[a][k] = tM[r * 5 + k];
+            G[a][k] = tG[r * 5 + k];
+        }
+    }
+}
+/* The Laplacian coupling int grad F_f . grad F_t with the coarse function t
+ * at 125-index i = kx + 5 ky + 25 kz (M: values, G: derivatives) */
+GT_HD double gt_pr_lap_term(const double M[3][5], const double G[3][5], int i)
+{
+    const int kx = i % 5, ky = (i / 5) % 5, kz = i / 25;
+    return G[0][kx] * M[1][ky] * M[2][kz] + M[0][kx] * G[1][ky] * M[2][kz] + M[0][kx] * M[1][ky] * G[2][kz];
+}
+/* The divergence v . int grad F_t F_f of the fine node's vector v at the
+ * coarse function t, 125-index i (G: the derivative of t against f) */
+GT_HD double gt_pr_div_term(const double v[3], const double M[3][5], const double G[3][5], int i)
+{
+    const int kx = i % 5, ky = (i / 5) % 5, kz = i / 25;
+    return v[0] * G[0][kx] * M[1][ky] * M[2][kz] + v[1] * M[0][kx] * G[1][ky] * M[2][kz] +
+           v[2] * M[0][kx] * M[1][ky] * G[2][kz];
+}
+
+/* Node at `level` with cell (x, y, z) by binary search of the level's sorted
+ * keys, or -1 (also outside the grid) */
+GT_HD int32_t gt_pr_find_key(const uint64_t *key, const size_t *level_start, int level, int64_t x, int64_t y,
+                             int64_t z)
+{
+    int64_t r = (int64_t)1 << level;
+    if (x < 0 || y < 0 || z < 0 || x >= r || y >= r || z >= r) return -1;
+    uint64_t k = gt_pr_key((uint32_t)x, (uint32_t)y, (uint32_t)z);
+    const size_t s0 = level_start[level], n = level_start[level + 1] - s0;
+    const size_t i = gt_pr_lower_bound(key + s0, n, k);
+    return (i < n && key[s0 + i] == k) ? (int32_t)(s0 + i) : -1;
+}
+
+/* The value at unit point q of the functions of levels lmin..lmax with
+ * per-node values arr (chi with the coefficients): descend from the root
+ * along the cells that hold q; at each level the 27 neighbours of that cell
+ * from its node's table where the cell exists, else by binary search. */
+GT_HD double gt_pr_eval_descent(const uint64_t *key, const int32_t *child, const int32_t *nbr,
+                                const size_t *level_start, const double q[3], const double *arr, int lmin,
+                                int lmax)
+{
+    double sum = 0.0;
+    /* cells outside the unit cube have no node: search (and find nothing) */
+    int inside = 1;
+    for (int a = 0; a < 3; a++) inside &= q[a] >= 0 && q[a] < 1;
+    int32_t node = inside ? 0 : -1;
+    for (int d = 0; d <= lmax; d++) {
+        double sc = ldexp(1.0, d);
+        int64_t c[3];
+        for (int a = 0; a < 3; a++) c[a] = (int64_t)floor(q[a] * sc);
+        if (d >= lmin) {
+            for (int i = 0; i < 27; i++) {
+                int64_t nc[3] = {c[0] + i % 3 - 1, c[1] + (i / 3) % 3 - 1, c[2] + i / 9 - 1};
+                int32_t t = node >= 0 ? nbr[27 * (size_t)node + i]
+                                      : gt_pr_find_key(key, level_start, d, nc[0], nc[1], nc[2]);
+                if (t < 0) continue;
+                double f = 1.0;
+                for (int a = 0; a < 3; a++) f *= gt_pr_bspline(q[a] * sc - (double)nc[a] - 0.5);
+                sum += arr[t] * f;
+            }
+        }
+        if (d < lmax) {
+            if (node >= 0 && child[node] >= 0) {
+                int cb = 0;
+                for (int a = 0; a < 3; a++) {
+                    int64_t cc = (int64_t)floor(q[a] * sc * 2.0);
+                    if (cc < 0) cc = 0;
+                    cb |= (int)(cc & 1) << a;
+                }
+                node = child[node] + cb;
+            } else {
+                node = -1;
+            }
+        }
+    }
+    return sum;
+}
+
+#endif
