@@ -26,6 +26,7 @@ bool ply_parse_type(const char *s, gt_ply_type *t)
     return false;
 }
 
+/* one loop per (type, byte order): the switch is outside the rows */
 #define CONV_LOOP(T, EXPR)                                                   \
     for (size_t r = 0; r < nrow; r++) {                                      \
         T v;                                                                 \
