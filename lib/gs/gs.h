@@ -86,7 +86,10 @@ gt_status gt_gs_camera_orbit(gt_gs_camera *c, const double centre[3], const doub
                              int h);
 
 /* cameras.json of the reference training (array of objects with id,
- * img_name, width, height, position, rotation, fx, fy). */
+ * img_name, width, height, position, rotation, fx, fy). A malformed file or
+ * an entry a renderer cannot use (size, focal lengths, a rotation that is
+ * not orthonormal, a position outside float range) is GT_ERR_DATA naming
+ * the line. */
 gt_status gt_gs_cameras_read(const char *path, gt_gs_camera **cams, int *ncams);
 /* Parse the JSON text (path used for messages). */
 gt_status gt_gs_cameras_parse(const char *text, size_t len, const char *path, gt_gs_camera **cams,

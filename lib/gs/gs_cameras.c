@@ -5,9 +5,14 @@
  * position is the camera centre, rotation the camera-to-world rotation
  * (rows). A small JSON reader for exactly that shape: other keys are
  * skipped (any JSON value), missing required keys are an error naming the
- * entry. */
+ * entry, and so are values a renderer cannot use: a size outside
+ * 1..GT_GS_MAX_SIZE, focal lengths that are not positive floats, a rotation
+ * that is not orthonormal (within ROTATION_TOL), a position outside
+ * float range. */
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +21,25 @@
 #include "common/output.h"
 #include "gs/gs.h"
 
+/* How far R R^T may be from I: loose enough for rotations printed with a
+ * few digits, tight enough that a renderer may treat R as a rotation. */
+#define ROTATION_TOL 1e-3
+
 typedef struct {
     const char *s, *e, *p;
     const char *path;
+    const char *lp; /* line_of's last position and its line: lines are */
+    long ln;        /* counted once, not from the start at every entry */
 } jp;
 
-static long line_of(const jp *j)
+static long line_of(jp *j)
 {
-    long l = 1;
-    for (const char *q = j->s; q < j->p && q < j->e; q++) l += *q == '\n';
-    return l;
+    if (j->lp > j->p) j->lp = j->s, j->ln = 1;
+    for (; j->lp < j->p && j->lp < j->e; j->lp++) j->ln += *j->lp == '\n';
+    return j->ln;
 }
 
-static gt_status jerr(const jp *j, const char *what)
+static gt_status jerr(jp *j, const char *what)
 {
     return gt_fail_at(GT_ERR_DATA, j->path, line_of(j), "cameras: %s", what);
 }
@@ -144,12 +155,32 @@ static gt_status jvec(jp *j, double *out, int n)
     return expect(j, ']');
 }
 
+/* Largest entry of |R R^T - I| (rows of R are the camera axes in world). */
+static double rotation_error(const double rot[9])
+{
+    double dev = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            double d = rot[3 * a] * rot[3 * b] + rot[3 * a + 1] * rot[3 * b + 1] +
+                       rot[3 * a + 2] * rot[3 * b + 2] - (a == b);
+            if (!(fabs(d) <= dev)) dev = fabs(d); /* NaN sticks */
+        }
+    return dev;
+}
+
+static bool camera_finite(const gt_gs_camera *c)
+{
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(c->t[k]) || !isfinite(c->campos[k])) return false;
+    return true;
+}
+
 gt_status gt_gs_cameras_parse(const char *text, size_t len, const char *path, gt_gs_camera **cams,
                               int *ncams)
 {
     *cams = NULL;
     *ncams = 0;
-    jp j = {text, text + len, text, gt_in_name(path)};
+    jp j = {text, text + len, text, gt_in_name(path), text, 1};
     gt_status st = expect(&j, '[');
     if (st != GT_OK) {
         gt_errmsg_clear();
@@ -163,6 +194,10 @@ gt_status gt_gs_cameras_parse(const char *text, size_t len, const char *path, gt
     }
     for (;;) {
         if (n == cap) {
+            if (cap > INT_MAX / 2) {
+                st = jerr(&j, "more cameras than this reader can hold");
+                goto fail;
+            }
             cap = cap ? cap * 2 : 16;
             gt_gs_camera *nv = realloc(v, (size_t)cap * sizeof *v);
             if (!nv) {
@@ -174,6 +209,7 @@ gt_status gt_gs_cameras_parse(const char *text, size_t len, const char *path, gt
         double w = -1, h = -1, fx = -1, fy = -1, pos[3], rot[9];
         int have = 0; /* bits: w h fx fy pos rot */
         char name[128] = "";
+        peek(&j);
         long entry_line = line_of(&j);
         if ((st = expect(&j, '{')) != GT_OK) goto fail;
         if (peek(&j) != '}')
@@ -223,12 +259,26 @@ gt_status gt_gs_cameras_parse(const char *text, size_t len, const char *path, gt
                             GT_GS_MAX_SIZE);
             goto fail;
         }
-        if (!(fx > 0) || !(fy > 0)) {
+        if (!((float)fx > 0) || !((float)fy > 0) || !isfinite((float)fx) || !isfinite((float)fy)) {
             st = gt_fail_at(GT_ERR_DATA, j.path, entry_line,
-                            "cameras: entry %d has focal lengths fx=%g fy=%g (want > 0)", n, fx, fy);
+                            "cameras: entry %d has focal lengths fx=%g fy=%g (want > 0, in float range)",
+                            n, fx, fy);
+            goto fail;
+        }
+        double dev = rotation_error(rot);
+        if (!(dev <= ROTATION_TOL)) {
+            st = gt_fail_at(GT_ERR_DATA, j.path, entry_line,
+                            "cameras: entry %d has a rotation that is not orthonormal "
+                            "(|R R^T - I| = %.3g, want <= %g)", n, dev, ROTATION_TOL);
             goto fail;
         }
         gt_gs_camera_from_c2w(&v[n], (int)w, (int)h, (float)fx, (float)fy, pos, rot);
+        if (!camera_finite(&v[n])) {
+            st = gt_fail_at(GT_ERR_DATA, j.path, entry_line,
+                            "cameras: entry %d has position (%g, %g, %g) out of float range", n,
+                            pos[0], pos[1], pos[2]);
+            goto fail;
+        }
         snprintf(v[n].name, sizeof v[n].name, "%s", name);
         n++;
         int c = peek(&j);

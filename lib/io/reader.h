@@ -1,5 +1,7 @@
-/* Private to lib/io: a buffered streaming reader over a FILE* that tracks the
- * line number and byte offset, so parsers can name the place of an error.
+/* libcore's text and binary parsers (lib/io, also the rig file in
+ * lib/stitch and the parameter file in lib/tps): a buffered streaming reader
+ * over a FILE* that tracks the line number and byte offset, so parsers can
+ * name the place of an error.
  * Works on pipes (never seeks). Lines longer than GT_RD_MAX_LINE are an
  * error rather than an unbounded allocation. */
 #ifndef GT_IO_READER_H

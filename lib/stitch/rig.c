@@ -7,6 +7,7 @@
 
 #include "common/alloc.h"
 #include "common/output.h"
+#include "io/reader.h"
 #include "stitch/stitch.h"
 
 void gt_stitch_h_mul(const double A[9], const double B[9], double C[9])
@@ -32,6 +33,10 @@ gt_status gt_stitch_h_invert(const double H[9], double Hinv[9])
     if (mx == 0 || !(fabs(det) > 1e-12 * mx * mx * mx))
         return gt_fail(GT_ERR_DATA, "singular homography (determinant %.3g)", det);
     double id = 1.0 / det;
+    /* entries near the ends of the double range pass the test above with a
+     * determinant or inverse that overflows (an inverse of zeros or inf) */
+    if (!isfinite(det) || !isfinite(id))
+        return gt_fail(GT_ERR_DATA, "homography entries out of range (largest |h| %.3g)", mx);
     Hinv[0] = A * id;
     Hinv[1] = -(b * i - c * h) * id;
     Hinv[2] = (b * f - c * e) * id;
@@ -41,6 +46,9 @@ gt_status gt_stitch_h_invert(const double H[9], double Hinv[9])
     Hinv[6] = C * id;
     Hinv[7] = -(a * h - b * g) * id;
     Hinv[8] = (a * e - b * d) * id;
+    for (int k = 0; k < 9; k++)
+        if (!isfinite(Hinv[k]))
+            return gt_fail(GT_ERR_DATA, "homography entries out of range (largest |h| %.3g)", mx);
     return GT_OK;
 }
 
@@ -61,16 +69,18 @@ void gt_stitch_rig_free(gt_stitch_rig *rig)
     memset(rig, 0, sizeof *rig);
 }
 
-/* Tokenizer over lines with comments. */
+/* Tokenizer over lines with comments. Lines come from lib/io's reader, so a
+ * line longer than GT_RD_MAX_LINE or one holding a NUL byte is an error
+ * naming its line, never a token silently cut in two. */
 typedef struct {
-    FILE *f;
+    gt_reader rd;
     const char *name;
-    char line[4096];
-    char *p;
-    long lineno;
-    int eof;
+    char *p;     /* rest of the current line (NULL: none) */
+    long lineno; /* line of the last token (at the end of the file: its last line) */
+    gt_status err;
 } tok_t;
 
+/* Next token, or NULL at the end of the file or on an error (then t->err). */
 static char *next_tok(tok_t *t)
 {
     for (;;) {
@@ -83,20 +93,22 @@ static char *next_tok(tok_t *t)
                 return s;
             }
         }
-        if (!fgets(t->line, sizeof t->line, t->f)) {
-            t->eof = 1;
-            t->p = NULL;
-            return NULL;
-        }
-        t->lineno++;
-        t->p = t->line;
+        t->p = NULL;
+        char *line;
+        if (t->err || (t->err = gt_rd_line(&t->rd, &line, NULL))) return NULL;
+        t->lineno = t->rd.line > 0 ? t->rd.line : 1; /* at the end: the last line */
+        if (!line) return NULL;
+        t->p = line;
     }
 }
 
 static gt_status tok_double(tok_t *t, const char *what, double *v)
 {
     char *s = next_tok(t);
-    if (!s) return gt_fail_at(GT_ERR_DATA, t->name, t->lineno, "unexpected end of file, expected %s", what);
+    if (!s) {
+        if (t->err) return t->err;
+        return gt_fail_at(GT_ERR_DATA, t->name, t->lineno, "unexpected end of file, expected %s", what);
+    }
     char *end;
     errno = 0;
     *v = strtod(s, &end);
@@ -120,8 +132,9 @@ static char *rest_of_line(tok_t *t)
 gt_status gt_stitch_rig_parse(FILE *f, const char *name, gt_stitch_rig *rig)
 {
     memset(rig, 0, sizeof *rig);
-    tok_t t = {.f = f, .name = name ? name : "-"};
-    gt_status st = GT_OK;
+    tok_t t = {.name = name ? name : "-"};
+    gt_status st = gt_rd_wrap(&t.rd, f, t.name);
+    if (st) return st;
     int have_pano = 0, have_h = 1;
     char *s;
     while ((s = next_tok(&t))) {
@@ -197,10 +210,7 @@ gt_status gt_stitch_rig_parse(FILE *f, const char *name, gt_stitch_rig *rig)
             goto fail;
         }
     }
-    if (ferror(f)) {
-        st = gt_fail(GT_ERR_RUNTIME, "read error on '%s'", t.name);
-        goto fail;
-    }
+    if ((st = t.err)) goto fail;
     if (!have_pano) {
         st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "no 'panorama W H' line");
         goto fail;
@@ -213,8 +223,10 @@ gt_status gt_stitch_rig_parse(FILE *f, const char *name, gt_stitch_rig *rig)
         st = gt_fail_at(GT_ERR_DATA, t.name, rig->cam[rig->ncam - 1].line, "camera %d has no H", rig->ncam);
         goto fail;
     }
+    gt_rd_close(&t.rd);
     return GT_OK;
 fail:
+    gt_rd_close(&t.rd);
     gt_stitch_rig_free(rig);
     return st;
 }
@@ -246,5 +258,9 @@ gt_status gt_stitch_rig_load(const char *path, gt_stitch_rig *rig)
         }
     }
     rig->path = strdup(path);
+    if (!rig->path) {
+        gt_stitch_rig_free(rig);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    }
     return GT_OK;
 }

@@ -21,6 +21,7 @@
 
 #include "common/alloc.h"
 #include "common/output.h"
+#include "io/reader.h"
 #include "tps/tps.h"
 
 gt_status gt_tps_write(const char *path, const gt_tps *t)
@@ -44,84 +45,128 @@ gt_status gt_tps_write(const char *path, const gt_tps *t)
     return gt_out_commit(&o);
 }
 
-/* next non-comment, non-blank line into buf; false at EOF */
-static bool next_line(FILE *f, char *buf, size_t len, long *line)
+/* Next non-comment, non-blank line, leading blanks skipped; *s = NULL at
+ * EOF. Lines come from lib/io's reader: an over-long line or a NUL byte is
+ * an error naming its line, never a line silently cut in two. */
+static gt_status next_line(gt_reader *r, char **s)
 {
-    while (fgets(buf, (int)len, f)) {
-        (*line)++;
-        char *s = buf;
-        while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') s++;
-        if (*s == 0 || *s == '#') continue;
-        return true;
+    for (;;) {
+        GT_TRY(gt_rd_line(r, s, NULL));
+        if (!*s) return GT_OK;
+        *s += strspn(*s, " \t");
+        if (**s && **s != '#') return GT_OK;
     }
-    return false;
 }
 
+/* The value of a "key value" line: the text after key and at least one
+ * blank, or NULL when the line starts with another word. */
+static const char *field(const char *s, const char *key)
+{
+    size_t k = strlen(key);
+    if (strncmp(s, key, k) || (s[k] != ' ' && s[k] != '\t')) return NULL;
+    return s + k + strspn(s + k, " \t");
+}
+
+/* k finite numbers and nothing after them */
 static int parse_doubles(const char *s, double *v, int k)
 {
     char *end;
     for (int i = 0; i < k; i++) {
-        errno = 0;
         v[i] = strtod(s, &end);
         if (end == s || !isfinite(v[i])) return 0;
         s = end;
     }
-    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') s++;
-    return *s == 0;
+    return s[strspn(s, " \t")] == 0;
+}
+
+/* a whole number in [lo, hi] written with digits only, and nothing after it */
+static int parse_count(const char *s, unsigned long long lo, unsigned long long hi,
+                       unsigned long long *v)
+{
+    if (!s || *s < '0' || *s > '9') return 0;
+    char *end;
+    errno = 0;
+    *v = strtoull(s, &end, 10);
+    return !errno && s[strcspn(s, " \t")] == 0 && end[strspn(end, " \t")] == 0 && *v >= lo &&
+           *v <= hi;
+}
+
+/* one word and nothing after it, into w[cap] */
+static int parse_word(const char *s, char *w, size_t cap)
+{
+    if (!s) return 0;
+    size_t n = strcspn(s, " \t");
+    if (n == 0 || n >= cap || s[n + strspn(s + n, " \t")]) return 0;
+    memcpy(w, s, n);
+    w[n] = 0;
+    return 1;
 }
 
 gt_status gt_tps_read(const char *path, gt_tps *t)
 {
-    gt_status st = GT_OK;
-    FILE *f = gt_in_open(path, &st);
-    if (!f) return st;
-    const char *name = gt_in_name(path);
-    char buf[1024], word[64];
-    long line = 0;
     gt_tps_init(t);
-    int ver = 0;
-#define BAD(...) do { st = gt_fail_at(GT_ERR_DATA, name, line, __VA_ARGS__); goto out; } while (0)
-    if (!next_line(f, buf, sizeof buf, &line) || sscanf(buf, "stpsfit-params %d", &ver) != 1 ||
-        ver != 1)
+    gt_reader rd;
+    GT_TRY(gt_rd_open(&rd, path));
+    gt_status st = GT_OK;
+    char *s, word[16];
+    unsigned long long v;
+    size_t cap = 0;
+#define NEXT() do { if ((st = next_line(&rd, &s)) != GT_OK) goto out; } while (0)
+    /* the line of the error; at the end of the file its last line */
+#define BAD(...) do { st = gt_fail_at(GT_ERR_DATA, rd.name, rd.line ? rd.line : 1, __VA_ARGS__); goto out; } while (0)
+    NEXT();
+    if (!s || !parse_count(field(s, "stpsfit-params"), 1, 1, &v))
         BAD("not an stpsfit parameter file (expected 'stpsfit-params 1')");
-    if (!next_line(f, buf, sizeof buf, &line) || sscanf(buf, "kernel %63s", word) != 1)
-        BAD("expected 'kernel r2logr|r'");
+    NEXT();
+    if (!s || !parse_word(field(s, "kernel"), word, sizeof word)) BAD("expected 'kernel r2logr|r'");
     if (!strcmp(word, "r2logr")) t->kernel = GT_TPS_R2LOGR;
     else if (!strcmp(word, "r")) t->kernel = GT_TPS_R;
     else BAD("unknown kernel '%s' (expected r2logr or r)", word);
-    if (!next_line(f, buf, sizeof buf, &line) || strncmp(buf, "lambda ", 7) ||
-        !parse_doubles(buf + 7, &t->lambda, 1) || t->lambda < 0)
+    NEXT();
+    const char *val = s ? field(s, "lambda") : NULL;
+    if (!val || !parse_doubles(val, &t->lambda, 1) || t->lambda < 0)
         BAD("expected 'lambda L' with L >= 0");
-    int pl;
-    if (!next_line(f, buf, sizeof buf, &line) || sscanf(buf, "planar %d", &pl) != 1 ||
-        (pl != 0 && pl != 1))
-        BAD("expected 'planar 0|1'");
-    t->planar = pl;
-    unsigned long long nn;
-    if (!next_line(f, buf, sizeof buf, &line) || sscanf(buf, "n %llu", &nn) != 1 || nn < 1 ||
-        nn > ((size_t)1 << 40))
-        BAD("expected 'n COUNT' with COUNT >= 1");
-    t->n = (size_t)nn;
-    static const char *rows[4] = {"a0 ", "ax ", "ay ", "az "};
-    for (int r = 0; r < 4; r++)
-        if (!next_line(f, buf, sizeof buf, &line) || strncmp(buf, rows[r], 3) ||
-            !parse_doubles(buf + 3, t->a[r], 3))
-            BAD("expected '%.2s X Y Z' (affine part)", rows[r]);
-    t->c = gt_malloc_array(t->n * 3, sizeof(double), "control points");
-    t->w = gt_malloc_array(t->n * 3, sizeof(double), "weights");
-    if (!t->c || !t->w) { st = GT_ERR_RUNTIME; goto out; }
-    for (size_t k = 0; k < t->n; k++) {
-        double v[6];
-        if (!next_line(f, buf, sizeof buf, &line))
-            BAD("file ends after %zu of %zu control points", k, t->n);
-        if (!parse_doubles(buf, v, 6)) BAD("expected 'cx cy cz wx wy wz' (6 finite numbers)");
-        memcpy(t->c + 3 * k, v, 3 * sizeof(double));
-        memcpy(t->w + 3 * k, v + 3, 3 * sizeof(double));
+    NEXT();
+    if (!s || !parse_count(field(s, "planar"), 0, 1, &v)) BAD("expected 'planar 0|1'");
+    t->planar = v;
+    NEXT();
+    if (!s || !parse_count(field(s, "n"), 1, (size_t)1 << 40, &v))
+        BAD("expected 'n COUNT' with COUNT in 1..2^40");
+    t->n = (size_t)v;
+    static const char *rows[4] = {"a0", "ax", "ay", "az"};
+    for (int r = 0; r < 4; r++) {
+        NEXT();
+        if (!s || !(val = field(s, rows[r])) || !parse_doubles(val, t->a[r], 3))
+            BAD("expected '%s X Y Z' (affine part)", rows[r]);
     }
-    if (next_line(f, buf, sizeof buf, &line)) BAD("extra data after %zu control points", t->n);
+    /* the arrays grow with the lines actually read, so a count that the
+     * file does not hold costs no more memory than the file */
+    for (size_t k = 0; k < t->n; k++) {
+        double p[6];
+        NEXT();
+        if (!s) BAD("file ends after %zu of %zu control points", k, t->n);
+        if (!parse_doubles(s, p, 6)) BAD("expected 'cx cy cz wx wy wz' (6 finite numbers)");
+        if (k == cap) {
+            cap = k ? 2 * k : 1024;
+            if (cap > t->n) cap = t->n;
+            double *c = realloc(t->c, 3 * cap * sizeof(double));
+            if (c) t->c = c;
+            double *w = c ? realloc(t->w, 3 * cap * sizeof(double)) : NULL;
+            if (w) t->w = w;
+            if (!w) {
+                st = gt_fail(GT_ERR_RUNTIME, "out of memory for %zu control points", cap);
+                goto out;
+            }
+        }
+        memcpy(t->c + 3 * k, p, 3 * sizeof(double));
+        memcpy(t->w + 3 * k, p + 3, 3 * sizeof(double));
+    }
+    NEXT();
+    if (s) BAD("extra data after %zu control points", t->n);
+#undef NEXT
 #undef BAD
 out:
-    gt_in_close(f);
+    gt_rd_close(&rd);
     if (st != GT_OK) gt_tps_free(t);
     return st;
 }

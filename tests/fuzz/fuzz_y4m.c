@@ -5,7 +5,7 @@
  * Build and run by hand (from the repo root, after `meson setup build`):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
  *     -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -Ilib -Ibuild tests/fuzz/fuzz_y4m.c \
- *     lib/common/{status,log,alloc,output}.c lib/io/yuv.c -o /tmp/fuzz_y4m
+ *     lib/common/{status,log,alloc,output}.c lib/io/yuv_read.c lib/io/yuv_format.c -o /tmp/fuzz_y4m
  *   /tmp/fuzz_y4m -max_total_time=180 -rss_limit_mb=2048 CORPUS_DIR testdata/io/yuv/broken
  */
 #define _GNU_SOURCE

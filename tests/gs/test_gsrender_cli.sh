@@ -89,6 +89,12 @@ expect 3 "lacks" cameras-missing-keys -- $G "$TD/scene.ply" --cameras "$T/c.json
 head -c 3000 "$TD/scene.ply" >"$T/trunc.ply"
 expect 3 "" truncated-ply -- $G "$T/trunc.ply" -o "$T/x13.png"
 [ ! -e "$T/x13.png" ] && ok "no output on truncated scene" || bad "output left on truncated scene"
+# every broken cameras.json (fuzz findings and hand-made cases): exit 3, naming the file, no output
+for f in "$TD"/broken/*; do
+    [ "${f##*/}" = EXPECT ] && continue
+    expect 3 "$f:" "cameras-broken-${f##*/}" -- $G "$TD/scene.ply" --cameras "$f" -o "$T/xb.png"
+    [ ! -e "$T/xb.png" ] || bad "output left for ${f##*/}"
+done
 ls "$T" | grep -q '\.tmp' && bad "temporary files left: $(ls "$T")" || ok "no temporary files left"
 
 echo "$fails failures"

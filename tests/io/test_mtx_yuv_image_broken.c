@@ -1,21 +1,14 @@
 /* Broken-input folders: every file in testdata/io/<kind>/broken/ must be
- * rejected with GT_ERR_DATA and a message naming the place.
+ * rejected with GT_ERR_DATA and a message naming the place, as its EXPECT
+ * list says (format in tests/broken_expect.h).
  *
- * Usage: test_mtx_yuv_image_broken <kind>   (mtx | yuv | image)
- *
- * testdata/io/<kind>/broken/EXPECT lists every case, one per line:
- *     <file name> <place> <words...>
- * <place> is the line number (checked as "<file>:<line>)"), "-" for a place
- * without a line ("(<file>)"), or "byte" for a byte offset ("<file>: byte ");
- * <words> must appear in the message. A file in the folder missing from
- * EXPECT (or the reverse) fails the test, so no case goes unchecked. */
-#include <dirent.h>
+ * Usage: test_mtx_yuv_image_broken <kind>   (mtx | yuv | image) */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/status.h"
+#include "broken_expect.h"
 #include "io/image.h"
 #include "io/mtx.h"
 #include "io/yuv.h"
@@ -67,8 +60,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s mtx|yuv|image\n", argv[0]);
         return 2;
     }
-    const char *td = getenv("GT_TESTDATA");
-    if (!td) td = "testdata";
     gt_status (*reader)(const char *) = read_mtx;
 #ifdef WITH_YUV
     if (strcmp(argv[1], "yuv") == 0) reader = read_yuv;
@@ -76,59 +67,8 @@ int main(int argc, char **argv)
 #ifdef WITH_IMAGE
     if (strcmp(argv[1], "image") == 0) reader = read_image;
 #endif
-    char dir[1024], path[1200];
-    snprintf(dir, sizeof dir, "%s/io/%s/broken", td, argv[1]);
-    snprintf(path, sizeof path, "%s/EXPECT", dir);
-    FILE *ex = fopen(path, "r");
-    if (!ex) {
-        fprintf(stderr, "cannot open %s\n", path);
-        return 1;
-    }
-    int failures = 0, cases = 0;
-    char line[1024];
-    char listed[512][128];
-    int nlisted = 0;
-    while (fgets(line, sizeof line, ex)) {
-        line[strcspn(line, "\n")] = 0;
-        if (!line[0] || line[0] == '#') continue;
-        char name[128], place[32];
-        int off = 0;
-        if (sscanf(line, "%127s %31s %n", name, place, &off) < 2) {
-            fprintf(stderr, "bad EXPECT line: %s\n", line);
-            failures++;
-            continue;
-        }
-        const char *words = line + off;
-        if (nlisted < 512) snprintf(listed[nlisted++], 128, "%s", name);
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        gt_errmsg_clear();
-        gt_status st = reader(path);
-        const char *msg = gt_errmsg();
-        char want[1400];
-        if (strcmp(place, "-") == 0) snprintf(want, sizeof want, "(%s)", path);
-        else if (strcmp(place, "byte") == 0) snprintf(want, sizeof want, "(%s: byte ", path);
-        else snprintf(want, sizeof want, "(%s:%s)", path, place);
-        bool ok = st == GT_ERR_DATA && strstr(msg, want) && (!*words || strstr(msg, words));
-        cases++;
-        printf("%s %s: status %d, message: %s\n", ok ? "ok  " : "FAIL", name, (int)st, msg);
-        if (!ok) {
-            printf("     wanted status 3, place '%s', words '%s'\n", want, words);
-            failures++;
-        }
-    }
-    fclose(ex);
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] == '.' || strcmp(e->d_name, "EXPECT") == 0) continue;
-        bool found = false;
-        for (int i = 0; i < nlisted && !found; i++) found = strcmp(listed[i], e->d_name) == 0;
-        if (!found) {
-            printf("FAIL %s: not listed in EXPECT\n", e->d_name);
-            failures++;
-        }
-    }
-    if (d) closedir(d);
-    printf("%d cases, %d failures\n", cases, failures);
+    char folder[256];
+    snprintf(folder, sizeof folder, "io/%s/broken", argv[1]);
+    int failures = broken_expect_check(folder, reader);
     return failures ? 1 : 0;
 }

@@ -152,5 +152,17 @@ head -c $((320*240*3/2*2)) /dev/zero > "$T/z420.yuv"
 "$Y" --rig "$T/ok.rig" --size 320x240 --pix-fmt yuyv422 "$T/a.yuv" "$T/nope.yuv" -o "$T/e9.yuv" 2>"$T/e"; check "missing input" 1 $?
 "$Y" --help | grep -q -- "--feather-alpha" && echo "ok   help" || { echo "FAIL help"; fail=1; }
 "$Y" --blend fancy --rig x a -o b 2>"$T/e"; check "bad --blend" 2 $?
+# every broken rig (fuzz findings and hand-made cases): exit 3, the message names the file
+nb=0
+for f in "$TD"/broken/*; do
+    [ "${f##*/}" = EXPECT ] && continue
+    "$Y" --rig "$f" --size 320x240 --pix-fmt yuyv422 "$T/a.yuv" "$T/a.yuv" -o "$T/eb.yuv" --device cpu 2>"$T/e"
+    rc=$?
+    if [ $rc -ne 3 ] || ! grep -qF -- "$f:" "$T/e" || [ -e "$T/eb.yuv" ]; then
+        echo "FAIL broken rig ${f##*/}: exit $rc: $(cat "$T/e")"; fail=1
+    fi
+    nb=$((nb + 1))
+done
+[ $nb -gt 0 ] && echo "ok   $nb broken rigs: exit 3 naming the file, no output" || { echo "FAIL no broken rigs found"; fail=1; }
 ls -a "$T" | grep -q '\.tmp\.' && { echo "FAIL temporary files left after the error cases"; fail=1; } || echo "ok   no temporary files left after the error cases"
 exit $fail

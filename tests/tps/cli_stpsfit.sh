@@ -86,6 +86,12 @@ run --kernel gauss "$td/src.txt" "$td/dst.txt" -o "$tmp/x"; check "bad kernel: e
 run --apply "$td/src.txt" -o "$tmp/x"; check "--apply without --params: exit 2" '[ $rc -eq 2 ]'
 run "$td/src.txt" -o "$tmp/x"; check "one operand: exit 2" '[ $rc -eq 2 ]'
 run --params "$td/src.txt" --apply "$td/src.txt" -o "$tmp/x"; check "not a params file: exit 3" '[ $rc -eq 3 ] && [[ "$out" == *"not an stpsfit parameter file"* ]]'
+# every broken parameter file (fuzz findings and hand-made cases): exit 3, naming the file
+for f in "$td"/broken/*; do
+  [ "${f##*/}" = EXPECT ] && continue
+  run --params "$f" --apply "$td/src.txt" -o "$tmp/x"
+  check "broken params ${f##*/}: exit 3 naming the file" '[ $rc -eq 3 ] && [[ "$out" == *"$f:"* ]]'
+done
 check "no stray outputs" '[ ! -e "$tmp/x" ]'
 run "$tmp/missing.txt" "$td/dst.txt" -o "$tmp/x"; check "missing input: exit 1" '[ $rc -eq 1 ]'
 
