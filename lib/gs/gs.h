@@ -22,19 +22,20 @@
 
 #include "common/device.h"
 #include "common/status.h"
+#include "gs/gs_const.h"
 #include "common/timer.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define GT_GS_TILE 16
+#define GT_GS_TILE GS_TILE
 #define GT_GS_MAX_SIZE 16384
-#define GT_GS_NEAR 0.2f
+#define GT_GS_NEAR GS_NEAR
 
 /* SH basis constants of the reference (real SH, degrees 0-3). */
-#define GT_GS_SH_C0 0.28209479177387814f
-#define GT_GS_SH_C1 0.4886025119029199f
+#define GT_GS_SH_C0 GS_SH_C0
+#define GT_GS_SH_C1 GS_SH_C1
 extern const float gt_gs_sh_c2[5];
 extern const float gt_gs_sh_c3[7];
 

@@ -9,11 +9,6 @@
 #include "gs/gs.h"
 #include "gs/gs_math.h"
 
-_Static_assert(GS_TILE == GT_GS_TILE, "gs_math.h and gs.h disagree on the tile size");
-_Static_assert(GS_NEAR == GT_GS_NEAR, "gs_math.h and gs.h disagree on the near plane");
-_Static_assert(GS_SH_C0 == GT_GS_SH_C0 && GS_SH_C1 == GT_GS_SH_C1,
-               "gs_math.h and gs.h disagree on the SH constants");
-
 const float gt_gs_sh_c2[5] = {GS_SH_C2_0, GS_SH_C2_1, GS_SH_C2_2, GS_SH_C2_3, GS_SH_C2_4};
 const float gt_gs_sh_c3[7] = {GS_SH_C3_0, GS_SH_C3_1, GS_SH_C3_2, GS_SH_C3_3,
                               GS_SH_C3_4, GS_SH_C3_5, GS_SH_C3_6};
