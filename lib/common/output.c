@@ -61,6 +61,20 @@ gt_status gt_out_open(gt_out *o, const char *path)
         return GT_OK;
     }
     o->path = strdup(path);
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
+        /* a device or a FIFO: renaming a temporary file over it would
+         * replace it (as root, /dev/null itself) instead of writing to it */
+        o->fp = o->path ? fopen(path, "wb") : NULL;
+        if (!o->fp) {
+            int e = errno;
+            free(o->path);
+            memset(o, 0, sizeof *o);
+            return gt_fail(GT_ERR_RUNTIME, "cannot write '%s': %s", path, strerror(e));
+        }
+        o->direct = true;
+        return GT_OK;
+    }
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
     const char *base = slash ? slash + 1 : path;
@@ -107,6 +121,14 @@ gt_status gt_out_commit(gt_out *o)
     if (o->is_stdout) {
         if (fflush(stdout) != 0 || ferror(stdout))
             st = gt_fail(GT_ERR_RUNTIME, "write error on standard output: %s", strerror(errno));
+    } else if (o->direct) {
+        int bad = fflush(o->fp) != 0 || ferror(o->fp);
+        int e = errno;
+        if (fclose(o->fp) != 0 && !bad) {
+            bad = 1;
+            e = errno;
+        }
+        if (bad) st = gt_fail(GT_ERR_RUNTIME, "write error on '%s': %s", o->path, strerror(e));
     } else {
         int bad = fflush(o->fp) != 0 || ferror(o->fp);
         int e = errno;
@@ -134,7 +156,9 @@ gt_status gt_out_commit(gt_out *o)
 void gt_out_abort(gt_out *o)
 {
     if (!o->fp) return;
-    if (!o->is_stdout) {
+    if (o->direct) {
+        fclose(o->fp);
+    } else if (!o->is_stdout) {
         fclose(o->fp);
         unlink(o->tmp);
         untrack(o->tmp);

@@ -1,6 +1,8 @@
 /* Atomic output: write to a temporary file beside the target and rename it
  * into place on success, so a failed or interrupted run never leaves a partial
- * file. "-" writes to stdout (then nothing can be taken back). Temporary files
+ * file. "-" writes to stdout, and an existing device or FIFO (/dev/null, a
+ * named pipe) is written in place rather than replaced by a regular file
+ * (then nothing can be taken back). Temporary files
  * still open when the program is killed by SIGINT/SIGTERM/SIGHUP are removed. */
 #ifndef GT_OUTPUT_H
 #define GT_OUTPUT_H
@@ -19,6 +21,7 @@ typedef struct gt_out {
     char *path;     /* target path ("-" for stdout) */
     char *tmp;      /* temporary path, NULL for stdout */
     bool is_stdout;
+    bool direct;    /* an existing device or FIFO, written in place */
 } gt_out;
 
 /* Open `path` for writing. Fails (GT_ERR_RUNTIME) when the directory is not

@@ -1,5 +1,6 @@
 /* lib/common: option parsers, common options, timings table, atomic output,
  * progress (disabled when not a TTY), device choice without a GPU. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -180,6 +181,35 @@ static void test_atomic_output(void **state)
     rmdir(dir);
 }
 
+/* a FIFO (like a device) is written in place: renaming a temporary file over
+ * it would replace it with a regular file */
+static void test_output_fifo_written_in_place(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gt_fifo_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/pipe", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    int rd = open(path, O_RDONLY | O_NONBLOCK); /* a reader, so the writer's open does not block */
+    assert_true(rd >= 0);
+    gt_out o;
+    assert_int_equal(gt_out_open(&o, path), GT_OK);
+    fprintf(o.fp, "through the pipe\n");
+    assert_int_equal(gt_out_commit(&o), GT_OK);
+    char buf[64] = "";
+    ssize_t n = read(rd, buf, sizeof buf - 1);
+    assert_int_equal(n, 17);
+    assert_string_equal(buf, "through the pipe\n");
+    close(rd);
+    struct stat sb;
+    assert_int_equal(lstat(path, &sb), 0);
+    assert_true(S_ISFIFO(sb.st_mode));
+    assert_int_equal(count_dir_entries(dir), 1); /* no temporary file beside it */
+    unlink(path);
+    rmdir(dir);
+}
+
 static void test_input_open(void **state)
 {
     (void)state;
@@ -230,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_common_options),
         cmocka_unit_test(test_timings),
         cmocka_unit_test(test_atomic_output),
+        cmocka_unit_test(test_output_fifo_written_in_place),
         cmocka_unit_test(test_input_open),
         cmocka_unit_test(test_progress_silent_without_tty),
         cmocka_unit_test(test_device_choice_without_gpu),
