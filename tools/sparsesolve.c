@@ -5,6 +5,7 @@
 
 #include "common/cli.h"
 #include "common/device.h"
+#include "common/guard.h"
 #include "common/log.h"
 #include "common/status.h"
 #include "common/timer.h"
@@ -21,7 +22,10 @@ static void usage(FILE *f)
             "and the error of x is reported too.\n"
             "\n"
             "Options:\n"
-            "  -o, --output FILE       write the solution x (Matrix Market array; - = stdout)\n"
+            "  -o, --output FILE       write the solution x (Matrix Market array; - = stdout);\n"
+            "                          never one of the inputs\n"
+            "      --out-format mtx    write Matrix Market even where FILE's extension names\n"
+            "                          another format (refused otherwise)\n"
             "  -b, --rhs FILE          right-hand side b (n x 1 array or coordinate)\n"
             "      --x0 FILE           initial guess (default 0)\n"
             "  -m, --method M          cg|pcg|bicgstab|jacobi|gauss-seidel|richardson\n"
@@ -65,14 +69,15 @@ enum {
     OPT_INFO,
     OPT_BENCH,
     OPT_HISTORY,
-    OPT_CHECK
+    OPT_CHECK,
+    OPT_OUTFMT
 };
 
 typedef struct args {
     gt_common_opts co;
     gt_sparse_job job;
     const char *apath, *out;
-    int info, bench;
+    int info, bench, outfmt;
 } args;
 
 /* Options into *a; returns -1 to go on, else the exit code. */
@@ -80,11 +85,12 @@ static int parse_args(int argc, char **argv, args *a)
 {
     gt_common_opts_init(&a->co);
     gt_sparse_job_init(&a->job);
-    a->out = NULL, a->info = 0, a->bench = 0;
+    a->out = NULL, a->info = 0, a->bench = 0, a->outfmt = -1;
     gt_sparse_job *job = &a->job;
     static const char *const methods[] = {"cg", "pcg", "bicgstab", "jacobi", "gauss-seidel", "richardson"};
     static const char *const formats[] = {"auto", "coo", "csr", "ell", "dia", "hyb"};
     static const char *const precs[] = {"single", "double"};
+    static const char *const outfmts[] = {"mtx"};
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"rhs", required_argument, 0, 'b'},
         {"x0", required_argument, 0, OPT_X0},    {"method", required_argument, 0, 'm'},
@@ -93,6 +99,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"precision", required_argument, 0, OPT_PRECISION}, {"format", required_argument, 0, OPT_FORMAT},
         {"info", no_argument, 0, OPT_INFO},      {"spmv-bench", required_argument, 0, OPT_BENCH},
         {"history", required_argument, 0, OPT_HISTORY}, {"check-every", required_argument, 0, OPT_CHECK},
+        {"out-format", required_argument, 0, OPT_OUTFMT},
         GT_COMMON_LONGOPTS,                      {0, 0, 0, 0}};
     int opt;
     gt_status s = GT_OK;
@@ -100,9 +107,9 @@ static int parse_args(int argc, char **argv, args *a)
         long lv;
         int iv;
         switch (opt) {
-        case 'o': a->out = optarg; break;
-        case 'b': job->rhs = optarg; break;
-        case OPT_X0: job->x0 = optarg; break;
+        case 'o': s = gt_parse_path_once("-o", optarg, &a->out); break;
+        case 'b': s = gt_parse_path_once("-b", optarg, &job->rhs); break;
+        case OPT_X0: s = gt_parse_path_once("--x0", optarg, &job->x0); break;
         case 'm': s = gt_parse_enum("--method", optarg, methods, 6, &job->method); break;
         case OPT_TOL: s = gt_parse_double("--tol", optarg, 1e-300, 1.0, &job->solve.tol); break;
         case OPT_MAXITER:
@@ -121,7 +128,8 @@ static int parse_args(int argc, char **argv, args *a)
             break;
         case OPT_INFO: a->info = 1; break;
         case OPT_BENCH: s = gt_parse_int("--spmv-bench", optarg, 1, 1000000, &a->bench); break;
-        case OPT_HISTORY: job->history = optarg; break;
+        case OPT_HISTORY: s = gt_parse_path_once("--history", optarg, &job->history); break;
+        case OPT_OUTFMT: s = gt_parse_enum("--out-format", optarg, outfmts, 1, &a->outfmt); break;
         case OPT_CHECK: s = gt_parse_int("--check-every", optarg, 1, 64, &job->solve.check_every); break;
         case 'h': usage(stdout); return 0;
         case '?': return gt_report(gt_usage_error("try 'sparsesolve --help'"));
@@ -140,7 +148,16 @@ static int parse_args(int argc, char **argv, args *a)
     if (!a->out && !a->info && !a->bench)
         return gt_report(gt_usage_error("missing -o FILE for the solution (or --info / --spmv-bench)"));
     a->apath = argv[optind];
-    return -1;
+    gt_guard g;
+    gt_guard_init(&g);
+    gt_guard_input(&g, a->apath, "the matrix");
+    gt_guard_input(&g, job->rhs, "-b");
+    gt_guard_input(&g, job->x0, "--x0");
+    gt_guard_output(&g, a->out, "-o", a->outfmt < 0 ? "mtx" : NULL, "--out-format");
+    gt_guard_output(&g, job->history, "--history", "text", NULL);
+    s = gt_guard_check(&g);
+    gt_guard_free(&g);
+    return s != GT_OK ? gt_report(s) : -1;
 }
 
 int main(int argc, char **argv)

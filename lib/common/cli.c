@@ -52,6 +52,15 @@ gt_status gt_usage_error(const char *fmt, ...)
     return GT_ERR_USAGE;
 }
 
+gt_status gt_parse_path_once(const char *opt, const char *arg, const char **slot)
+{
+    if (*slot)
+        return gt_usage_error("%s given twice ('%s' and '%s'): give it once", opt, *slot, arg ? arg : "");
+    if (!arg || !*arg) return gt_usage_error("%s: empty path", opt);
+    *slot = arg;
+    return GT_OK;
+}
+
 void gt_print_version(void) { printf("%s (gputools) %s\n", gt_progname(), GT_VERSION); }
 
 static const char *show(const char *s) { return s ? s : "(none)"; }

@@ -81,6 +81,10 @@ gt_status gt_parse_ivec(const char *opt, const char *s, int n, long lo, long hi,
 gt_status gt_parse_enum(const char *opt, const char *s, const char *const *names, int count,
                         int *out);
 
+/* A path option given once: sets *slot to arg, or GT_ERR_USAGE naming the
+ * option when it was given before (a second -o does not silently win). */
+gt_status gt_parse_path_once(const char *opt, const char *arg, const char **slot);
+
 /* Set a usage message; for getopt's '?' and for missing operands. */
 gt_status gt_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -13,6 +13,7 @@
  *   assembly meaning); for pattern matrices they collapse to one entry of 1.
  * - The entry count must match the size line exactly: fewer entries or more
  *   are errors naming the line.
+ * - Values must be finite: nan and inf entries are errors naming the line.
  * - Memory grows with the entries actually present, never from the header
  *   alone, so a lying header cannot cause a giant allocation.
  * Errors are GT_ERR_DATA with "<what> (<file>:<line>)". */
@@ -307,9 +308,16 @@ static gt_status read_coo(lines *l, gt_mtx *m)
             goto out;
         }
         if (m->field == GT_MTX_REAL) {
+            const char *vp = p;
             if (!parse_f64(&p, &v)) {
                 tok_copy(tok, sizeof tok, p);
                 st = gt_fail_at(GT_ERR_DATA, l->name, l->line, "bad or missing value '%s'", tok);
+                goto out;
+            }
+            if (!isfinite(v)) {
+                tok_copy(tok, sizeof tok, vp);
+                st = gt_fail_at(GT_ERR_DATA, l->name, l->line, "value '%s' of entry (%lld, %lld) is not a finite number",
+                                tok, (long long)i, (long long)j);
                 goto out;
             }
         } else if (m->field == GT_MTX_INTEGER) {
@@ -409,6 +417,12 @@ static gt_status read_array(lines *l, gt_mtx *m)
             st = gt_fail_at(GT_ERR_DATA, l->name, l->line, "bad value '%s'", tok);
             goto out;
         }
+        if (!isfinite(v)) {
+            tok_copy(tok, sizeof tok, l->buf);
+            st = gt_fail_at(GT_ERR_DATA, l->name, l->line, "value '%s' (number %lld of the array) is not a finite number",
+                            tok, (long long)got + 1);
+            goto out;
+        }
         if (!blank(p)) {
             tok_copy(tok, sizeof tok, p);
             st = gt_fail_at(GT_ERR_DATA, l->name, l->line, "extra text '%s' after the value", tok);
@@ -487,6 +501,19 @@ void gt_mtx_free(gt_mtx *m)
     memset(m, 0, sizeof *m);
 }
 
+gt_status gt_mtx_check_sizes(const gt_mtx *m, const char *path)
+{
+    if (m->is_array) return GT_OK; /* every value was in the file */
+    int64_t len = m->nrows > m->ncols ? m->nrows : m->ncols;
+    if (len > ((int64_t)1 << 27) && len > 64 * m->nnz)
+        return gt_fail_at(GT_ERR_DATA, path ? path : "-", 0,
+                          "a %lld x %lld coordinate %s with only %lld entries is implausible (a size above 2^27 and "
+                          "64 times the entries)",
+                          (long long)m->nrows, (long long)m->ncols, m->nrows == 1 || m->ncols == 1 ? "vector" : "matrix",
+                          (long long)m->nnz);
+    return GT_OK;
+}
+
 gt_status gt_mtx_read_vector(const char *path, double **v, int64_t *n)
 {
     *v = NULL;
@@ -507,11 +534,8 @@ gt_status gt_mtx_read_vector(const char *path, double **v, int64_t *n)
         /* a coordinate vector is stored dense: refuse a length out of all
          * proportion to the entries present (a lying size line) */
         double *x = NULL;
-        if (len > ((int64_t)1 << 27) && len > 64 * m.nnz)
-            st = gt_fail_at(GT_ERR_DATA, path ? path : "-", 0,
-                            "coordinate vector of length %lld with only %lld entries is implausible (more than 2^27 and 64 times the entries)",
-                            (long long)len, (long long)m.nnz);
-        else if (!(x = gt_calloc((size_t)len, sizeof *x, "vector")))
+        st = gt_mtx_check_sizes(&m, path);
+        if (st == GT_OK && !(x = gt_calloc((size_t)len, sizeof *x, "vector")))
             st = GT_ERR_RUNTIME;
         if (x) {
             for (int64_t k = 0; k < m.nnz; k++) x[m.ncols == 1 ? m.row[k] : m.col[k]] = m.val[k];

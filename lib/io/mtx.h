@@ -4,7 +4,8 @@
  * skew-symmetric) are read as a COO list with the symmetric half expanded
  * (the file's symmetry is kept as a flag) and duplicates summed; entries are
  * sorted by (row, col) on return. Array matrices are read as dense column-major.
- * complex and hermitian give a clear "not supported" error. Indices are
+ * complex and hermitian give a clear "not supported" error; nan and inf
+ * values are errors naming the line. Indices are
  * 0-based in memory, 1-based in the file. */
 #ifndef GT_MTX_H
 #define GT_MTX_H
@@ -37,6 +38,12 @@ typedef struct gt_mtx {
 
 gt_status gt_mtx_read(const char *path, gt_mtx *m);
 void gt_mtx_free(gt_mtx *m);
+
+/* Sizes a consumer allocates by (vector length, CSR row offsets) against
+ * what the file holds: a coordinate matrix whose larger size is above 2^27
+ * and 64 times its entries is GT_ERR_DATA ("implausible"), the sign of a
+ * lying size line rather than a real matrix. Array matrices always pass. */
+gt_status gt_mtx_check_sizes(const gt_mtx *m, const char *path);
 
 /* Read a vector: an array matrix with one column (or one row), or a
  * coordinate n x 1 matrix (missing entries are 0). */

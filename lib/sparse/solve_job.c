@@ -20,7 +20,11 @@ static gt_status read_matrix(const char *path, gt_csr *a)
     gt_mtx m;
     memset(&m, 0, sizeof m);
     GT_TRY(gt_mtx_read(path, &m));
-    gt_status s;
+    gt_status s = gt_mtx_check_sizes(&m, path); /* before the CSR row offsets are allocated */
+    if (s != GT_OK) {
+        gt_mtx_free(&m);
+        return s;
+    }
     if (m.is_array) {
         /* dense column-major -> row-major CSR */
         size_t cells = (size_t)m.nrows * (size_t)m.ncols;
