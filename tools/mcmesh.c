@@ -9,6 +9,7 @@
 
 #include "common/cli.h"
 #include "common/device.h"
+#include "common/guard.h"
 #include "common/log.h"
 #include "io/volume.h"
 #include "mc/mc.h"
@@ -22,7 +23,9 @@ static const char usage_text[] =
     "NaN is outside. Triangles face toward decreasing values (--flip reverses).\n"
     "\n"
     "Options:\n"
-    "  -o, --output FILE       output PLY ('-' = stdout; required)\n"
+    "  -o, --output FILE       output PLY ('-' = stdout; required); never the input\n"
+    "      --out-format ply    write PLY even where FILE's extension names another\n"
+    "                          format (refused otherwise)\n"
     "  -i, --iso V             iso value (required unless the NRRD has a key 'iso')\n"
     "      --normals           write per-vertex normals (minus the field gradient)\n"
     "      --flip              reverse the orientation (triangles and normals)\n"
@@ -48,7 +51,8 @@ enum {
     OPT_DIMS,
     OPT_TYPE,
     OPT_SPACING,
-    OPT_ORIGIN
+    OPT_ORIGIN,
+    OPT_OUTFMT
 };
 
 static gt_status parse_size(const char *opt, const char *s, size_t *out)
@@ -78,7 +82,7 @@ static int set_option(gt_mc_job *j, int c, const char *arg)
     gt_status st = GT_OK;
     switch (c) {
     case 'h': fputs(usage_text, stdout); return 0;
-    case 'o': j->output = arg; break;
+    case 'o': st = gt_parse_path_once("-o", arg, &j->output); break;
     case 'i': st = gt_parse_double("--iso", arg, -INFINITY, INFINITY, &j->iso); j->have_iso = true; break;
     case OPT_NORMALS: j->normals = true; break;
     case OPT_FLIP: j->flip = true; break;
@@ -117,6 +121,7 @@ int main(int argc, char **argv)
     gt_common_opts_init(&co);
     gt_mc_job j;
     gt_mc_job_init(&j);
+    int outfmt = -1;
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},
         {"iso", required_argument, 0, 'i'},
@@ -129,6 +134,7 @@ int main(int argc, char **argv)
         {"type", required_argument, 0, OPT_TYPE},
         {"spacing", required_argument, 0, OPT_SPACING},
         {"origin", required_argument, 0, OPT_ORIGIN},
+        {"out-format", required_argument, 0, OPT_OUTFMT},
         GT_COMMON_LONGOPTS,
         {0, 0, 0, 0}};
     int c;
@@ -137,6 +143,11 @@ int main(int argc, char **argv)
         if (cr == GT_CLI_HANDLED) continue;
         if (cr == GT_CLI_EXIT_OK) return 0;
         if (cr == GT_CLI_ERROR) return gt_report(GT_ERR_USAGE);
+        if (c == OPT_OUTFMT) {
+            static const char *const outfmts[] = {"ply"};
+            if (gt_parse_enum("--out-format", optarg, outfmts, 1, &outfmt) != GT_OK) return gt_report(GT_ERR_USAGE);
+            continue;
+        }
         int rc = set_option(&j, c, optarg);
         if (rc >= 0) return rc;
     }
@@ -144,6 +155,18 @@ int main(int argc, char **argv)
     if (optind + 1 < argc) return gt_report(gt_usage_error("one input volume expected, got '%s' too", argv[optind + 1]));
     if (!j.output) return gt_report(gt_usage_error("no output: give -o MESH.ply ('-' for stdout)"));
     j.input = argv[optind];
+    {
+        char datafile[1024];
+        gt_volume_data_file(j.input, datafile, sizeof datafile);
+        gt_guard g;
+        gt_guard_init(&g);
+        gt_guard_input(&g, j.input, "the volume");
+        gt_guard_input(&g, datafile[0] ? datafile : NULL, "the NRRD's data file");
+        gt_guard_output(&g, j.output, "-o", outfmt < 0 ? "ply" : NULL, "--out-format");
+        gt_status gs = gt_guard_check(&g);
+        gt_guard_free(&g);
+        if (gs != GT_OK) return gt_report(gs);
+    }
     j.device = co.device;
     j.gpu = co.gpu;
     j.timings = co.timings;

@@ -122,6 +122,7 @@ struct gt_volume_stream {
     bool swap;
     bool is_raw;          /* headerless raw */
     long long gz_skip;    /* NRRD byte skip applied after decompression */
+    long long decoded;    /* data bytes handed out so far (after any byte skip) */
 #if HAVE_Z
     z_stream zs;
     bool zinit, zend;
@@ -441,14 +442,42 @@ static gt_status stream_finish_open(gt_volume_stream *s, long long byte_skip_gz)
     s->data_start = gt_rd_offset(d);
     long long fsz = gt_rd_file_size(d);
     in->data_offset = fsz >= 0 ? s->data_start : -1;
+    /* the sizes against the data, before anyone allocates by them */
+    long long need = (long long)(s->slice * (size_t)in->dims[2]);
     if (!in->gzip && fsz >= 0) {
-        long long need = (long long)(s->slice * (size_t)in->dims[2]);
         long long left = fsz - s->data_start;
         if (left < need)
             return gt_fail_at_byte(GT_ERR_DATA, s->srcname, fsz,
                                    "volume data needs %lld bytes (%lld x %lld x %lld %s), the file has %lld after the header",
                                    need, (long long)in->dims[0], (long long)in->dims[1], (long long)in->dims[2],
                                    vname[in->type], left < 0 ? 0 : left);
+    } else if (!in->gzip) {
+        /* a pipe: a stream that ends within its first buffer is measured
+         * whole; a longer one that falls short is named when it ends */
+        size_t want = need < (long long)GT_RD_BUF ? (size_t)need : GT_RD_BUF;
+        size_t avail = gt_rd_fill(d, want);
+        if (d->err) return gt_rd_ioerr(d);
+        if (avail < want)
+            return gt_fail_at_byte(GT_ERR_DATA, s->srcname, gt_rd_offset(d) + (long long)avail,
+                                   "volume data needs %lld bytes (%lld x %lld x %lld %s), the stream has %zu after the header",
+                                   need, (long long)in->dims[0], (long long)in->dims[1], (long long)in->dims[2],
+                                   vname[in->type], avail);
+    } else {
+        /* deflate expands at most 1032 times (258-byte matches in 2 bits):
+         * more than that from the compressed bytes at hand is a lying header */
+        long long left = fsz >= 0 ? fsz - s->data_start : -1;
+        if (fsz < 0) {
+            size_t avail = gt_rd_fill(d, GT_RD_BUF);
+            if (d->err) return gt_rd_ioerr(d);
+            if (d->eof) left = (long long)avail;
+        }
+        long long skip = s->gz_skip;
+        if (left >= 0 && (double)need + (double)skip > 1032.0 * (double)(left + 1))
+            return gt_fail_at_byte(GT_ERR_DATA, s->srcname, s->data_start,
+                                   "volume data needs %lld bytes (%lld x %lld x %lld %s), more than the %lld bytes of gzip "
+                                   "data can hold (deflate expands at most 1032 times)",
+                                   need, (long long)in->dims[0], (long long)in->dims[1], (long long)in->dims[2],
+                                   vname[in->type], left);
     }
 #if HAVE_Z
     if (in->gzip) {
@@ -532,6 +561,25 @@ gt_status gt_volume_stream_open(const char *path, const int64_t *dims, int type,
     return stream_open(path, MODE_AUTO, dims, type, spacing, origin, false, s);
 }
 
+void gt_volume_data_file(const char *path, char *out, size_t n)
+{
+    if (n) out[0] = '\0';
+    if (!path || strcmp(path, "-") == 0) return; /* stdin is read once, by the program */
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    char magic[4];
+    size_t k = fread(magic, 1, 4, f);
+    fclose(f);
+    if (k != 4 || memcmp(magic, "NRRD", 4) != 0) return;
+    gt_volume_stream *s;
+    if (stream_open(path, MODE_NRRD, NULL, -1, NULL, NULL, false, &s) != GT_OK) {
+        gt_errmsg_clear(); /* the program's own read reports it */
+        return;
+    }
+    snprintf(out, n, "%s", s->info.data_path);
+    gt_volume_stream_close(s);
+}
+
 const gt_volume_info *gt_volume_stream_info(const gt_volume_stream *s)
 {
     return &s->info;
@@ -550,6 +598,7 @@ gt_status gt_volume_stream_read(gt_volume_stream *s, int64_t z0, int64_t nz, voi
         while (left > 0) {
             size_t k = left < sizeof tmp ? left : sizeof tmp;
             size_t got = src_read(s, tmp, k, &st);
+            s->decoded += (long long)got;
             if (st != GT_OK) return st;
             if (got < k) goto short_data;
             left -= k;
@@ -558,6 +607,7 @@ gt_status gt_volume_stream_read(gt_volume_stream *s, int64_t z0, int64_t nz, voi
     }
     size_t want = s->slice * (size_t)nz;
     size_t got = src_read(s, buf, want, &st);
+    s->decoded += (long long)got;
     if (st != GT_OK) return st;
     if (got < want) {
         s->z += (int64_t)(got / s->slice);
@@ -567,11 +617,12 @@ gt_status gt_volume_stream_read(gt_volume_stream *s, int64_t z0, int64_t nz, voi
     s->z += nz;
     return GT_OK;
 short_data:
-    if (s->info.gzip)
-        return gt_fail_at_byte(GT_ERR_DATA, s->srcname, gt_rd_offset(s->src),
-                               "gzip data ends in slice z=%lld of %lld", (long long)s->z, (long long)s->info.dims[2]);
-    return gt_fail_at_byte(GT_ERR_DATA, s->srcname, gt_rd_offset(s->src), "volume data ends in slice z=%lld of %lld",
-                           (long long)s->z, (long long)s->info.dims[2]);
+    return gt_fail_at_byte(GT_ERR_DATA, s->srcname, gt_rd_offset(s->src),
+                           "%s data ends after %lld of the %lld bytes the volume needs (%lld x %lld x %lld %s), in slice z=%lld of %lld",
+                           s->info.gzip ? "gzip" : "volume", s->decoded,
+                           (long long)(s->slice * (size_t)s->info.dims[2]), (long long)s->info.dims[0],
+                           (long long)s->info.dims[1], (long long)s->info.dims[2], vname[s->info.type], (long long)s->z,
+                           (long long)s->info.dims[2]);
 }
 
 void gt_volume_stream_close(gt_volume_stream *s)

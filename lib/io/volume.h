@@ -71,6 +71,12 @@ const gt_volume_info *gt_volume_stream_info(const gt_volume_stream *s);
 gt_status gt_volume_stream_read(gt_volume_stream *s, int64_t z0, int64_t nz, void *buf);
 void gt_volume_stream_close(gt_volume_stream *s);
 
+/* The detached data file ("data file:") that the NRRD header at `path`
+ * names, into out; "" when the data is attached, the file is not NRRD, path
+ * is "-", or the header cannot be read (the program's read reports that).
+ * For the path guard: an output must not replace it either. */
+void gt_volume_data_file(const char *path, char *out, size_t n);
+
 /* Write NRRD0004 with raw encoding, little endian, space directions and
  * origin; `keyvals` (may be NULL) "key:=value" lines. Atomic. */
 gt_status gt_nrrd_write(const char *path, const gt_volume *v, const char *const *keyvals, int nkv);

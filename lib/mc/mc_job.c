@@ -159,11 +159,19 @@ gt_status gt_mc_extract_job(const gt_mc_job *j)
     gt_info("%lldx%lldx%lld %s, iso %.9g, on %s", (long long)info.dims[0], (long long)info.dims[1],
             (long long)info.dims[2], gt_voltype_name(info.type), iso, gt_device_name(dev));
     if (j->max_gpu_mem && dev != GT_DEVICE_CUDA) gt_info("--max-gpu-mem applies to the GPU; streaming on the CPU too");
+    size_t budget = j->max_gpu_mem;
+    if (!budget && dev != GT_DEVICE_CUDA && (info.data_offset < 0 || info.gzip)) {
+        /* a pipe or gzip data: nothing vouched for the sizes, so the CPU
+         * streams slabs (same mesh) rather than allocating the whole volume
+         * up front; data that ends early is then named, with both sizes */
+        budget = (size_t)1 << 30;
+        gt_info("streaming the volume in slabs of at most 1 GiB (a pipe or gzip data)");
+    }
 
     gt_mc_mesh m;
     memset(&m, 0, sizeof m);
     double t1 = gt_now_ms();
-    gt_status st = gt_mc_extract_stream(dev, info.dims, read_planes, &r, &p, j->max_gpu_mem, 0, &m, &tm);
+    gt_status st = gt_mc_extract_stream(dev, info.dims, read_planes, &r, &p, budget, 0, &m, &tm);
     double total_ms = gt_now_ms() - t1;
     gt_volume_stream_close(r.s);
     free(r.raw);
