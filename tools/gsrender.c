@@ -2,9 +2,12 @@
  * rasterizer's forward pass) to PNG, a PNG sequence or a Y4M stream.
  * Options go into a gt_gs_job; lib/gs/gs_job.c does the work. */
 #include <stdio.h>
+#include <string.h>
+#include <strings.h>
 
 #include "common/cli.h"
 #include "common/device.h"
+#include "common/guard.h"
 #include "common/log.h"
 #include "common/status.h"
 #include "gs/gs.h"
@@ -16,7 +19,11 @@ static const char *USAGE =
     "\n"
     "Output:\n"
     "  -o, --output FILE       PNG for one view; for --orbit a pattern with one %d\n"
-    "                          (frame_%04d.png), or a .y4m file, or - (Y4M on stdout)\n"
+    "                          (frame_%04d.png), or a .y4m file, or - (Y4M on stdout);\n"
+    "                          never an input\n"
+    "      --out-format png|y4m  what OUT is (png: a view or pattern, y4m: an orbit\n"
+    "                          stream), to write under a name whose extension says\n"
+    "                          another format (refused otherwise)\n"
     "      --alpha             write RGBA PNGs (alpha = 1 - final transmittance)\n"
     "      --depth FILE        expected depth of one view: .pfm (float, metres of the\n"
     "                          scene) or .pgm (16-bit, 65535 = the largest depth)\n"
@@ -45,7 +52,7 @@ static const char *USAGE =
 
 enum {
     O_CAMERAS = GT_OPT_TOOL_BASE, O_VIEW, O_EYE, O_TARGET, O_UP, O_FOVY, O_SIZE, O_ORBIT, O_ORADIUS,
-    O_OELEV, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS, O_BINNING
+    O_OELEV, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS, O_BINNING, O_OUTFMT
 };
 
 /* One of gsrender's own options into the job. */
@@ -54,8 +61,8 @@ static gt_status set_option(gt_gs_job *j, int c, const char *arg)
     gt_status st = GT_OK;
     double v3[3];
     switch (c) {
-    case 'o': j->output = arg; break;
-    case O_CAMERAS: j->cameras = arg; break;
+    case 'o': st = gt_parse_path_once("-o", arg, &j->output); break;
+    case O_CAMERAS: st = gt_parse_path_once("--cameras", arg, &j->cameras); break;
     case O_VIEW: j->view = arg; break;
     case O_EYE: st = gt_parse_vec("--eye", arg, 3, j->eye), j->have_eye = true; break;
     case O_TARGET: st = gt_parse_vec("--target", arg, 3, j->target), j->have_target = true; break;
@@ -83,7 +90,7 @@ static gt_status set_option(gt_gs_job *j, int c, const char *arg)
         break;
     }
     case O_ALPHA: j->alpha = true; break;
-    case O_DEPTH: j->depth = arg; break;
+    case O_DEPTH: st = gt_parse_path_once("--depth", arg, &j->depth); break;
     case O_AA: j->render.antialias = true; break;
     case O_FPS: st = gt_parse_int("--fps", arg, 1, 1000, &j->fps); break;
     case O_BINNING: {
@@ -98,6 +105,38 @@ static gt_status set_option(gt_gs_job *j, int c, const char *arg)
     return st;
 }
 
+/* Before any work: no output (each frame of a pattern, --depth) replaces an
+ * input or another output, directories exist, names fit what is written. */
+static gt_status check_paths(const gt_gs_job *j, int outfmt)
+{
+    bool pat = false;
+    if (j->orbit) gt_gs_frame_pattern(j->output, &pat);
+    bool y4m = j->orbit && !pat;
+    if (outfmt >= 0 && outfmt != (y4m ? 1 : 0))
+        return gt_usage_error("--out-format %s: this command writes %s", outfmt ? "y4m" : "png",
+                              y4m ? "a Y4M stream (png is for a view or a frame pattern)"
+                                  : "PNG (y4m is for an --orbit stream)");
+    const char *fmt = outfmt >= 0 ? NULL : y4m ? "y4m" : "png";
+    gt_guard g;
+    gt_guard_init(&g);
+    gt_guard_input(&g, j->scene, "the scene");
+    gt_guard_input(&g, j->cameras, "--cameras");
+    if (pat) {
+        char path[4096];
+        for (int f = 0; f < j->orbit; f++) {
+            snprintf(path, sizeof path, j->output, f);
+            gt_guard_output(&g, path, "-o", fmt, "--out-format");
+        }
+    } else {
+        gt_guard_output(&g, j->output, "-o", fmt, "--out-format");
+    }
+    size_t dl = j->depth ? strlen(j->depth) : 0;
+    gt_guard_output(&g, j->depth, "--depth", dl >= 4 && !strcasecmp(j->depth + dl - 4, ".pfm") ? "pfm" : "pgm", NULL);
+    gt_status st = gt_guard_check(&g);
+    gt_guard_free(&g);
+    return st;
+}
+
 int main(int argc, char **argv)
 {
     gt_set_progname("gsrender");
@@ -105,6 +144,7 @@ int main(int argc, char **argv)
     gt_gs_job_init(&j);
     gt_common_opts co;
     gt_common_opts_init(&co);
+    int outfmt = -1; /* --out-format: -1 from the name, 0 png, 1 y4m */
     static const struct option lo[] = {
         {"output", required_argument, 0, 'o'},
         {"cameras", required_argument, 0, O_CAMERAS},
@@ -125,6 +165,7 @@ int main(int argc, char **argv)
         {"antialias", no_argument, 0, O_AA},
         {"fps", required_argument, 0, O_FPS},
         {"tile-binning", required_argument, 0, O_BINNING},
+        {"out-format", required_argument, 0, O_OUTFMT},
         GT_COMMON_LONGOPTS,
         {0, 0, 0, 0}};
     int c;
@@ -138,6 +179,11 @@ int main(int argc, char **argv)
             fputs(USAGE, stdout);
             return 0;
         }
+        if (c == O_OUTFMT) {
+            static const char *const names[] = {"png", "y4m"};
+            st = gt_parse_enum("--out-format", optarg, names, 2, &outfmt);
+            continue;
+        }
         st = set_option(&j, c, optarg);
     }
     if (st != GT_OK) return gt_report(st);
@@ -149,6 +195,9 @@ int main(int argc, char **argv)
     j.device = co.device;
     j.gpu = co.gpu;
     j.timings = co.timings;
+    st = gt_gs_job_check(&j); /* a valid pattern before the guard expands it */
+    if (st == GT_OK) st = check_paths(&j, outfmt);
+    if (st != GT_OK) return gt_report(st);
     /* the job checks the options that go together (gt_gs_job_check) first */
     st = j.orbit ? gt_gs_render_orbit(&j) : gt_gs_render_view(&j);
     gt_device_shutdown();

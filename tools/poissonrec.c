@@ -5,6 +5,7 @@
 
 #include "common/cli.h"
 #include "common/device.h"
+#include "common/guard.h"
 #include "common/log.h"
 #include "common/timer.h"
 #include "poisson/poisson.h"
@@ -17,9 +18,12 @@ static const char *usage_text =
     "\n"
     "Input: a PLY whose vertices have x y z nx ny nz (other properties ignored;\n"
     "red green blue carried with --colors). Normals point out of the surface.\n"
+    "A NaN or infinite coordinate or normal is an error (exit 3, naming the vertex).\n"
     "\n"
     "Options:\n"
-    "  -o, --output FILE        mesh (binary PLY; '-' = stdout)\n"
+    "  -o, --output FILE        mesh (binary PLY; '-' = stdout); never the input\n"
+    "      --out-format ply     write PLY even where FILE's extension names another\n"
+    "                           format (refused otherwise)\n"
     "  -d, --depth D            octree depth, 1..12 (default 8): finest cell =\n"
     "                           cube side / 2^D\n"
     "      --point-weight A     screening weight pulling the surface to the points\n"
@@ -46,7 +50,7 @@ static const char *usage_text =
     "or out of memory.\n";
 
 enum { OPT_PW = GT_OPT_TOOL_BASE, OPT_SPN, OPT_SCALE, OPT_SOLVER, OPT_ITERS, OPT_DENSITY, OPT_TRIM, OPT_COLORS,
-       OPT_VOLUME, OPT_VOLDEPTH };
+       OPT_VOLUME, OPT_VOLDEPTH, OPT_OUTFMT };
 
 typedef struct args {
     gt_common_opts co;
@@ -72,9 +76,10 @@ static int parse_args(int argc, char **argv, args *a)
         {"colors", no_argument, 0, OPT_COLORS},
         {"volume", required_argument, 0, OPT_VOLUME},
         {"volume-depth", required_argument, 0, OPT_VOLDEPTH},
+        {"out-format", required_argument, 0, OPT_OUTFMT},
         GT_COMMON_LONGOPTS,
         {0, 0, 0, 0}};
-    int c;
+    int c, outfmt = -1;
     gt_status st = GT_OK;
     while ((c = getopt_long(argc, argv, "o:d:" GT_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
         gt_cli_result r = gt_common_option(&a->co, c, optarg);
@@ -83,7 +88,12 @@ static int parse_args(int argc, char **argv, args *a)
         if (r == GT_CLI_ERROR) return gt_report(GT_ERR_USAGE);
         switch (c) {
         case 'h': fputs(usage_text, stdout); return 0;
-        case 'o': a->job.output = optarg; break;
+        case 'o': st = gt_parse_path_once("-o", optarg, &a->job.output); break;
+        case OPT_OUTFMT: {
+            static const char *const names[] = {"ply"};
+            st = gt_parse_enum("--out-format", optarg, names, 1, &outfmt);
+            break;
+        }
         case 'd': st = gt_parse_int("--depth", optarg, 1, GT_PR_MAX_DEPTH, &p->depth); break;
         case OPT_PW: st = gt_parse_double("--point-weight", optarg, 0, 1e6, &p->point_weight); break;
         case OPT_SPN: st = gt_parse_double("--samples-per-node", optarg, 0, 1e6, &p->samples_per_node); break;
@@ -99,7 +109,7 @@ static int parse_args(int argc, char **argv, args *a)
         case OPT_DENSITY: p->want_density = true; break;
         case OPT_TRIM: st = gt_parse_double("--trim", optarg, 0, 0.99, &p->trim); break;
         case OPT_COLORS: p->want_colors = true; break;
-        case OPT_VOLUME: a->job.volume = optarg; break;
+        case OPT_VOLUME: st = gt_parse_path_once("--volume", optarg, &a->job.volume); break;
         case OPT_VOLDEPTH: st = gt_parse_int("--volume-depth", optarg, 1, 9, &p->volume_depth); break;
         default: return gt_report(gt_usage_error("try 'poissonrec --help'"));
         }
@@ -111,7 +121,14 @@ static int parse_args(int argc, char **argv, args *a)
     if (!a->job.output) return gt_report(gt_usage_error("missing -o MESH.ply"));
     a->job.input = argv[optind];
     a->job.device = a->co.device, a->job.gpu = a->co.gpu;
-    return -1;
+    gt_guard g;
+    gt_guard_init(&g);
+    gt_guard_input(&g, a->job.input, "the points");
+    gt_guard_output(&g, a->job.output, "-o", outfmt < 0 ? "ply" : NULL, "--out-format");
+    gt_guard_output(&g, a->job.volume, "--volume", "nrrd", NULL);
+    st = gt_guard_check(&g);
+    gt_guard_free(&g);
+    return st != GT_OK ? gt_report(st) : -1;
 }
 
 int main(int argc, char **argv)

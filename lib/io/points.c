@@ -107,6 +107,17 @@ gt_status gt_points_read(const char *path, double **xyz, size_t *n)
     return st;
 }
 
+gt_status gt_points_check_finite(const float *v, size_t n, int k, const char *const *names, const char *path)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int a = 0; a < k; a++)
+            if (!isfinite(v[i * (size_t)k + (size_t)a]))
+                return gt_fail_at(GT_ERR_DATA, path, 0,
+                                  "vertex %zu (of %zu, counting from 0) has %s = %g: it must be a finite number", i, n,
+                                  names[a], (double)v[i * (size_t)k + (size_t)a]);
+    return GT_OK;
+}
+
 gt_status gt_points_read_any(const char *path, double **xyz, size_t *n)
 {
     *xyz = NULL;
@@ -128,11 +139,22 @@ gt_status gt_points_read_any(const char *path, double **xyz, size_t *n)
                 if (!*xyz) st = gt_fail(GT_ERR_RUNTIME, "out of memory for %zu points", m.nvert);
                 for (size_t i = 0; st == GT_OK && i < m.nvert; i++) {
                     const float *row = m.vdata + i * (size_t)m.nprops;
+                    if (!isfinite(row[cx]) || !isfinite(row[cy]) || !isfinite(row[cz])) {
+                        st = gt_fail_at(GT_ERR_DATA, r.name, 0,
+                                        "vertex %zu (of %zu, counting from 0) is (%g, %g, %g): points must be finite",
+                                        i, m.nvert, (double)row[cx], (double)row[cy], (double)row[cz]);
+                        break;
+                    }
                     (*xyz)[3 * i] = row[cx];
                     (*xyz)[3 * i + 1] = row[cy];
                     (*xyz)[3 * i + 2] = row[cz];
                 }
-                if (st == GT_OK) *n = m.nvert;
+                if (st == GT_OK) {
+                    *n = m.nvert;
+                } else {
+                    free(*xyz);
+                    *xyz = NULL;
+                }
             }
             gt_ply_free(&m);
         }

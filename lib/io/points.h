@@ -16,6 +16,13 @@ gt_status gt_points_read(const char *path, double **xyz, size_t *n);
 /* Read points from PLY (x,y,z vertex properties) or text, chosen by content
  * (a file starting with "ply\n" is PLY). */
 gt_status gt_points_read_any(const char *path, double **xyz, size_t *n);
+/* Points where NaN and infinity mean nothing (landmarks, oriented samples):
+ * GT_ERR_DATA naming the file, the vertex (counting from 0, as PLY faces do)
+ * and the property when one of n rows of k floats (named by names[0..k-1])
+ * is not finite. */
+gt_status gt_points_check_finite(const float *v, size_t n, int k, const char *const *names,
+                                 const char *path);
+
 /* Write n points, %.17g, one per line. Atomic. */
 gt_status gt_points_write(const char *path, const double *xyz, size_t n);
 

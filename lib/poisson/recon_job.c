@@ -8,6 +8,7 @@
 #include "common/output.h"
 #include "common/progress.h"
 #include "io/ply.h"
+#include "io/points.h"
 #include "poisson/poisson.h"
 
 void gt_poisson_job_init(gt_poisson_job *job)
@@ -32,6 +33,9 @@ static gt_status gather_points(const gt_ply_mesh *pm, const char *in_path, const
         gt_errmsg_prefix("no normals: poissonrec needs oriented points");
         return st;
     }
+    /* a NaN or infinite point or normal means nothing here: bad data, named */
+    GT_TRY(gt_points_check_finite(*xyz, pm->nvert, 3, pn, in_path));
+    GT_TRY(gt_points_check_finite(*nrm, pm->nvert, 3, nn, in_path));
     if (p->want_colors) {
         *rgb = malloc(pm->nvert * 3 * sizeof(float) + 4);
         if (!*rgb) return gt_fail(GT_ERR_RUNTIME, "out of memory");
