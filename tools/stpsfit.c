@@ -7,7 +7,10 @@
 
 #include "common/cli.h"
 #include "common/device.h"
+#include "common/guard.h"
 #include "common/log.h"
+#include "io/points.h"
+#include "io/volume.h"
 #include "tps/tps.h"
 
 static const char *usage_text =
@@ -19,7 +22,10 @@ static const char *usage_text =
     "means z = 0). SOURCE and TARGET hold the same number n >= 5 of points.\n"
     "\n"
     "Fitting:\n"
-    "  -o, --output FILE       where to write (parameter file, points, mesh or volume)\n"
+    "  -o, --output FILE       where to write (parameter file, points, mesh or volume);\n"
+    "                          never an input\n"
+    "      --out-format F      tps|ply|points|nrrd: the format this mode writes, where\n"
+    "                          FILE's extension names another (refused otherwise)\n"
     "  -l, --lambda L|gcv      smoothing lambda >= 0 (default 0: exact interpolation),\n"
     "                          or gcv: choose it by generalized cross-validation\n"
     "                          (-v prints the GCV curve)\n"
@@ -35,11 +41,14 @@ static const char *usage_text =
     "\n"
     "Exit status: 0 ok, 1 runtime error, 2 usage, 3 bad input data, 4 GPU unavailable.\n";
 
-enum { OPT_APPLY_VOLUME = GT_OPT_TOOL_BASE, OPT_ASCII };
+enum { OPT_APPLY_VOLUME = GT_OPT_TOOL_BASE, OPT_ASCII, OPT_OUTFMT };
+
+static const char *const outfmts[] = {"tps", "ply", "points", "nrrd"};
 
 typedef struct {
     gt_tps_job job;
     const char *apply, *apply_vol;
+    int outfmt; /* --out-format: index in outfmts, -1 from the name */
 } opts;
 
 /* One of stpsfit's own options. */
@@ -47,7 +56,7 @@ static gt_status set_option(opts *o, int c, const char *arg)
 {
     gt_tps_job *j = &o->job;
     switch (c) {
-    case 'o': j->output = arg; break;
+    case 'o': return gt_parse_path_once("-o", arg, &j->output);
     case 'l':
         if (!strcmp(arg, "gcv")) {
             j->gcv = true;
@@ -64,10 +73,11 @@ static gt_status set_option(opts *o, int c, const char *arg)
         j->kernel = (gt_tps_kernel)k;
         break;
     }
-    case 'p': j->params = arg; break;
-    case 'a': o->apply = arg; break;
-    case OPT_APPLY_VOLUME: o->apply_vol = arg; break;
+    case 'p': return gt_parse_path_once("--params", arg, &j->params);
+    case 'a': return gt_parse_path_once("--apply", arg, &o->apply);
+    case OPT_APPLY_VOLUME: return gt_parse_path_once("--apply-volume", arg, &o->apply_vol);
     case OPT_ASCII: j->ascii = true; break;
+    case OPT_OUTFMT: return gt_parse_enum("--out-format", arg, outfmts, 4, &o->outfmt);
     default: return gt_usage_error("try 'stpsfit --help'");
     }
     return GT_OK;
@@ -92,12 +102,41 @@ static gt_status check_operands(opts *o, int nargs, char **args)
     return GT_OK;
 }
 
+/* Before any work: no input of the mode (and no detached NRRD data file) is
+ * the output, its directory exists, its name fits what the mode writes. */
+static gt_status check_paths(const opts *o)
+{
+    const gt_tps_job *j = &o->job;
+    const char *fmt = o->apply ? (gt_points_is_ply_file(o->apply) ? "ply" : "points") : o->apply_vol ? "nrrd" : "tps";
+    if (o->outfmt >= 0 && strcmp(outfmts[o->outfmt], fmt) != 0)
+        return gt_usage_error("--out-format %s: this mode writes %s", outfmts[o->outfmt],
+                              !strcmp(fmt, "tps")    ? "a parameter file (tps)"
+                              : !strcmp(fmt, "ply")  ? "a PLY (the --apply input is PLY)"
+                              : !strcmp(fmt, "nrrd") ? "a NRRD volume (nrrd)"
+                                                     : "point text (the --apply input is point text)");
+    char datafile[1024];
+    gt_volume_data_file(o->apply_vol, datafile, sizeof datafile);
+    gt_guard g;
+    gt_guard_init(&g);
+    gt_guard_input(&g, j->source, "SOURCE");
+    gt_guard_input(&g, j->target, "TARGET");
+    gt_guard_input(&g, j->params, "--params");
+    gt_guard_input(&g, o->apply, "--apply");
+    gt_guard_input(&g, o->apply_vol, "--apply-volume");
+    gt_guard_input(&g, datafile[0] ? datafile : NULL, "the NRRD's data file");
+    gt_guard_output(&g, j->output, "-o", o->outfmt < 0 ? fmt : NULL, "--out-format");
+    gt_status st = gt_guard_check(&g);
+    gt_guard_free(&g);
+    return st;
+}
+
 int main(int argc, char **argv)
 {
     gt_set_progname("stpsfit");
     gt_common_opts co;
     gt_common_opts_init(&co);
     opts o = {0};
+    o.outfmt = -1;
     gt_tps_job_init(&o.job);
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},
@@ -107,6 +146,7 @@ int main(int argc, char **argv)
         {"apply", required_argument, 0, 'a'},
         {"apply-volume", required_argument, 0, OPT_APPLY_VOLUME},
         {"ascii", no_argument, 0, OPT_ASCII},
+        {"out-format", required_argument, 0, OPT_OUTFMT},
         GT_COMMON_LONGOPTS,
         {0, 0, 0, 0}};
     int c;
@@ -123,6 +163,7 @@ int main(int argc, char **argv)
         if (st != GT_OK) return gt_report(st);
     }
     gt_status s = check_operands(&o, argc - optind, argv + optind);
+    if (s == GT_OK) s = check_paths(&o);
     if (s != GT_OK) return gt_report(s);
     o.job.device = co.device;
     o.job.gpu = co.gpu;

@@ -107,6 +107,17 @@ gt_status gt_points_read(const char *path, double **xyz, size_t *n)
     return st;
 }
 
+bool gt_points_is_ply_file(const char *path)
+{
+    if (!path || !strcmp(path, "-")) return false;
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    char b[4] = {0};
+    size_t k = fread(b, 1, 4, f);
+    fclose(f);
+    return k == 4 && !memcmp(b, "ply", 3) && (b[3] == '\n' || b[3] == '\r');
+}
+
 gt_status gt_points_check_finite(const float *v, size_t n, int k, const char *const *names, const char *path)
 {
     for (size_t i = 0; i < n; i++)

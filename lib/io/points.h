@@ -3,6 +3,7 @@
 #ifndef GT_POINTS_H
 #define GT_POINTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/status.h"
@@ -16,6 +17,10 @@ gt_status gt_points_read(const char *path, double **xyz, size_t *n);
 /* Read points from PLY (x,y,z vertex properties) or text, chosen by content
  * (a file starting with "ply\n" is PLY). */
 gt_status gt_points_read_any(const char *path, double **xyz, size_t *n);
+/* Whether the file at path starts as a PLY does ("ply" and a line end), the
+ * test gt_points_read_any applies; false for "-" and unreadable paths. */
+bool gt_points_is_ply_file(const char *path);
+
 /* Points where NaN and infinity mean nothing (landmarks, oriented samples):
  * GT_ERR_DATA naming the file, the vertex (counting from 0, as PLY faces do)
  * and the property when one of n rows of k floats (named by names[0..k-1])

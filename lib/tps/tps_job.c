@@ -63,17 +63,6 @@ static gt_status do_fit(const gt_tps_job *j, gt_device_kind dev, gt_timings *tm)
     return s;
 }
 
-static bool is_ply(const char *path)
-{
-    if (!strcmp(path, "-")) return false;
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    char b[4] = {0};
-    size_t k = fread(b, 1, 4, f);
-    fclose(f);
-    return k == 4 && !memcmp(b, "ply", 3) && (b[3] == '\n' || b[3] == '\r');
-}
-
 /* Warp the x, y (and z) of every vertex of a PLY mesh; its other properties
  * and its faces are kept. */
 static gt_status apply_ply(const gt_tps_job *j, const gt_tps *t, gt_device_kind dev, gt_timings *tm)
@@ -142,7 +131,7 @@ static gt_status do_apply(const gt_tps_job *j, gt_device_kind dev, gt_timings *t
 {
     gt_tps t;
     GT_TRY(gt_tps_read(j->params, &t));
-    gt_status s = is_ply(j->input) ? apply_ply(j, &t, dev, tm) : apply_points(j, &t, dev, tm);
+    gt_status s = gt_points_is_ply_file(j->input) ? apply_ply(j, &t, dev, tm) : apply_points(j, &t, dev, tm);
     gt_tps_free(&t);
     return s;
 }
