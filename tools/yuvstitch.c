@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "common/cli.h"
 #include "common/device.h"
+#include "common/guard.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/status.h"
@@ -31,9 +33,10 @@ static const char *usage_text =
     "                          optional mask PNG and gain (see yuvstitch(1))\n"
     "  -s, --size WxH          size of raw inputs\n"
     "  -f, --pix-fmt FMT       raw input format: yuyv422, uyvy422, yuv420p, nv12, yuv422p\n"
-    "  -o, --output OUT        output stream ('-' for stdout)\n"
-    "      --out-format raw|y4m  output container (default: y4m if OUT ends in .y4m\n"
-    "                          or an input is Y4M, else raw)\n"
+    "  -o, --output OUT        output stream ('-' for stdout); never an input\n"
+    "      --out-format raw|y4m  output container (default: y4m for OUT ending in .y4m,\n"
+    "                          raw for .yuv or .raw, else y4m when an input is Y4M);\n"
+    "                          also to write under a name that says another format\n"
     "  -n, --frames N          stop after N frames\n"
     "      --strict            an input that ends before the others is an error\n"
     "                          (default: stop cleanly at the shortest stream)\n"
@@ -151,7 +154,7 @@ static gt_status parse(int argc, char **argv, opts_t *o, bool *exit_ok)
         }
         switch (c) {
         case 'h': fputs(usage_text, stdout); *exit_ok = true; return GT_OK;
-        case 'r': o->rig = optarg; break;
+        case 'r': GT_TRY(gt_parse_path_once("--rig", optarg, &o->rig)); break;
         case 's': GT_TRY(gt_parse_wxh("--size", optarg, 65536, &o->w, &o->h)); break;
         case 'f': {
             gt_pixfmt f;
@@ -159,7 +162,7 @@ static gt_status parse(int argc, char **argv, opts_t *o, bool *exit_ok)
             o->fmt = (int)f;
             break;
         }
-        case 'o': o->out = optarg; break;
+        case 'o': GT_TRY(gt_parse_path_once("-o", optarg, &o->out)); break;
         case OPT_OUTFMT: GT_TRY(gt_parse_enum("--out-format", optarg, outfmts, 2, &o->out_y4m)); break;
         case 'n': GT_TRY(gt_parse_long("--frames", optarg, 0, 1L << 40, &o->frames)); break;
         case OPT_STRICT: o->strict = true; break;
@@ -169,10 +172,10 @@ static gt_status parse(int argc, char **argv, opts_t *o, bool *exit_ok)
             GT_TRY(gt_parse_double("--feather-alpha", optarg, 1e-6, 1e6, &d));
             o->po.feather_alpha = (float)d;
             break;
-        case OPT_PREVIEW: o->preview = optarg; break;
+        case OPT_PREVIEW: GT_TRY(gt_parse_path_once("--preview", optarg, &o->preview)); break;
         case OPT_MATRIX: GT_TRY(gt_parse_enum("--matrix", optarg, matrices, 2, &o->matrix)); break;
         case OPT_RANGE: GT_TRY(gt_parse_enum("--range", optarg, ranges, 2, &o->range)); break;
-        case OPT_SAVEMASKS: o->save_masks = optarg; break;
+        case OPT_SAVEMASKS: GT_TRY(gt_parse_path_once("--save-masks", optarg, &o->save_masks)); break;
         case OPT_GAINUPD: GT_TRY(gt_parse_int("--gain-update", optarg, 1, 1 << 30, &o->gain_update)); break;
         case OPT_CALIBRATE: o->calibrate = true; break;
         case OPT_REFERENCE:
@@ -205,6 +208,50 @@ static gt_status parse(int argc, char **argv, opts_t *o, bool *exit_ok)
     if ((o->w || o->fmt >= 0) && (!o->w || o->fmt < 0))
         return gt_usage_error("raw inputs need both --size and --pix-fmt");
     return GT_OK;
+}
+
+static bool ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcasecmp(s + a - b, suf) == 0;
+}
+
+/* Before any work: no output replaces an input (the rig, a stream, a mask
+ * the rig names; with --calibrate (rig NULL) a camera frame) or another
+ * output, the output directories exist, and the names' extensions fit what
+ * is written. */
+static gt_status check_paths(const opts_t *o, const gt_stitch_rig *rig)
+{
+    gt_guard g;
+    gt_guard_init(&g);
+    char what[64], path[4096];
+    gt_guard_input(&g, o->rig, "--rig");
+    for (int i = 0; i < o->ninputs; i++) {
+        snprintf(what, sizeof what, "%s %d", rig ? "input" : "camera", i + 1);
+        gt_guard_input(&g, o->inputs[i], what);
+    }
+    for (int i = 0; rig && i < rig->ncam; i++) {
+        snprintf(what, sizeof what, "the mask of camera %d", i + 1);
+        gt_guard_input(&g, rig->cam[i].mask_path, what);
+    }
+    /* the container: named, or the name's (y4m, yuv/raw), else the inputs' */
+    const char *fmt = !rig ? "rig" : o->out_y4m >= 0 ? NULL : ends_with(o->out, ".y4m") ? "y4m" : "raw";
+    gt_guard_output(&g, o->out, "-o", fmt, rig ? "--out-format" : NULL);
+    gt_guard_output(&g, o->preview, "--preview", "png", NULL);
+    struct stat sb;
+    if (rig && o->save_masks && stat(o->save_masks, &sb) == 0) {
+        if (!S_ISDIR(sb.st_mode)) {
+            gt_guard_free(&g);
+            return gt_usage_error("--save-masks '%s' is not a directory", o->save_masks);
+        }
+        for (int i = 0; i < rig->ncam; i++) {
+            snprintf(path, sizeof path, "%s/mask_%d.png", o->save_masks, i + 1);
+            gt_guard_output(&g, path, "--save-masks", "png", NULL);
+        }
+    }
+    gt_status st = gt_guard_check(&g);
+    gt_guard_free(&g);
+    return st;
 }
 
 static gt_status save_masks(const gt_stitch_plan *plan, const char *dir)
@@ -427,6 +474,7 @@ static gt_status run(run_t *r, long *nframes)
     if (r->rig.ncam != o->ninputs)
         return gt_fail(GT_ERR_USAGE, "the rig '%s' has %d cameras but %d inputs were given", o->rig, r->rig.ncam,
                        o->ninputs);
+    GT_TRY(check_paths(o, &r->rig));
     bool any_y4m = false;
     for (int i = 0; i < o->ninputs; i++) {
         gt_status st = gt_yuv_open(o->inputs[i], o->w, o->h, o->fmt, &r->rd[i]);
@@ -475,7 +523,10 @@ static gt_status run(run_t *r, long *nframes)
     GT_TRY(gt_device_choose(o->common.device, o->common.gpu, &dev));
     double dev_ms = gt_now_ms() - t_dev;
     gt_timings_add(&r->tm, "start: device (rest of CUDA start)", dev_ms);
-    bool y4m = o->out_y4m >= 0 ? o->out_y4m == 1 : any_y4m || (strlen(o->out) > 4 && !strcmp(o->out + strlen(o->out) - 4, ".y4m"));
+    bool y4m = o->out_y4m >= 0               ? o->out_y4m == 1
+               : ends_with(o->out, ".y4m")   ? true
+               : ends_with(o->out, ".yuv") || ends_with(o->out, ".raw") ? false
+                                             : any_y4m;
     int fn = 25, fd = 1;
     gt_yuv_rate(r->rd[0], &fn, &fd);
     GT_TRY(gt_yuv_create(o->out, y4m, r->plan.pano_w, r->plan.pano_h, fmt, fn, fd, &r->wr));
@@ -588,6 +639,7 @@ int main(int argc, char **argv)
     if (st) return gt_report(st);
     if (exit_ok) return 0;
     if (r.o.calibrate) {
+        if ((st = check_paths(&r.o, NULL)) != GT_OK) return gt_report(st);
         gt_stitch_calib_opts *c = &r.o.cal;
         c->inputs = (const char *const *)r.o.inputs;
         c->ninputs = r.o.ninputs;

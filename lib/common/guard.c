@@ -27,7 +27,7 @@ static const struct {
     {"nrrd", "a NRRD volume"},       {"nhdr", "a detached NRRD header"}, {"raw", "raw data"},
     {"json", "a JSON file"},         {"tps", "an stpsfit parameter file"}, {"txt", "text"},
     {"xyz", "point text"},           {"pts", "point text"},          {"csv", "a CSV table"},
-    {"dat", "a data file"},          {"log", "a log"},
+    {"dat", "a data file"},          {"log", "a log"},               {"rig", "a yuvstitch rig file"},
 };
 
 /* What a program can write, and the extensions that fit it. */
@@ -36,13 +36,14 @@ static const struct {
 } writers[] = {
     {"png", "a PNG image", {"png"}},
     {"y4m", "a Y4M video", {"y4m"}},
-    {"yuv", "raw YUV video", {"yuv", "raw"}},
+    {"raw", "raw YUV video", {"yuv", "raw"}},
     {"ply", "a PLY file", {"ply"}},
     {"mtx", "a Matrix Market file", {"mtx", "mm"}},
     {"nrrd", "a NRRD volume", {"nrrd"}},
     {"tps", "an stpsfit parameter file", {"tps", "txt"}},
     {"points", "point text", {"txt", "xyz", "pts"}},
     {"text", "text", {"txt", "dat", "log"}},
+    {"rig", "a yuvstitch rig file", {"rig", "txt"}},
     {"pfm", "a PFM image", {"pfm"}},
     {"pgm", "a PGM image", {"pgm"}},
 };

@@ -41,7 +41,7 @@ void gt_guard_input(gt_guard *g, const char *path, const char *what);
 
 /* Register an output. NULL is ignored; "-" is standard output. `format` is
  * the format the program writes there (a name from gt_guard_format's table:
- * "png", "y4m", "yuv", "ply", "mtx", "nrrd", "tps", "points", "text", "pfm",
+ * "png", "y4m", "raw" (YUV), "ply", "mtx", "nrrd", "tps", "points", "text", "rig", "pfm",
  * "pgm"), or NULL when the user named the format (no extension check).
  * `force` is the option that names it, for the hint in the message. */
 void gt_guard_output(gt_guard *g, const char *path, const char *what, const char *format,
