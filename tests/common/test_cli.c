@@ -73,6 +73,17 @@ static void test_parse_wxh_vec_enum(void **state)
     assert_int_equal(gt_parse_enum("--method", "gmres", names, 3, &e), GT_ERR_USAGE);
     assert_string_equal(gt_errmsg(),
                         "invalid value 'gmres' for --method: expected cg, pcg or bicgstab");
+
+    /* a path option given twice is refused, naming both values */
+    const char *out = NULL;
+    assert_int_equal(gt_parse_path_once("-o", "a.ply", &out), GT_OK);
+    assert_string_equal(out, "a.ply");
+    assert_int_equal(gt_parse_path_once("-o", "b.ply", &out), GT_ERR_USAGE);
+    assert_string_equal(out, "a.ply");
+    assert_non_null(strstr(gt_errmsg(), "-o given twice ('a.ply' and 'b.ply')"));
+    const char *other = NULL;
+    assert_int_equal(gt_parse_path_once("--rig", "", &other), GT_ERR_USAGE);
+    assert_null(other);
 }
 
 static void test_common_options(void **state)
