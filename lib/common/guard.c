@@ -280,10 +280,13 @@ gt_status gt_guard_check(const gt_guard *g)
         for (int i = 0; i < g->nin; i++) {
             if (!same(&out[o], &in[i])) continue;
             const gt_guard_path *eo = &g->out[o], *ei = &g->in[i];
-            const char *op = is_std(eo->path) ? "- (standard output)" : eo->path;
-            const char *ip = is_std(ei->path) ? "- (standard input)" : ei->path;
-            st = gt_fail(GT_ERR_USAGE, "%s '%s' is the same file as the input '%s' (%s): an output never replaces an input",
-                         eo->what, op, ip, ei->what);
+            char od[4200], id[4200];
+            if (is_std(eo->path)) snprintf(od, sizeof od, "%s - (standard output)", eo->what);
+            else snprintf(od, sizeof od, "%s '%s'", eo->what, eo->path);
+            if (is_std(ei->path)) snprintf(id, sizeof id, "on standard input");
+            else snprintf(id, sizeof id, "'%s'", ei->path);
+            st = gt_fail(GT_ERR_USAGE, "%s is the same file as the input %s (%s): an output never replaces an input",
+                         od, id, ei->what);
             break;
         }
     }

@@ -451,6 +451,12 @@ static gt_status stream_finish_open(gt_volume_stream *s, long long byte_skip_gz)
                                    "volume data needs %lld bytes (%lld x %lld x %lld %s), the file has %lld after the header",
                                    need, (long long)in->dims[0], (long long)in->dims[1], (long long)in->dims[2],
                                    vname[in->type], left < 0 ? 0 : left);
+        if (s->is_raw && left > need) /* a wrong --dims would mesh part of the data, silently */
+            return gt_fail_at_byte(GT_ERR_DATA, s->srcname, need,
+                                   "raw volume has more data than --dims/--type say (%lld bytes: %lld x %lld x %lld %s), "
+                                   "the file has %lld",
+                                   need, (long long)in->dims[0], (long long)in->dims[1], (long long)in->dims[2],
+                                   vname[in->type], left);
     } else if (!in->gzip) {
         /* a pipe: a stream that ends within its first buffer is measured
          * whole; a longer one that falls short is named when it ends */
