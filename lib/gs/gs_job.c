@@ -277,6 +277,8 @@ static gt_status job_setup(job_ctx *c)
     const gt_gs_job *j = c->j;
     gt_timer t;
     if (j->cameras) GT_TRY(gt_gs_cameras_read(j->cameras, &c->cams, &c->ncams));
+    if (j->cameras && c->ncams == 0) /* not "--view 0 out of range (0..-1)" */
+        return gt_fail_at(GT_ERR_DATA, j->cameras, 0, "the cameras file holds no cameras (an empty array)");
     if (j->cameras && c->one) GT_TRY(pick_view(c));
     else if (c->one && j->have_eye)
         GT_TRY(gt_gs_camera_lookat(&c->single, j->eye, j->target, j->up, j->fovy, j->width, j->height));
