@@ -237,6 +237,24 @@ static bool same(const ident *a, const ident *b)
            (a->kind == 1 || strcmp(a->name, b->name) == 0);
 }
 
+/* identities of a list; '-' may appear once */
+static gt_status identify(const gt_guard_path *list, int n, ident *ids, const char *verb, const char *noun,
+                          gt_status (*fn)(const gt_guard_path *, ident *))
+{
+    int first_std = -1;
+    for (int i = 0; i < n; i++) {
+        if (is_std(list[i].path)) {
+            if (first_std >= 0)
+                return gt_fail(GT_ERR_USAGE, "%s and %s both %s ('-'): only one %s can", list[first_std].what,
+                               list[i].what, verb, noun);
+            first_std = i;
+        }
+        GT_TRY(fn(&list[i], &ids[i]));
+        ids[i].index = i;
+    }
+    return GT_OK;
+}
+
 gt_status gt_guard_check(const gt_guard *g)
 {
     if (g->oom) return gt_fail(GT_ERR_RUNTIME, "out of memory checking the paths");
@@ -246,34 +264,8 @@ gt_status gt_guard_check(const gt_guard *g)
         st = gt_fail(GT_ERR_RUNTIME, "out of memory checking the paths");
         goto done;
     }
-    int first_std = -1;
-    for (int i = 0; i < g->nin && st == GT_OK; i++) {
-        const gt_guard_path *e = &g->in[i];
-        if (is_std(e->path)) {
-            if (first_std >= 0) {
-                st = gt_fail(GT_ERR_USAGE, "%s and %s both read standard input ('-'): only one input can",
-                             g->in[first_std].what, e->what);
-                break;
-            }
-            first_std = i;
-        }
-        st = input_ident(e, &in[i]);
-        in[i].index = i;
-    }
-    first_std = -1;
-    for (int i = 0; i < g->nout && st == GT_OK; i++) {
-        const gt_guard_path *e = &g->out[i];
-        if (is_std(e->path)) {
-            if (first_std >= 0) {
-                st = gt_fail(GT_ERR_USAGE, "%s and %s both write to standard output ('-'): only one output can",
-                             g->out[first_std].what, e->what);
-                break;
-            }
-            first_std = i;
-        }
-        st = output_ident(e, &out[i]);
-        out[i].index = i;
-    }
+    st = identify(g->in, g->nin, in, "read standard input", "input", input_ident);
+    if (st == GT_OK) st = identify(g->out, g->nout, out, "write to standard output", "output", output_ident);
     /* an output onto an input */
     for (int o = 0; o < g->nout && st == GT_OK; o++) {
         if (out[o].kind != 1) continue;

@@ -49,10 +49,8 @@ run_case view-out-of-range 2 "--view 9 out of range" -- "${G[@]}" "$W/scene.ply"
 # paths that cannot be read
 run_case missing-scene 1 "cannot open '$W/nope.ply'" -- "${G[@]}" "$W/nope.ply" -o "$W/a.png"
 run_case scene-is-a-directory 1 "it is a directory" -- "${G[@]}" "$W/outdir" -o "$W/a.png"
-cp "$W/scene.ply" "$W/locked.ply"
-U=$(unreadable_input "$W/locked.ply")
+U=$(unreadable_input "$W/scene.ply")
 run_case unreadable-scene 1 "cannot (open|read) '$U'" -- "${G[@]}" "$U" -o "$W/a.png"
-chmod 644 "$W/locked.ply"
 run_case missing-cameras 1 "cannot open '$W/nope.json' \(--cameras\)" -- "${G[@]}" "$W/scene.ply" --cameras "$W/nope.json" -o "$W/a.png"
 # broken and lying scenes and cameras
 run_case empty-scene 3 "not a PLY file.*empty.ply:1" -- "${G[@]}" "$W/empty.ply" -o "$W/a.png"

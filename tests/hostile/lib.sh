@@ -15,9 +15,9 @@
 #             --stdout-append FILE  standard output appended to FILE
 #             --stdout-closed       standard output closed
 #             --creates PATH        a success case's output (must exist)
-#   unreadable_input FILE           prints a path that cannot be read: FILE made
-#                                   mode 000, or (as root, where mode 000 does
-#                                   not stop reads) a directory
+#   unreadable_input FILE           prints a path that cannot be read: a copy
+#                                   of FILE made mode 000, or (as root, where
+#                                   mode 000 does not stop reads) a directory
 #   hostile_finish                  summary; fails below 25 cases
 set -u
 TMO=${HOSTILE_TIMEOUT:-30}
@@ -53,8 +53,11 @@ unreadable_input() {
         mkdir -p "$W/unreadable.d"
         echo "$W/unreadable.d"
     else
-        chmod 000 "$1"
-        echo "$1"
+        local u
+        u="$W/unreadable.$(basename "$1")"
+        cp "$1" "$u"
+        chmod 000 "$u"
+        echo "$u"
     fi
 }
 

@@ -57,10 +57,8 @@ run_case max-gpu-mem-garbage 2 "'lots' is not a size" -- "${M[@]}" "$W/v.nrrd" -
 # paths that cannot be read
 run_case missing-volume 1 "cannot open '$W/nope.nrrd'" -- "${M[@]}" "$W/nope.nrrd" --iso 0.5 -o "$W/m.ply"
 run_case volume-is-a-directory 1 "it is a directory" -- "${M[@]}" "$W/outdir" --iso 0.5 -o "$W/m.ply"
-cp "$W/v.nrrd" "$W/locked.nrrd"
-U=$(unreadable_input "$W/locked.nrrd")
+U=$(unreadable_input "$W/v.nrrd")
 run_case unreadable-volume 1 "cannot (open|read) '$U'" -- "${M[@]}" "$U" --iso 0.5 -o "$W/m.ply"
-chmod 644 "$W/locked.nrrd"
 run_case detached-data-file-missing 3 "NRRD data file: cannot open '$W/gone.raw': No such file.*gone.nhdr:7" -- "${M[@]}" "$W/gone.nhdr" --iso 1 -o "$W/m.ply"
 # broken and lying volumes
 run_case empty-raw-without-dims 2 "not a NRRD file: give --dims" -- "${M[@]}" "$W/empty.raw" --iso 1 -o "$W/m.ply"

@@ -58,10 +58,8 @@ run_case two-stdin-inputs 2 "SOURCE and TARGET both read standard input" --stdin
 run_case missing-source 1 "cannot open '$W/nope.txt' \(SOURCE\)" -- "${S[@]}" "$W/nope.txt" "$W/dst.txt" -o "$W/a.txt"
 run_case missing-params 1 "cannot open '$W/nope.txt' \(--params\)" -- "${S[@]}" -p "$W/nope.txt" --apply "$W/src.txt" -o "$W/a.txt"
 run_case target-is-a-directory 1 "cannot read '$W/outdir' \(TARGET\): it is a directory" -- "${S[@]}" "$W/src.txt" "$W/outdir" -o "$W/a.txt"
-cp "$W/src.txt" "$W/locked.txt"
-U=$(unreadable_input "$W/locked.txt")
+U=$(unreadable_input "$W/src.txt")
 run_case unreadable-source 1 "cannot (open|read) '$U'" -- "${S[@]}" "$U" "$W/dst.txt" -o "$W/a.txt"
-chmod 644 "$W/locked.txt"
 # broken, lying and degenerate landmarks and parameter files
 run_case empty-source 3 "at least 5 control points, got 0" -- "${S[@]}" "$W/empty.txt" "$W/empty.txt" -o "$W/a.txt"
 run_case four-points 3 "at least 5 control points, got 4" -- "${S[@]}" "$W/four.txt" "$W/four.txt" -o "$W/a.txt"
