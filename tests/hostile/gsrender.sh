@@ -5,9 +5,7 @@ hostile_init "${1:-}"
 G=("$PROG" --device cpu -q --size 32x24)
 cp "$TD/gs/scene.ply" "$TD/gs/cameras.json" "$TD/gs/scene.splat" "$TD/gs/notgs.ply" "$W/"
 cp "$W/scene.ply" "$W/f_1.png"   # a scene whose name an orbit pattern also makes
-ln "$W/scene.ply" "$W/hard.ply"
 ln "$W/scene.ply" "$W/depth.pgm" # --depth onto the scene, by a hard link
-ln -s scene.ply "$W/soft.ply"
 mkdir "$W/outdir"
 : > "$W/empty.ply"
 : > "$W/empty.json"
@@ -20,10 +18,7 @@ head -c 100 "$W/scene.splat" > "$W/odd.splat"
 printf '%s\n' '%%MatrixMarket matrix coordinate real general' '1 1 1' '1 1 1' > "$W/matrix.ply"
 
 # the issue's data-losing command, and its other spellings
-run_case out-is-scene 2 "-o '$W/scene.ply' is the same file as the input '$W/scene.ply' \(the scene\)" -- "${G[@]}" "$W/scene.ply" -o "$W/scene.ply"
-run_case out-is-scene-dot-spelling 2 "same file as the input '$W/scene.ply'" -- "${G[@]}" "$W/scene.ply" -o "$W/outdir/../scene.ply"
-run_case out-is-scene-hard-link 2 "hard.ply' is the same file as the input" -- "${G[@]}" "$W/scene.ply" -o "$W/hard.ply"
-run_case out-is-scene-symlink 2 "soft.ply' is the same file as the input" -- "${G[@]}" "$W/scene.ply" -o "$W/soft.ply"
+same_file_cases out-is-scene "$W/scene.ply" "the scene" -- "${G[@]}" "$W/scene.ply" -o @OUT@
 run_case out-is-cameras 2 "same file as the input '$W/cameras.json' \(--cameras\)" -- "${G[@]}" "$W/scene.ply" --cameras "$W/cameras.json" -o "$W/cameras.json" --out-format png
 run_case orbit-frame-is-scene 2 "-o '$W/f_1.png' is the same file as the input '$W/f_1.png' \(the scene\)" -- "${G[@]}" "$W/f_1.png" --orbit 3 -o "$W/f_%d.png"
 run_case depth-is-scene 2 "--depth '$W/depth.pgm' is the same file as the input '$W/scene.ply'" -- "${G[@]}" "$W/scene.ply" -o "$W/x.png" --depth "$W/depth.pgm"

@@ -15,6 +15,7 @@
 #             --stdout-append FILE  standard output appended to FILE
 #             --stdout-closed       standard output closed
 #             --creates PATH        a success case's output (must exist)
+#   same_file_cases NAME INPUT WHAT -- COMMAND...   (see below)
 #   unreadable_input FILE           prints a path that cannot be read: a copy
 #                                   of FILE made mode 000, or (as root, where
 #                                   mode 000 does not stop reads) a directory
@@ -115,6 +116,34 @@ run_case() {
     else
         echo "ok   $name ($(head -1 "$T/err" | cut -c1-150))"
     fi
+}
+
+# Four cases of "the output is this input", each exit 2 naming both paths:
+# the same path, another spelling (into a folder and back), a hard link and a
+# symbolic link. The command holds @OUT@ where the output path goes.
+#   same_file_cases NAME INPUT WHAT -- COMMAND...
+same_file_cases() {
+    local name=$1 in=$2 what=$3
+    shift 4
+    local dir base
+    dir=$(dirname "$in")
+    base=$(basename "$in")
+    mkdir -p "$dir/sub.d"
+    ln "$in" "$dir/hard.$base"
+    ln -s "$base" "$dir/soft.$base"
+    local suffix out a args
+    for suffix in "" -dot-spelling -hard-link -symlink; do
+        case $suffix in
+        "") out=$in ;;
+        -dot-spelling) out=$dir/sub.d/.././$base ;;
+        -hard-link) out=$dir/hard.$base ;;
+        -symlink) out=$dir/soft.$base ;;
+        esac
+        args=()
+        for a in "$@"; do args+=("${a//@OUT@/$out}"); done
+        run_case "$name$suffix" 2 "'$out' is the same file as the input '$in' \\($what\\): an output never replaces an input" \
+            -- "${args[@]}"
+    done
 }
 
 hostile_finish() {

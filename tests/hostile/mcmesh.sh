@@ -29,15 +29,10 @@ head -c 3000 "$W/v.nrrd" > "$W/trunc.nrrd"
 head -c 1000 "$W/b.raw" > "$W/short.raw"
 head -c 2097152 /dev/zero > "$W/zeros2m.raw"
 : > "$W/empty.raw"
-ln "$W/v.nrrd" "$W/hard.nrrd"
-ln -s v.nrrd "$W/soft.nrrd"
 mkdir "$W/outdir"
 
 # the issue's data-losing command, and its other spellings
-run_case out-is-volume 2 "-o '$W/v.nrrd' is the same file as the input '$W/v.nrrd' \(the volume\)" -- "${M[@]}" "$W/v.nrrd" --iso 0.5 -o "$W/v.nrrd"
-run_case out-is-volume-dot-spelling 2 "same file as the input '$W/v.nrrd'" -- "${M[@]}" "$W/v.nrrd" --iso 0.5 -o "$W/outdir/../././v.nrrd"
-run_case out-is-volume-hard-link 2 "hard.nrrd' is the same file as the input" -- "${M[@]}" "$W/v.nrrd" --iso 0.5 -o "$W/hard.nrrd"
-run_case out-is-volume-symlink 2 "soft.nrrd' is the same file as the input" -- "${M[@]}" "$W/v.nrrd" --iso 0.5 -o "$W/soft.nrrd"
+same_file_cases out-is-volume "$W/v.nrrd" "the volume" -- "${M[@]}" "$W/v.nrrd" --iso 0.5 -o @OUT@
 run_case out-is-raw-input 2 "b.raw' is the same file as the input" -- "${M[@]}" "$W/b.raw" "${RAW[@]}" -o "$W/b.raw" --out-format ply
 run_case out-is-detached-data-file 2 "detached.raw' is the same file as the input '$W/detached.raw' \(the NRRD's data file\)" -- "${M[@]}" "$W/detached.nhdr" --iso 1 -o "$W/detached.raw" --out-format ply
 run_case stdin-is-output 2 "same file as the input on standard input" --stdin "$W/v.nrrd" -- "${M[@]}" - --iso 0.5 -o "$W/v.nrrd"

@@ -34,16 +34,11 @@ head -c 100000 "$W/pts.ply" > "$W/trunc.ply"
 sed '0,/element vertex 8000/s//element vertex 80000000/' "$W/pts.ply" > "$W/lying.ply"
 : > "$W/empty.ply"
 printf '%s\n' '%%MatrixMarket matrix coordinate real general' '1 1 1' '1 1 1' > "$W/matrix.ply"
-ln "$W/pts.ply" "$W/hard.ply"
-ln -s pts.ply "$W/soft.ply"
 mkdir "$W/outdir"
 
 # an output never replaces an input
-run_case out-is-points 2 "-o '$W/pts.ply' is the same file as the input '$W/pts.ply' \(the points\)" -- "${R[@]}" "$W/pts.ply" -o "$W/pts.ply"
-run_case out-is-points-dot-spelling 2 "same file as the input '$W/pts.ply'" -- "${R[@]}" "$W/pts.ply" -o "$W/./pts.ply"
-run_case out-is-points-hard-link 2 "hard.ply' is the same file as the input" -- "${R[@]}" "$W/pts.ply" -o "$W/hard.ply"
-run_case out-is-points-symlink 2 "soft.ply' is the same file as the input" -- "${R[@]}" "$W/pts.ply" -o "$W/soft.ply"
-run_case volume-is-points 2 "--volume '$W/soft.ply' is the same file as the input" -- "${R[@]}" "$W/pts.ply" -o "$W/m.ply" --volume "$W/soft.ply"
+same_file_cases out-is-points "$W/pts.ply" "the points" -- "${R[@]}" "$W/pts.ply" -o @OUT@
+run_case volume-is-points 2 "--volume '$W/soft.pts.ply' is the same file as the input" -- "${R[@]}" "$W/pts.ply" -o "$W/m.ply" --volume "$W/soft.pts.ply"
 run_case out-and-volume-one-file 2 "-o '$W/m.nrrd' and --volume '$W/outdir/../m.nrrd' are the same file" -- "${R[@]}" "$W/pts.ply" -o "$W/m.nrrd" --out-format ply --volume "$W/outdir/../m.nrrd"
 run_case stdin-is-output 2 "same file as the input on standard input" --stdin "$W/pts.ply" -- "${R[@]}" - -o "$W/pts.ply"
 run_case stdout-appends-to-points 2 "standard output\) is the same file as the input '$W/pts.ply'" --stdout-append "$W/pts.ply" -- "${R[@]}" "$W/pts.ply" -o -

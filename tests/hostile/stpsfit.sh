@@ -23,15 +23,11 @@ printf '0 0 0\n1 1 1\n2 2 2\n3 3 3\n4 4 4\n5 5 5\n' > "$W/collinear.txt"
 printf 'ply\nformat ascii 1.0\nelement vertex 6\nproperty float x\nproperty float y\nproperty float z\nend_header\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n1 1 inf\n2 3 1\n' > "$W/inf.ply"
 printf '1 2 3\n4 5 x\n' > "$W/badtoken.txt"
 head -c 2000 "$W/grid.ply" > "$W/gridtrunc.ply"
-ln "$W/src.txt" "$W/hard.txt"
-ln -s dst.txt "$W/soft.txt"
 mkdir "$W/outdir"
 
 # an output never replaces an input, in every mode
-run_case out-is-source 2 "-o '$W/src.txt' is the same file as the input '$W/src.txt' \(SOURCE\)" -- "${S[@]}" "$W/src.txt" "$W/dst.txt" -o "$W/src.txt"
-run_case out-is-target-dot-spelling 2 "same file as the input '$W/dst.txt' \(TARGET\)" -- "${S[@]}" "$W/src.txt" "$W/dst.txt" -o "$W/outdir/../dst.txt"
-run_case out-is-source-hard-link 2 "hard.txt' is the same file as the input '$W/src.txt'" -- "${S[@]}" "$W/src.txt" "$W/dst.txt" -o "$W/hard.txt"
-run_case out-is-target-symlink 2 "soft.txt' is the same file as the input '$W/dst.txt'" -- "${S[@]}" "$W/src.txt" "$W/dst.txt" -o "$W/soft.txt"
+same_file_cases out-is-source "$W/src.txt" SOURCE -- "${S[@]}" "$W/src.txt" "$W/dst.txt" -o @OUT@
+run_case out-is-target 2 "-o '$W/dst.txt' is the same file as the input '$W/dst.txt' \(TARGET\)" -- "${S[@]}" "$W/src.txt" "$W/dst.txt" -o "$W/dst.txt"
 run_case out-is-params 2 "same file as the input '$W/p.txt' \(--params\)" -- "${S[@]}" --params "$W/p.txt" --apply "$W/src.txt" -o "$W/p.txt"
 run_case out-is-apply-input 2 "same file as the input '$W/grid.ply' \(--apply\)" -- "${S[@]}" --params "$W/p.txt" --apply "$W/grid.ply" -o "$W/grid.ply"
 run_case out-is-apply-volume 2 "same file as the input '$W/v.nrrd' \(--apply-volume\)" -- "${S[@]}" --params "$W/p.txt" --apply-volume "$W/v.nrrd" -o "$W/v.nrrd"
