@@ -167,7 +167,8 @@ static gt_status input_ident(const gt_guard_path *e, ident *id)
         return gt_fail(GT_ERR_RUNTIME, "cannot open '%s' (%s): %s", e->path, e->what, strerror(errno));
     if (S_ISDIR(sb.st_mode))
         return gt_fail(GT_ERR_RUNTIME, "cannot read '%s' (%s): it is a directory", e->path, e->what);
-    if (S_ISREG(sb.st_mode) && access(e->path, R_OK) != 0)
+    if (!S_ISREG(sb.st_mode)) return GT_OK; /* a device or a pipe: nothing an output could replace */
+    if (access(e->path, R_OK) != 0)
         return gt_fail(GT_ERR_RUNTIME, "cannot open '%s' (%s): %s", e->path, e->what, strerror(errno));
     *id = (ident){1, sb.st_dev, sb.st_ino, NULL, 0};
     return GT_OK;
@@ -188,7 +189,9 @@ static gt_status output_ident(const gt_guard_path *e, ident *id)
     if (stat(p, &sb) == 0) {
         if (S_ISDIR(sb.st_mode))
             return gt_fail(GT_ERR_USAGE, "%s '%s' is a directory: give a file name", e->what, p);
-        *id = (ident){1, sb.st_dev, sb.st_ino, NULL, 0};
+        /* a device or a FIFO is written in place (common/output.h): it
+         * cannot be replaced, whatever else reads it (-o /dev/null) */
+        if (S_ISREG(sb.st_mode)) *id = (ident){1, sb.st_dev, sb.st_ino, NULL, 0};
         return GT_OK;
     }
     int err = errno;
