@@ -52,6 +52,13 @@ size_t gt_yuv_frame_bytes(const gt_yuv_reader *r);
  * clean end of stream. */
 gt_status gt_yuv_read_frame(gt_yuv_reader *r, void *buf, bool *got);
 long gt_yuv_frames_read(const gt_yuv_reader *r);
+/* Pass over the next n frames (yuvstitch --start): seeks in a regular file
+ * (Y4M: over each frame's data, after reading its FRAME line), reads and
+ * drops on a pipe. *skipped < n when the stream ends first (a clean end; a
+ * raw file's partial last frame is left for the next read to report). A
+ * frame cut short or a broken FRAME line is GT_ERR_DATA, as when reading.
+ * Skipped frames count in gt_yuv_frames_read and in messages. */
+gt_status gt_yuv_skip_frames(gt_yuv_reader *r, long n, long *skipped);
 void gt_yuv_close(gt_yuv_reader *r);
 
 typedef struct gt_yuv_writer gt_yuv_writer;

@@ -10,7 +10,8 @@
  * 4 KiB, dimensions at 32768 and frames at 1 GiB, so a lying header cannot make
  * the caller allocate a giant frame buffer. Errors are GT_ERR_DATA with
  * "<what> (<file>: byte <offset>)"; errors inside a stream name the frame
- * (counted from 1). Reading never seeks, so pipes work. */
+ * (counted from 1). Reading never seeks, so pipes work; skipping seeks in a
+ * regular file and reads and drops on anything else. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -179,6 +180,16 @@ static gt_status parse_y4m_header(gt_yuv_reader *r)
     return GT_OK;
 }
 
+/* Bytes of a regular file not yet handed out (the sniffed bytes included),
+ * or -1 when the stream is not a regular file (a pipe, a terminal). */
+static long long bytes_left(gt_yuv_reader *r)
+{
+    struct stat sb;
+    off_t pos = ftello(r->f);
+    if (pos < 0 || fstat(fileno(r->f), &sb) != 0 || !S_ISREG(sb.st_mode)) return -1;
+    return (long long)sb.st_size - (long long)pos + (long long)(r->npre - r->ppre);
+}
+
 /* A regular file too short for its first frame is bad data at open, before
  * the caller allocates and plans for frames of this size (a 44-byte Y4M that
  * claims 16000x16000 cost a minute and 6 GB before its first read). Raw: the
@@ -187,11 +198,8 @@ static gt_status parse_y4m_header(gt_yuv_reader *r)
  * (a bad FRAME line, or the bytes present). */
 static gt_status check_first_frame(gt_yuv_reader *r)
 {
-    struct stat sb;
-    off_t pos = ftello(r->f);
-    if (pos < 0 || fstat(fileno(r->f), &sb) != 0 || !S_ISREG(sb.st_mode)) return GT_OK;
-    long long left = (long long)sb.st_size - (long long)pos + (long long)(r->npre - r->ppre);
-    if (left <= 0) return GT_OK; /* no frames: a clean end */
+    long long left = bytes_left(r);
+    if (left <= 0) return GT_OK; /* not a regular file, or no frames: a clean end */
     if (!r->y4m && left < (long long)r->frame_bytes)
         return gt_fail_at_byte(GT_ERR_DATA, r->name, left, "stream ends inside frame 1 (%lld of %zu bytes)", left,
                                r->frame_bytes);
@@ -276,42 +284,80 @@ void gt_yuv_rate(const gt_yuv_reader *r, int *num, int *den)
 size_t gt_yuv_frame_bytes(const gt_yuv_reader *r) { return r->frame_bytes; }
 long gt_yuv_frames_read(const gt_yuv_reader *r) { return r->frames; }
 
-gt_status gt_yuv_read_frame(gt_yuv_reader *r, void *buf, bool *got)
+/* Y4M: the FRAME line that starts frame fno. *got = false at a clean end
+ * between frames. */
+static gt_status read_frame_marker(gt_yuv_reader *r, long fno, bool *got)
+{
+    *got = false;
+    char mark[5];
+    long long at = r->off;
+    size_t n = rd(r, mark, 5);
+    if (n == 0) {
+        if (ferror(r->f)) return read_error(r);
+        return GT_OK; /* clean end between frames */
+    }
+    if (n < 5 || memcmp(mark, "FRAME", n) != 0) {
+        if (ferror(r->f)) return read_error(r);
+        if (memcmp(mark, "FRAME", n) == 0)
+            return gt_fail_at_byte(GT_ERR_DATA, r->name, at, "FRAME marker of frame %ld cut short", fno);
+        return gt_fail_at_byte(GT_ERR_DATA, r->name, at, "expected a FRAME marker at frame %ld", fno);
+    }
+    int c = rd_byte(r);
+    if (c == ' ') {
+        char params[Y4M_MAX_LINE];
+        gt_status st = read_line(r, params, sizeof params, "FRAME line");
+        if (st != GT_OK) {
+            gt_errmsg_prefix("frame %ld", fno);
+            return st;
+        }
+    } else if (c != '\n') {
+        if (c == EOF && ferror(r->f)) return read_error(r);
+        return gt_fail_at_byte(GT_ERR_DATA, r->name, at,
+                               c == EOF ? "FRAME marker of frame %ld cut short" : "bad FRAME marker at frame %ld",
+                               fno);
+    }
+    *got = true;
+    return GT_OK;
+}
+
+/* Pass over n bytes of frame data: seek in a regular file that holds them
+ * (left: bytes_left), else read them into a scratch buffer and drop them.
+ * *done: the bytes passed (fewer than n only at the end of the stream). */
+static gt_status pass_bytes(gt_yuv_reader *r, size_t n, long long left, size_t *done)
+{
+    *done = 0;
+    if (left >= (long long)n) {
+        while (r->ppre < r->npre && *done < n) r->ppre++, (*done)++;
+        if (fseeko(r->f, (off_t)(n - *done), SEEK_CUR) != 0) return read_error(r);
+        r->off += (long long)n;
+        *done = n;
+        return GT_OK;
+    }
+    unsigned char scratch[1 << 16];
+    while (*done < n) {
+        size_t want = n - *done < sizeof scratch ? n - *done : sizeof scratch;
+        size_t got = rd(r, scratch, want);
+        *done += got;
+        if (got < want) return ferror(r->f) ? read_error(r) : GT_OK;
+    }
+    return GT_OK;
+}
+
+/* The next frame into buf, or passed over when buf is NULL (seeked when
+ * `seek` and the file holds it). *got = false at a clean end of stream. */
+static gt_status next_frame(gt_yuv_reader *r, void *buf, bool seek, bool *got)
 {
     *got = false;
     long fno = r->frames + 1;
     if (r->y4m) {
-        char mark[5];
-        long long at = r->off;
-        size_t n = rd(r, mark, 5);
-        if (n == 0) {
-            if (ferror(r->f)) return read_error(r);
-            return GT_OK; /* clean end between frames */
-        }
-        if (n < 5 || memcmp(mark, "FRAME", n) != 0) {
-            if (ferror(r->f)) return read_error(r);
-            if (memcmp(mark, "FRAME", n) == 0)
-                return gt_fail_at_byte(GT_ERR_DATA, r->name, at, "FRAME marker of frame %ld cut short", fno);
-            return gt_fail_at_byte(GT_ERR_DATA, r->name, at, "expected a FRAME marker at frame %ld", fno);
-        }
-        int c = rd_byte(r);
-        if (c == ' ') {
-            char params[Y4M_MAX_LINE];
-            gt_status st = read_line(r, params, sizeof params, "FRAME line");
-            if (st != GT_OK) {
-                gt_errmsg_prefix("frame %ld", fno);
-                return st;
-            }
-        } else if (c != '\n') {
-            if (c == EOF && ferror(r->f)) return read_error(r);
-            return gt_fail_at_byte(GT_ERR_DATA, r->name, at,
-                                   c == EOF ? "FRAME marker of frame %ld cut short"
-                                            : "bad FRAME marker at frame %ld",
-                                   fno);
-        }
+        bool marked;
+        GT_TRY(read_frame_marker(r, fno, &marked));
+        if (!marked) return GT_OK;
     }
     long long at = r->off;
-    size_t n = rd(r, buf, r->frame_bytes);
+    size_t n;
+    if (buf) n = rd(r, buf, r->frame_bytes);
+    else GT_TRY(pass_bytes(r, r->frame_bytes, seek ? bytes_left(r) : -1, &n));
     if (n < r->frame_bytes) {
         if (ferror(r->f)) return read_error(r);
         if (n == 0 && !r->y4m) return GT_OK; /* clean end of a raw stream */
@@ -320,6 +366,30 @@ gt_status gt_yuv_read_frame(gt_yuv_reader *r, void *buf, bool *got)
     }
     r->frames++;
     *got = true;
+    return GT_OK;
+}
+
+gt_status gt_yuv_read_frame(gt_yuv_reader *r, void *buf, bool *got) { return next_frame(r, buf, false, got); }
+
+gt_status gt_yuv_skip_frames(gt_yuv_reader *r, long n, long *skipped)
+{
+    *skipped = 0;
+    if (n <= 0) return GT_OK;
+    long long left = bytes_left(r);
+    if (!r->y4m && left >= 0) { /* a raw file: the whole frames it holds, in one seek */
+        long long whole = left / (long long)r->frame_bytes;
+        long k = whole < n ? (long)whole : n;
+        size_t done;
+        GT_TRY(pass_bytes(r, r->frame_bytes * (size_t)k, left, &done));
+        r->frames += k;
+        *skipped = k; /* short: the next read finds the end, or names the cut frame */
+        return GT_OK;
+    }
+    bool got = true;
+    while (got && *skipped < n) { /* frame by frame: Y4M, or a pipe */
+        GT_TRY(next_frame(r, NULL, left >= 0, &got));
+        *skipped += got;
+    }
     return GT_OK;
 }
 

@@ -167,6 +167,108 @@ static void test_truncated_raw_names_frame(void **state)
     assert_int_equal(gt_yuv_open(p, 5, 2, GT_PIX_YUV420P, &r), GT_ERR_USAGE);
 }
 
+/* Frames 0..nf-1 of w x h yuv420p, frame k filled with 40 + k (Y4M: every
+ * other FRAME line with parameters), written to a file; its bytes in *out. */
+static void skip_stream(const char *p, bool y4m, int nf, size_t fb, uint8_t **out, size_t *n)
+{
+    size_t cap = 64 + (size_t)nf * (fb + 16), len = 0;
+    uint8_t *b = malloc(cap);
+    if (y4m) len += (size_t)sprintf((char *)b, "YUV4MPEG2 W4 H2 F25:1 C420\n");
+    for (int k = 0; k < nf; k++) {
+        if (y4m) len += (size_t)sprintf((char *)b + len, k % 2 ? "FRAME Ixyz\n" : "FRAME\n");
+        memset(b + len, 40 + k, fb);
+        len += fb;
+    }
+    io_write_file(p, b, len);
+    *out = b;
+    *n = len;
+}
+
+/* The bytes in a pipe from a child process; the path of the read end. */
+static pid_t pipe_of(const uint8_t *b, size_t n, int *rfd, char *path, size_t cap)
+{
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        _exit(write(fd[1], b, n) == (ssize_t)n ? 0 : 1);
+    }
+    close(fd[1]);
+    *rfd = fd[0];
+    snprintf(path, cap, "/dev/fd/%d", fd[0]);
+    return pid;
+}
+
+/* gt_yuv_skip_frames on raw and Y4M, regular files (seek) and pipes (read
+ * and drop): after skipping s of nf frames the next read is frame s, or the
+ * clean end; skipped frames count in gt_yuv_frames_read. */
+static void test_skip_frames(void **state)
+{
+    (void)state;
+    const int nf = 5;
+    const size_t fb = 12; /* 4x2 yuv420p */
+    for (int y4m = 0; y4m <= 1; y4m++)
+        for (int piped = 0; piped <= 1; piped++)
+            for (long s = 0; s <= nf + 2; s++) {
+                const char *p = tpath(y4m ? "k.y4m" : "k.yuv");
+                uint8_t *bytes, buf[12];
+                size_t len;
+                skip_stream(p, y4m, nf, fb, &bytes, &len);
+                char path[64];
+                int rfd = -1;
+                pid_t pid = piped ? pipe_of(bytes, len, &rfd, path, sizeof path) : 0;
+                gt_yuv_reader *r;
+                GT_ASSERT_OK(gt_yuv_open(piped ? path : p, 4, 2, GT_PIX_YUV420P, &r));
+                long skipped = -1;
+                GT_ASSERT_OK(gt_yuv_skip_frames(r, s, &skipped));
+                long want = s < nf ? s : nf;
+                assert_int_equal(skipped, want);
+                assert_int_equal(gt_yuv_frames_read(r), want);
+                bool got;
+                GT_ASSERT_OK(gt_yuv_read_frame(r, buf, &got));
+                assert_int_equal(got, s < nf);
+                if (got) assert_int_equal(buf[0], 40 + s), assert_int_equal(buf[11], 40 + s);
+                gt_yuv_close(r);
+                if (piped) {
+                    close(rfd);
+                    waitpid(pid, NULL, 0);
+                }
+                free(bytes);
+            }
+}
+
+/* A stream cut inside a frame: a raw file's partial frame is left for the
+ * read, which names it; a Y4M frame cut while skipping is GT_ERR_DATA. */
+static void test_skip_cut_frame(void **state)
+{
+    (void)state;
+    uint8_t *bytes, buf[12];
+    size_t len;
+    const char *p = tpath("c.yuv");
+    skip_stream(p, false, 3, 12, &bytes, &len);
+    io_write_file(p, bytes, len - 5);
+    free(bytes);
+    gt_yuv_reader *r;
+    long skipped;
+    GT_ASSERT_OK(gt_yuv_open(p, 4, 2, GT_PIX_YUV420P, &r));
+    GT_ASSERT_OK(gt_yuv_skip_frames(r, 10, &skipped));
+    assert_int_equal(skipped, 2);
+    bool got;
+    assert_int_equal(gt_yuv_read_frame(r, buf, &got), GT_ERR_DATA);
+    assert_non_null(strstr(gt_errmsg(), "inside frame 3 (7 of 12 bytes)"));
+    gt_yuv_close(r);
+    p = tpath("c.y4m");
+    skip_stream(p, true, 3, 12, &bytes, &len);
+    io_write_file(p, bytes, len - 5);
+    free(bytes);
+    GT_ASSERT_OK(gt_yuv_open(p, 0, 0, -1, &r));
+    assert_int_equal(gt_yuv_skip_frames(r, 10, &skipped), GT_ERR_DATA);
+    assert_non_null(strstr(gt_errmsg(), "inside frame 3 (7 of 12 bytes)"));
+    assert_int_equal(skipped, 2);
+    gt_yuv_close(r);
+}
+
 static void test_convert(void **state)
 {
     (void)state;
@@ -299,6 +401,8 @@ int main(void)
         cmocka_unit_test(test_stream_round_trips),
         cmocka_unit_test(test_y4m_pipe),
         cmocka_unit_test(test_truncated_raw_names_frame),
+        cmocka_unit_test(test_skip_frames),
+        cmocka_unit_test(test_skip_cut_frame),
         cmocka_unit_test(test_convert),
         cmocka_unit_test(test_rgb_reference_values),
         cmocka_unit_test(test_rgb_round_trip),
