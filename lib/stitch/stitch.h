@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/device.h"
 #include "common/status.h"
 #include "io/yuv.h"
 
@@ -187,6 +188,71 @@ void gt_stitch_gpu_set_gains(gt_stitch_gpu *g);
 /* Mean per-stage GPU times so far (ms): upload, warp, blend, download. */
 void gt_stitch_gpu_stage_ms(gt_stitch_gpu *g, double ms[4], long *frames);
 void gt_stitch_gpu_destroy(gt_stitch_gpu *g);
+
+/* ---- the yuvstitch job (stream_job.c): what the program does, as one call ----
+ * Fill a gt_stitch_job (defaults from gt_stitch_job_init: all frames, the
+ * container from the output's name, multiband blending of 5 bands, BT.601
+ * limited-range preview, device auto) and call gt_stitch_stream. The job
+ * loads the rig and its masks, checks the paths (no output replaces an input
+ * or another output, output folders exist, names fit what is written: the
+ * program's refusals, GT_ERR_USAGE or GT_ERR_RUNTIME), opens the inputs
+ * (files, FIFOs or "-"; raw ones need w, h and fmt), builds the plan while
+ * the CUDA context starts on a thread, then streams: the cameras are read in
+ * parallel, each frame set is stitched on the GPU (three pinned slots in
+ * flight) or the CPU reference, and a writer thread writes the panorama
+ * frames in order, atomically (no partial file on failure). It draws the
+ * "stitching" progress bar on a terminal and, with `timings`, prints the
+ * stage table and the frame rates on stderr, all as yuvstitch does.
+ *
+ *     const char *cams[2] = {"left.y4m", "right.y4m"};
+ *     gt_stitch_job j;
+ *     gt_stitch_job_init(&j);
+ *     j.rig = "rig.txt";                   // gt_stitch_rig_parse's format
+ *     j.inputs = cams, j.ninputs = 2;      // one per camera of the rig
+ *     j.output = "pano.y4m";               // or "-" (stdout), or "pano.yuv" (raw)
+ *     j.plan.blend = GT_BLEND_FEATHER;
+ *     long n;
+ *     if (gt_stitch_stream(&j, &n) != GT_OK) fprintf(stderr, "%s\n", gt_errmsg());
+ *
+ *     // frames 300..399 of raw streams, e.g. one slice of a job split
+ *     // over GPUs; the slices' outputs, joined, are the whole run's
+ *     j.w = 1920, j.h = 1080, j.fmt = GT_PIX_NV12;
+ *     j.start = 300, j.frames = 100;
+ *     gt_status st = gt_stitch_stream(&j, NULL);
+ *
+ * Frames: from input frame `start` (counted from 0; regular files are
+ * seeked, pipes read and dropped) for `frames` frames or to the end of the
+ * shortest input (a notice), or of the first to end with `strict` (an error,
+ * GT_ERR_DATA). A `start` at or past the end of an input is GT_ERR_USAGE
+ * naming the input and its length. With gain_update, a slice estimates its
+ * gains afresh from its own first frame, so joined slices differ from one
+ * run where the gains move. */
+typedef struct gt_stitch_job {
+    const char *rig;              /* rig file (gt_stitch_rig_load) */
+    const char *const *inputs;    /* one stream per camera: raw YUV or Y4M, a file, FIFO or "-" */
+    int ninputs;                  /* must be the rig's camera count (GT_ERR_USAGE) */
+    int w, h, fmt;                /* raw inputs: size and gt_pixfmt (fmt -1: Y4M inputs only) */
+    const char *output;           /* panorama stream; "-" = stdout */
+    int out_y4m;                  /* 1 Y4M, 0 raw; -1: from the name (.y4m Y4M, .yuv/.raw raw),
+                                     else Y4M when an input is */
+    long start;                   /* first input frame, from 0 */
+    long frames;                  /* frames to stitch; -1: to the end */
+    bool strict;                  /* an input that ends before the others is an error */
+    gt_stitch_plan_opts plan;     /* blend, bands, feather_alpha; masks[i] for cameras
+                                     whose rig line names none (NULL: from footprints) */
+    const char *preview;          /* PNG of the first stitched frame, or NULL */
+    gt_yuv_matrix matrix;         /* the preview's colour matrix */
+    gt_yuv_range range;           /* and input range */
+    const char *save_masks;       /* folder for mask_<i>.png (255 = owned), or NULL */
+    int gain_update;              /* re-estimate the gains every N frames; 0: never */
+    gt_device_kind device;        /* auto, cuda or cpu */
+    int gpu;                      /* CUDA device index */
+    bool timings;                 /* stage table and frame rates on stderr */
+} gt_stitch_job;
+void gt_stitch_job_init(gt_stitch_job *j);
+/* Run the job; *frames (may be NULL) gets the number of panorama frames
+ * written. */
+gt_status gt_stitch_stream(const gt_stitch_job *j, long *frames);
 
 #ifdef __cplusplus
 }
