@@ -32,7 +32,10 @@ static const char *usage_text =
     "      --out-format raw|y4m  output container (default: y4m for OUT ending in .y4m,\n"
     "                          raw for .yuv or .raw, else y4m when an input is Y4M);\n"
     "                          also to write under a name that says another format\n"
-    "  -n, --frames N          stop after N frames\n"
+    "      --start N           begin at input frame N (from 0; files are seeked, pipes\n"
+    "                          read and dropped); past the end of an input: exit 2\n"
+    "  -n, --frames N          stop after N frames (with --start: a slice of the\n"
+    "                          streams; slices joined are the whole run's frames)\n"
     "      --strict            an input that ends before the others is an error\n"
     "                          (default: stop cleanly at the shortest stream)\n"
     "\n"
@@ -64,6 +67,7 @@ static const char *usage_text =
 
 enum {
     OPT_OUTFMT = GT_OPT_TOOL_BASE,
+    OPT_START,
     OPT_STRICT,
     OPT_BANDS,
     OPT_ALPHA,
@@ -134,6 +138,7 @@ static gt_status set_option(opts_t *o, int c, const char *arg)
         return GT_OK;
     case 'o': return gt_parse_path_once("-o", arg, &j->output);
     case OPT_OUTFMT: return gt_parse_enum("--out-format", arg, outfmts, 2, &j->out_y4m);
+    case OPT_START: return gt_parse_long("--start", arg, 0, 1L << 40, &j->start);
     case 'n': return gt_parse_long("--frames", arg, 0, 1L << 40, &j->frames);
     case OPT_STRICT: j->strict = true; return GT_OK;
     case 'b':
@@ -166,6 +171,8 @@ static gt_status check_args(int argc, char **argv, opts_t *o)
     gt_stitch_job *j = &o->job;
     if (o->calibrate && j->rig) return gt_usage_error("--calibrate writes a rig: give it with -o, not --rig");
     if (!j->rig && !o->calibrate) return gt_usage_error("missing --rig RIG (or --calibrate)");
+    if (o->calibrate && j->start > 0)
+        return gt_usage_error("--start is for streaming; --calibrate reads one frame (--frame K)");
     if (!j->output) return gt_usage_error("missing -o OUT");
     if (optind >= argc) return gt_usage_error(o->calibrate ? "no camera frames" : "no input streams");
     j->inputs = (const char *const *)(argv + optind);
@@ -189,6 +196,7 @@ static gt_status parse(int argc, char **argv, opts_t *o, bool *exit_ok)
         {"pix-fmt", required_argument, 0, 'f'},
         {"output", required_argument, 0, 'o'},
         {"out-format", required_argument, 0, OPT_OUTFMT},
+        {"start", required_argument, 0, OPT_START},
         {"frames", required_argument, 0, 'n'},
         {"strict", no_argument, 0, OPT_STRICT},
         {"blend", required_argument, 0, 'b'},
