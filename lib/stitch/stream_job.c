@@ -344,7 +344,10 @@ static gt_status skip_to_start(job_ctx *c)
     for (int i = 0; i < j->ninputs; i++) {
         long n;
         gt_status st = gt_yuv_skip_frames(c->rd[i], j->start, &n);
-        if (st) return gt_fail(st, "input %d ('%s'): %s", i + 1, j->inputs[i], gt_errmsg());
+        if (st) {
+            gt_errmsg_prefix("input %d ('%s')", i + 1, j->inputs[i]);
+            return st;
+        }
         if (n < j->start) return past_end(c, i, n);
     }
     gt_timings_add(&c->tm, "start: skip to the first frame", gt_now_ms() - t0);

@@ -27,7 +27,8 @@ has() { # name file pattern
 }
 # Two 128x96 cameras, 10 frames each, a different pattern per frame; raw
 # yuyv422 and Y4M 4:2:0 (every other FRAME line with a parameter); a third
-# camera stream 6 frames long; one of 9.5 frames (cut inside its last).
+# camera stream 6 frames long; one of 9.5 frames (cut inside its last); a
+# Y4M stream cut inside its fifth frame.
 python3 - "$T" <<'PY'
 import sys
 d = sys.argv[1]
@@ -49,6 +50,9 @@ for cam in (1, 2):
         y4m += Y + chroma(cam, f, w // 2, h // 2, 1) + chroma(cam, f, w // 2, h // 2, 2)
     open(f'{d}/c{cam}.yuv', 'wb').write(raw)
     open(f'{d}/c{cam}.y4m', 'wb').write(y4m)
+    if cam == 2:  # 4 frames, then the FRAME line and 100 bytes of the fifth
+        cut = y4m.index(b'\n') + 1 + 2 * (6 + 11 + 2 * w * h * 3 // 2) + 6 + 100
+        open(f'{d}/c2cut.y4m', 'wb').write(y4m[:cut])
 fb = w * h * 2
 open(f'{d}/c2short.yuv', 'wb').write(open(f'{d}/c2.yuv', 'rb').read()[:6 * fb])
 open(f'{d}/c2cut.yuv', 'wb').write(open(f'{d}/c2.yuv', 'rb').read()[:9 * fb + fb // 2])
@@ -155,6 +159,10 @@ past "--start 12 on a pipe" "--start 12 is past the end of input 1 ('-'), which 
 feed=
 past "--start with --calibrate" "--start is for streaming" \
     "$Y" --calibrate --start 2 "$T/c1.y4m" "$T/c2.y4m"
+# a Y4M file cut inside a frame the start passes over: bad data, the frame named
+run "$T/c1.y4m" "$T/c2cut.y4m" --start 7 -o "$T/cut.y4m" 2>"$T/e"
+check "--start over a cut Y4M frame" 3 $?
+has "cut Y4M frame message" "$T/e" "input 2 ('$T/c2cut.y4m'): stream ends inside frame 5 (100 of 18432 bytes)"
 # a raw file cut inside its last frame: the frame is named (bad data)
 run "${RAW[@]}" "$T/c1.yuv" "$T/c2cut.yuv" --start 9 -o "$T/cut.yuv" 2>"$T/e"
 check "--start onto a cut frame" 3 $?
