@@ -140,8 +140,10 @@ static gt_status save_masks(const gt_stitch_plan *plan, const char *dir)
 /* --start past the end of input i, which holds `n` frames */
 static gt_status past_end(const job_ctx *c, int i, long n)
 {
-    return gt_fail(GT_ERR_USAGE, "--start %ld is past the end of input %d ('%s'), which has %ld frames (0..%ld)",
-                   c->j->start, i + 1, c->j->inputs[i], n, n - 1);
+    char range[48] = "";
+    if (n > 0) snprintf(range, sizeof range, " (0..%ld)", n - 1);
+    return gt_fail(GT_ERR_USAGE, "--start %ld is past the end of input %d ('%s'), which has %ld frames%s",
+                   c->j->start, i + 1, c->j->inputs[i], n, range);
 }
 
 /* Read frame `frame` (of the output) of every input into bufs. *got false

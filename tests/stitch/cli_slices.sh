@@ -153,6 +153,9 @@ past "--start 25 of 10 frames (y4m file)" "--start 25 is past the end of input 1
     run "$T/c1.y4m" "$T/c2.y4m" --start 25
 past "--start 6 of a 6-frame input" "past the end of input 2 ('$T/c2short.yuv'), which has 6 frames" \
     run "${RAW[@]}" "$T/c1.yuv" "$T/c2short.yuv" --start 6
+: > "$T/empty.yuv"
+past "--start 1 of an empty input" "--start 1 is past the end of input 2 ('$T/empty.yuv'), which has 0 frames$" \
+    run "${RAW[@]}" "$T/c1.yuv" "$T/empty.yuv" --start 1
 feed=$T/c1.yuv
 past "--start 12 on a pipe" "--start 12 is past the end of input 1 ('-'), which has 10 frames" \
     go "${RAW[@]}" - "$T/c2.yuv" --start 12
