@@ -26,7 +26,31 @@ void gt_gs_job_init(gt_gs_job *j)
     j->height = 720;
     j->orbit_elevation = 20;
     j->fps = 30;
+    j->frame_end = -1;
     j->device = GT_DEVICE_AUTO;
+}
+
+void gt_gs_job_frames(const gt_gs_job *j, int *first, int *end)
+{
+    *first = j->have_frames ? j->frame_first : 0;
+    *end = j->have_frames && j->frame_end >= 0 ? j->frame_end : j->orbit;
+}
+
+/* --frames A:B against the orbit's length */
+static gt_status check_frames(const gt_gs_job *j)
+{
+    if (!j->have_frames) return GT_OK;
+    char r[48];
+    if (j->frame_end >= 0) snprintf(r, sizeof r, "%d:%d", j->frame_first, j->frame_end);
+    else snprintf(r, sizeof r, "%d:", j->frame_first);
+    if (!j->orbit) return gt_fail(GT_ERR_USAGE, "--frames '%s': a slice of an --orbit; give --orbit N", r);
+    if (j->frame_first < 0) return gt_fail(GT_ERR_USAGE, "--frames '%s': frames count from 0", r);
+    if (j->frame_end >= 0 && j->frame_end <= j->frame_first)
+        return gt_fail(GT_ERR_USAGE, "--frames '%s': an empty range (A:B renders frames A to B-1; B > A)", r);
+    if (j->frame_first >= j->orbit || j->frame_end > j->orbit)
+        return gt_fail(GT_ERR_USAGE, "--frames '%s': past the end of the orbit's %d frames (0..%d; B at most %d)",
+                       r, j->orbit, j->orbit - 1, j->orbit);
+    return GT_OK;
 }
 
 /* one %d-style conversion (%d, %5d, %05d) and no other % but %% */
@@ -80,7 +104,7 @@ gt_status gt_gs_job_check(const gt_gs_job *j)
     }
     if (!j->orbit && !strcmp(j->output, "-"))
         return gt_fail(GT_ERR_USAGE, "-o -: standard output is for --orbit Y4M streams; give a .png");
-    return GT_OK;
+    return check_frames(j);
 }
 
 static gt_status write_png(const char *path, const gt_gs_image *im, bool alpha)
@@ -137,6 +161,7 @@ typedef struct {
     gt_gs_image *im; /* [2] */
     bool y4m, alpha;
     const char *pattern;
+    int first; /* global number of frame 0 of the slice (the pattern's %d) */
     gt_yuv_writer *yw;
     uint8_t *rgb, *yuv;
     gt_pixfmt pf;
@@ -154,7 +179,7 @@ static gt_status write_one(frame_writer *w, int f)
         return gt_yuv_write_frame(w->yw, w->yuv);
     }
     char path[4096];
-    snprintf(path, sizeof path, w->pattern, f);
+    snprintf(path, sizeof path, w->pattern, w->first + f);
     return write_png(path, im, w->alpha);
 }
 
@@ -199,7 +224,8 @@ typedef struct {
     gt_gs_scene scene;
     gt_gs_gpu *g;
     double centre[3], up[3], radius; /* the orbit (or default view) */
-    int W, H, nframes;
+    int W, H, nframes;               /* nframes: of this run (the slice) */
+    int first;                       /* the slice's first frame in the orbit */
     gt_gs_image im, im2[2];          /* one view; the orbit's two buffers */
     bool y4m;
     gt_pixfmt pf;
@@ -290,7 +316,9 @@ static gt_status job_setup(job_ctx *c)
 
     int w = j->width, h = j->height;
     orbit_geometry(c, &w, &h);
-    c->nframes = c->one ? 1 : j->orbit;
+    int end = 1;
+    if (!c->one) gt_gs_job_frames(j, &c->first, &end);
+    c->nframes = end - c->first;
     if (c->one && !j->cameras && !j->have_eye)
         GT_TRY(gt_gs_camera_orbit(&c->single, c->centre, c->up, c->radius, j->orbit_elevation, 0, 1, j->fovy,
                                   w, h));
@@ -355,9 +383,9 @@ static gt_status render_frames(job_ctx *c, frame_writer *w)
         bool werr = w->st != GT_OK;
         pthread_mutex_unlock(&w->mu);
         if (werr) break;
-        gt_gs_camera cam;
-        st = gt_gs_camera_orbit(&cam, c->centre, c->up, c->radius, j->orbit_elevation, f, c->nframes, j->fovy,
-                                c->W, c->H);
+        gt_gs_camera cam; /* at the angle of its place in the whole orbit */
+        st = gt_gs_camera_orbit(&cam, c->centre, c->up, c->radius, j->orbit_elevation, c->first + f, j->orbit,
+                                j->fovy, c->W, c->H);
         if (st != GT_OK) break;
         st = render_frame(c, &cam, &c->im2[f % 2]);
         if (st != GT_OK) break;
@@ -380,6 +408,7 @@ static gt_status render_orbit(job_ctx *c, gt_progress *pg)
     w.y4m = c->y4m;
     w.alpha = c->j->alpha;
     w.pattern = c->j->output;
+    w.first = c->first;
     w.yw = c->yw;
     w.rgb = c->rgb;
     w.yuv = c->yuv;
