@@ -2,6 +2,7 @@
  * rasterizer's forward pass) to PNG, a PNG sequence or a Y4M stream.
  * Options go into a gt_gs_job; lib/gs/gs_job.c does the work. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -30,7 +31,9 @@ static const char *USAGE =
     "      --fps N             frame rate written to the Y4M header (default 30)\n"
     "Camera (one of):\n"
     "      --cameras FILE      cameras.json of the reference training\n"
-    "      --view NAME|N       camera by img_name, else by index from 0 (default 0)\n"
+    "      --view NAME|N|all   camera by img_name, else by index from 0 (default 0);\n"
+    "                          all: every camera in order, a sequence written like\n"
+    "                          an orbit's (a pattern, a .y4m file or -)\n"
     "      --eye X,Y,Z --target X,Y,Z [--up X,Y,Z] [--fovy DEG] [--size WxH]\n"
     "                          look-at camera (defaults: up 0,1,0, fovy 50, 1280x720)\n"
     "      --orbit N           N views on a circle around --target (default: the\n"
@@ -38,9 +41,10 @@ static const char *USAGE =
     "      --orbit-radius R    default 2.5 x the scene's radius (75th percentile of\n"
     "                          the distances to the centre)\n"
     "      --orbit-elevation D degrees above the orbit plane (default 20)\n"
-    "      --frames A:B        render frames A to B-1 (from 0) of the orbit, as in\n"
-    "                          the whole run (A: to the end, :B from 0); slices\n"
-    "                          joined (scripts/batch/join) are the whole orbit\n"
+    "      --frames A:B        render frames A to B-1 (from 0) of the orbit or of\n"
+    "                          --view all's cameras, as the whole run does (A: to\n"
+    "                          the end, :B from 0); slices joined\n"
+    "                          (scripts/batch/join) are the whole run\n"
     "  With none of these: orbit view 0 of the defaults.\n"
     "Rendering:\n"
     "      --background R,G,B  background colour in [0,1] (default 0,0,0)\n"
@@ -134,13 +138,20 @@ static gt_status set_option(gt_gs_job *j, int c, const char *arg)
  * input or another output, directories exist, names fit what is written. */
 static gt_status check_paths(const gt_gs_job *j, int outfmt)
 {
-    bool pat = false;
-    if (j->orbit) gt_gs_frame_pattern(j->output, &pat);
-    bool y4m = j->orbit && !pat;
+    bool pat = false, seq = j->orbit || gt_gs_job_all_views(j);
+    if (seq) gt_gs_frame_pattern(j->output, &pat);
+    bool y4m = seq && !pat;
     if (outfmt >= 0 && outfmt != (y4m ? 1 : 0))
         return gt_usage_error("--out-format %s: this command writes %s", outfmt ? "y4m" : "png",
                               y4m ? "a Y4M stream (png is for a view or a frame pattern)"
-                                  : "PNG (y4m is for an --orbit stream)");
+                                  : "PNG (y4m is for an --orbit or --view all stream)");
+    int total = j->orbit;
+    if (pat && !j->orbit) { /* --view all: the frames are the cameras */
+        gt_gs_camera *cams = NULL;
+        gt_status st = gt_gs_cameras_read(j->cameras, &cams, &total);
+        free(cams);
+        if (st != GT_OK) return st;
+    }
     const char *fmt = outfmt >= 0 ? NULL : y4m ? "y4m" : "png";
     gt_guard g;
     gt_guard_init(&g);
@@ -148,8 +159,8 @@ static gt_status check_paths(const gt_gs_job *j, int outfmt)
     gt_guard_input(&g, j->cameras, "--cameras");
     if (pat) {
         char path[4096];
-        int first, end;
-        gt_gs_job_frames(j, &first, &end);
+        int first = 0, end = 0; /* no cameras: the job says so */
+        if (total > 0) GT_TRY(gt_gs_job_frames(j, total, &first, &end));
         for (int f = first; f < end; f++) {
             snprintf(path, sizeof path, j->output, f);
             gt_guard_output(&g, path, "-o", fmt, "--out-format");

@@ -4,7 +4,8 @@
 # the whole run's header (the frames after it concatenated), PNG slices the
 # whole run's files under their global numbers. Empty ranges, ranges past the
 # orbit and --frames without --orbit are usage errors (exit 2) naming the
-# range, with no output. CPU path.
+# range, with no output. The same for --view all (every camera of
+# cameras.json as a sequence), whose Y4M needs cameras of one size. CPU path.
 #   cli_frames.sh GSRENDER
 set -u
 BIN=${1:?usage: cli_frames.sh GSRENDER}
@@ -94,6 +95,44 @@ rm -f "$T"/x_*.png
 "${G[@]}" --frames 6:9 -o "$T/x_%d.png" 2>"$T/e"
 check "PNG pattern past the end" 2 $?
 [ -z "$(find "$T" -name 'x_*')" ] && ok "PNG pattern past the end: no files" || bad "PNG files left: $(ls "$T")"
+
+# --view all: the cameras of cameras.json (4, 160x90) as a sequence, sliced the same way
+C=("$BIN" --device cpu -q "$TD/scene.ply" --cameras "$TD/cameras.json" --view all)
+"${C[@]}" -o "$T/cams.y4m" 2>"$T/e"; check "--view all to Y4M" 0 $?
+"${C[@]}" --frames 0:1 -o "$T/c0.y4m" 2>"$T/e"; check "--view all --frames 0:1" 0 $?
+"${C[@]}" --frames 1: -o "$T/c1.y4m" 2>"$T/e"; check "--view all --frames 1:" 0 $?
+n=$(python3 -c "import sys; d=open(sys.argv[1],'rb').read(); print(d.count(b'FRAME\n'), len(d) - d.index(b'\n') - 1)" "$T/cams.y4m")
+[ "$n" = "4 $((4 * (6 + 160 * 90 * 3 / 2)))" ] && ok "--view all: 4 frames of 160x90" || bad "--view all: frames, bytes: $n"
+{ cat "$T/c0.y4m"; payload "$T/c1.y4m"; } >"$T/cj.y4m"
+cmp -s "$T/cj.y4m" "$T/cams.y4m" && ok "--view all: 0:1 + 1: joined = the whole list" || bad "--view all: joined slices differ"
+"${C[@]}" --frames 1:3 -o "$T/v_%d.png" 2>"$T/e"; check "--view all --frames 1:3 as PNGs" 0 $?
+names=$(cd "$T" && echo v_*.png)
+[ "$names" = "v_1.png v_2.png" ] && ok "--view all PNG names: v_1, v_2" || bad "--view all PNG names: $names"
+for v in 1 2; do
+    "$BIN" --device cpu -q "$TD/scene.ply" --cameras "$TD/cameras.json" --view $v -o "$T/one$v.png"
+    cmp -s "$T/one$v.png" "$T/v_$v.png" && ok "--view all frame $v = --view $v" || bad "--view all frame $v differs from --view $v"
+done
+err "--view all: past the cameras" "--frames '2:5': past the end of the 4 cameras of $TD/cameras.json" "${C[@]}" --frames 2:5
+"${C[@]}" -o "$T/x.png" 2>"$T/e"; check "--view all to a .png" 2 $?
+has "--view all to a .png: message" "$T/e" "with --view all give a pattern"
+err "--view all with --depth" "--depth is for a single view, not --view all" "${C[@]}" --depth "$T/d.pfm"
+err "--frames with one view" "a slice of an --orbit or of --view all" "${C[@]:0:7}" --view 1 --frames 0:1
+# cameras of two sizes: PNGs each of its camera's size; a Y4M stream is bad data (3)
+python3 - "$TD/cameras.json" "$T/mixed.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c[2]['width'], c[2]['height'] = 80, 46
+json.dump(c, open(sys.argv[2], 'w'))
+PY
+M=("$BIN" --device cpu -q "$TD/scene.ply" --cameras "$T/mixed.json" --view all)
+"${M[@]}" -o "$T/m_%d.png" 2>"$T/e"; check "cameras of two sizes to PNGs" 0 $?
+sz=$(for f in 0 1 2 3; do od -An -tu1 -j16 -N8 "$T/m_$f.png" | awk '{printf "%dx%d ", $3*256+$4, $7*256+$8}'; done)
+[ "$sz" = "160x90 160x90 80x46 160x90 " ] && ok "PNGs of two sizes" || bad "PNG sizes: $sz"
+rm -f "$T/x.y4m"
+"${M[@]}" -o "$T/x.y4m" 2>"$T/e"; check "cameras of two sizes to Y4M" 3 $?
+has "two sizes: message" "$T/e" "camera 2 ('view002') is 80x46 but camera 0 ('view000') is 160x90"
+[ -e "$T/x.y4m" ] && bad "two sizes: Y4M left" || ok "two sizes: no Y4M"
+"${M[@]}" --frames 3: -o "$T/x.y4m" 2>"$T/e"; check "a slice of one size to Y4M" 0 $?
 left=$(find "$T" -name '*.tmp*')
 [ -z "$left" ] && ok "no temporary files left" || bad "temporary files left: $left"
 exit $fail
