@@ -49,6 +49,10 @@ for s in a b; do
     [ "$(head -1 "$T/$s.y4m")" = "$(head -1 "$T/whole.y4m")" ] && ok "slice $s: the whole run's header" ||
         bad "slice $s: header '$(head -1 "$T/$s.y4m")'"
 done
+if command -v ffprobe >/dev/null; then # a real client reads a slice as a stream of its frames
+    n=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$T/b.y4m")
+    [ "$n" = 4 ] && ok "ffprobe reads slice 3:7 as 4 frames" || bad "ffprobe: slice 3:7 has '$n' frames"
+fi
 # Y4M joined: the first header, then every slice's frames
 { cat "$T/a.y4m"; payload "$T/b.y4m"; } >"$T/joined.y4m"
 cmp -s "$T/joined.y4m" "$T/whole.y4m" && ok "Y4M: 0:3 + 3:7 joined = 0:7" || bad "Y4M: joined slices differ"
