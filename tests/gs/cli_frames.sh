@@ -5,10 +5,12 @@
 # whole run's files under their global numbers. Empty ranges, ranges past the
 # orbit and --frames without --orbit are usage errors (exit 2) naming the
 # range, with no output. The same for --view all (every camera of
-# cameras.json as a sequence), whose Y4M needs cameras of one size. CPU path.
-#   cli_frames.sh GSRENDER
+# cameras.json as a sequence), whose Y4M needs cameras of one size.
+#   cli_frames.sh GSRENDER [DEVICE]   DEVICE cpu (default) or cuda (skips,
+#                                     exit 77, without a GPU)
 set -u
-BIN=${1:?usage: cli_frames.sh GSRENDER}
+BIN=${1:?usage: cli_frames.sh GSRENDER [DEVICE]}
+D=${2:-cpu}
 TD=$GT_TESTDATA/gs
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -21,7 +23,11 @@ check() { # name expected_rc actual_rc
 has() { # name file pattern
     if grep -qF -- "$3" "$2"; then ok "$1"; else bad "$1: '$3' not in: $(cat "$2")"; fi
 }
-G=("$BIN" --device cpu -q "$TD/scene.ply" --orbit 7 --size 32x24)
+if [ "$D" != cpu ]; then
+    "$BIN" --device "$D" -q "$TD/scene.ply" --size 8x8 -o "$T/probe.png" 2>"$T/e"
+    [ $? = 4 ] && { echo "SKIP: no GPU ($(cat "$T/e"))"; exit 77; }
+fi
+G=("$BIN" --device "$D" -q "$TD/scene.ply" --orbit 7 --size 32x24)
 # frames of a Y4M file (its structure checked: header, then FRAME + 32x24 4:2:0)
 nframes() {
     python3 - "$1" <<'PY'
@@ -94,14 +100,14 @@ err "A past the end" "--frames '7:': past the end of the orbit's 7 frames" "${G[
 err "not a range" "--frames 'x'" "${G[@]}" --frames x
 err "two colons" "--frames '1:2:3'" "${G[@]}" --frames 1:2:3
 err "negative A" "--frames '-1:2'" "${G[@]}" --frames -1:2
-err "without --orbit" "a slice of an --orbit" "$BIN" --device cpu -q "$TD/scene.ply" --frames 0:2
+err "without --orbit" "a slice of an --orbit" "$BIN" --device "$D" -q "$TD/scene.ply" --frames 0:2
 rm -f "$T"/x_*.png
 "${G[@]}" --frames 6:9 -o "$T/x_%d.png" 2>"$T/e"
 check "PNG pattern past the end" 2 $?
 [ -z "$(find "$T" -name 'x_*')" ] && ok "PNG pattern past the end: no files" || bad "PNG files left: $(ls "$T")"
 
 # --view all: the cameras of cameras.json (4, 160x90) as a sequence, sliced the same way
-C=("$BIN" --device cpu -q "$TD/scene.ply" --cameras "$TD/cameras.json" --view all)
+C=("$BIN" --device "$D" -q "$TD/scene.ply" --cameras "$TD/cameras.json" --view all)
 "${C[@]}" -o "$T/cams.y4m" 2>"$T/e"; check "--view all to Y4M" 0 $?
 "${C[@]}" --frames 0:1 -o "$T/c0.y4m" 2>"$T/e"; check "--view all --frames 0:1" 0 $?
 "${C[@]}" --frames 1: -o "$T/c1.y4m" 2>"$T/e"; check "--view all --frames 1:" 0 $?
@@ -113,7 +119,7 @@ cmp -s "$T/cj.y4m" "$T/cams.y4m" && ok "--view all: 0:1 + 1: joined = the whole 
 names=$(cd "$T" && echo v_*.png)
 [ "$names" = "v_1.png v_2.png" ] && ok "--view all PNG names: v_1, v_2" || bad "--view all PNG names: $names"
 for v in 1 2; do
-    "$BIN" --device cpu -q "$TD/scene.ply" --cameras "$TD/cameras.json" --view $v -o "$T/one$v.png"
+    "$BIN" --device "$D" -q "$TD/scene.ply" --cameras "$TD/cameras.json" --view $v -o "$T/one$v.png"
     cmp -s "$T/one$v.png" "$T/v_$v.png" && ok "--view all frame $v = --view $v" || bad "--view all frame $v differs from --view $v"
 done
 err "--view all: past the cameras" "--frames '2:5': past the end of the 4 cameras of $TD/cameras.json" "${C[@]}" --frames 2:5
@@ -128,7 +134,7 @@ c = json.load(open(sys.argv[1]))
 c[2]['width'], c[2]['height'] = 80, 46
 json.dump(c, open(sys.argv[2], 'w'))
 PY
-M=("$BIN" --device cpu -q "$TD/scene.ply" --cameras "$T/mixed.json" --view all)
+M=("$BIN" --device "$D" -q "$TD/scene.ply" --cameras "$T/mixed.json" --view all)
 "${M[@]}" -o "$T/m_%d.png" 2>"$T/e"; check "cameras of two sizes to PNGs" 0 $?
 sz=$(for f in 0 1 2 3; do od -An -tu1 -j16 -N8 "$T/m_$f.png" | awk '{printf "%dx%d ", $3*256+$4, $7*256+$8}'; done)
 [ "$sz" = "160x90 160x90 80x46 160x90 " ] && ok "PNGs of two sizes" || bad "PNG sizes: $sz"
