@@ -25,10 +25,15 @@ const char *gt_device_name(gt_device_kind k)
     return "?";
 }
 
-int gt_gpu_count(char *why, size_t why_len)
+static bool no_gpu_env(void)
 {
     const char *env = getenv("GT_NO_GPU");
-    if (env && *env && strcmp(env, "0") != 0) {
+    return env && *env && strcmp(env, "0") != 0;
+}
+
+int gt_gpu_count(char *why, size_t why_len)
+{
+    if (no_gpu_env()) {
         if (why) snprintf(why, why_len, "GT_NO_GPU is set");
         return 0;
     }
@@ -40,15 +45,28 @@ int gt_gpu_count(char *why, size_t why_len)
 #endif
 }
 
+/* "; CUDA_VISIBLE_DEVICES='...'" when the CUDA runtime counted the GPUs and
+ * the variable is set (it decides which GPUs are seen, and their numbers),
+ * else "" */
+static void visible_note(char *buf, size_t len)
+{
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    buf[0] = 0;
+    if (GT_HAVE_CUDA && v && !no_gpu_env()) snprintf(buf, len, "; CUDA_VISIBLE_DEVICES='%.64s'", v);
+}
+
 gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *chosen)
 {
     if (requested == GT_DEVICE_CPU) {
         *chosen = GT_DEVICE_CPU;
         return GT_OK;
     }
-    char why[256] = "";
+    char why[256] = "", vis[96] = "";
     int n = gt_gpu_count(why, sizeof why);
+    visible_note(vis, sizeof vis);
     if (n == 0) {
+        size_t l = strlen(why);
+        snprintf(why + l, sizeof why - l, "%s", vis);
         if (requested == GT_DEVICE_CUDA)
             return gt_fail(GT_ERR_GPU, "--device cuda: no CUDA GPU is available (%s)", why);
         gt_notice("no CUDA GPU available (%s); computing on the CPU", why);
@@ -56,8 +74,8 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
         return GT_OK;
     }
     if (gpu < 0 || gpu >= n)
-        return gt_fail(GT_ERR_GPU, "--gpu %d: no such GPU (this machine has %d, numbered 0..%d)",
-                       gpu, n, n - 1);
+        return gt_fail(GT_ERR_GPU, "--gpu %d: no such GPU (this machine has %d, numbered 0..%d%s)", gpu, n,
+                       n - 1, vis);
 #if GT_HAVE_CUDA
     GT_TRY(gt_cu_set_device(gpu));
     /* registered after the CUDA runtime's own exit handler, so it runs first;
