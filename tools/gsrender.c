@@ -44,7 +44,7 @@ static const char *USAGE =
     "      --frames A:B        render frames A to B-1 (from 0) of the orbit or of\n"
     "                          --view all's cameras, as the whole run does (A: to\n"
     "                          the end, :B from 0); slices joined\n"
-    "                          (scripts/batch/join) are the whole run\n"
+    "                          (scripts/batch/join-parts) are the whole run\n"
     "  With none of these: orbit view 0 of the defaults.\n"
     "Rendering:\n"
     "      --background R,G,B  background colour in [0,1] (default 0,0,0)\n"

@@ -207,7 +207,7 @@ gt_status gt_gs_render(bool use_gpu, const gt_gs_scene *s, const gt_gs_camera *c
  * run, so that slices rendered apart (on other GPUs or machines) and joined
  * are the whole run:
  * PNGs by their global number, Y4M streams each with the same header, their
- * frames after it concatenated (scripts/batch/join). */
+ * frames after it concatenated (scripts/batch/join-parts). */
 typedef struct gt_gs_job {
     const char *scene;    /* 3DGS PLY or .splat */
     const char *output;   /* view: PNG; orbit: a pattern with one %d (frame_%04d.png),

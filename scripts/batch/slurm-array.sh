@@ -9,7 +9,7 @@
 # of SLURM_ARRAY_TASK_COUNT renders its slice of the TOTAL frames into
 # DIR/part-NNNN.EXT through scripts/batch/run-slice; Slurm's --gres=gpu:1
 # sets CUDA_VISIBLE_DEVICES to the task's GPU, which the program sees as
-# GPU 0. Join the parts when every task is done (scripts/batch/join).
+# GPU 0. Join the parts when every task is done (scripts/batch/join-parts).
 #
 # usage: sbatch [--array=0-(P-1)] scripts/batch/slurm-array.sh --total N --out DIR
 #               [--parts P] [--ext EXT] -- PROGRAM ARGS...
@@ -17,7 +17,7 @@
 #   e.g. mkdir -p parts
 #        job=$(sbatch --parsable --array=0-3 scripts/batch/slurm-array.sh --total 64 --out parts \
 #                  -- gsrender scene.ply --orbit 64 --size 1920x1080)
-#        sbatch --dependency=afterok:$job --wrap 'scripts/batch/join -o orbit.y4m parts/part-*.y4m'
+#        sbatch --dependency=afterok:$job --wrap 'scripts/batch/join-parts -o orbit.y4m parts/part-*.y4m'
 # Without Slurm (a test, or to redo one task): set the variables by hand,
 #        SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_COUNT=4 scripts/batch/slurm-array.sh --total 64 ...
 # run-slice is found next to this script, else in $GT_BATCH_DIR, else in

@@ -39,7 +39,7 @@ for i in 0 1 2 3; do
 done
 names=$(cd "$T/slurm" && echo part-*)
 [ "$names" = "part-0000.y4m part-0001.y4m part-0002.y4m part-0003.y4m" ] && ok "four parts" || bad "parts: $names"
-"$B/join" -o "$T/gs-slurm.y4m" "$T"/slurm/part-*.y4m 2>"$T/e"; check "join the Slurm parts" 0 $?
+"$B/join-parts" -o "$T/gs-slurm.y4m" "$T"/slurm/part-*.y4m 2>"$T/e"; check "join the Slurm parts" 0 $?
 same "gsrender: Slurm parts joined = the single run" "$T/gs-slurm.y4m" "$T/gs-whole.y4m"
 # an array that does not start at 0 (sbatch --array=5-8): the index is from SLURM_ARRAY_TASK_MIN
 mkdir "$T/slurm5"
@@ -47,7 +47,7 @@ for i in 5 6 7 8; do
     SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_MIN=5 SLURM_ARRAY_TASK_COUNT=4 "$B/slurm-array.sh" --total 10 \
         --out "$T/slurm5" -- "${GSRUN[@]}" 2>"$T/e" || bad "array 5-8, task $i: $(cat "$T/e")"
 done
-"$B/join" -o - "$T"/slurm5/part-*.y4m >"$T/gs-slurm5.y4m" 2>"$T/e"; check "join to stdout" 0 $?
+"$B/join-parts" -o - "$T"/slurm5/part-*.y4m >"$T/gs-slurm5.y4m" 2>"$T/e"; check "join to stdout" 0 $?
 same "array 5-8 joined = the single run" "$T/gs-slurm5.y4m" "$T/gs-whole.y4m"
 
 # --- gsrender with xargs-gpus: 3 parts on 2 "GPUs" (the CPU path ignores them)
@@ -63,7 +63,7 @@ mkdir "$T/xp"
 seq 0 3 | xargs -P 2 -I{} --process-slot-var=SLOT sh -c 'CUDA_VISIBLE_DEVICES=$SLOT "$0" --total 10 --parts 4 --index {} --out "$1" -- "$2" --device cpu -q "$3" --orbit 10 --size 32x24' \
     "$B/run-slice" "$T/xp" "$GS" "$TD/gs/scene.ply" 2>"$T/e"
 check "xargs -P recipe" 0 $?
-"$B/join" -o "$T/gs-xp.y4m" "$T"/xp/part-*.y4m 2>"$T/e"
+"$B/join-parts" -o "$T/gs-xp.y4m" "$T"/xp/part-*.y4m 2>"$T/e"
 same "xargs -P recipe joined = the single run" "$T/gs-xp.y4m" "$T/gs-whole.y4m"
 
 # --- yuvstitch: two 128x96 Y4M cameras of 9 frames, Y4M and raw outputs
@@ -89,7 +89,7 @@ for ext in y4m yuv; do
             --ext $ext -- "${YSRUN[@]}" 2>"$T/e"
         check "yuvstitch slurm-array.sh task $i ($ext)" 0 $?
     done
-    "$B/join" -o "$T/ys-joined.$ext" "$T/ys-$ext"/part-*.$ext 2>"$T/e"; check "join yuvstitch parts ($ext)" 0 $?
+    "$B/join-parts" -o "$T/ys-joined.$ext" "$T/ys-$ext"/part-*.$ext 2>"$T/e"; check "join yuvstitch parts ($ext)" 0 $?
     same "yuvstitch: parts joined = the single run ($ext)" "$T/ys-joined.$ext" "$T/ys-whole.$ext"
 done
 mkdir "$T/ys-xargs"
@@ -109,12 +109,12 @@ err() { # name rc pattern args...
 }
 sed '1s/W224/W226/' "$T/ys-y4m/part-0001.y4m" >"$T/other.y4m"
 err "join: headers differ" 3 "'$T/other.y4m' has the stream header 'YUV4MPEG2 W226" \
-    "$B/join" -o "$T/bad.out" "$T/ys-y4m/part-0000.y4m" "$T/other.y4m"
+    "$B/join-parts" -o "$T/bad.out" "$T/ys-y4m/part-0000.y4m" "$T/other.y4m"
 err "join: Y4M then raw" 3 "'$T/ys-yuv/part-0000.yuv' is raw but '$T/ys-y4m/part-0000.y4m' is Y4M" \
-    "$B/join" -o "$T/bad.out" "$T/ys-y4m/part-0000.y4m" "$T/ys-yuv/part-0000.yuv"
-err "join: raw then Y4M" 3 "is Y4M but" "$B/join" -o "$T/bad.out" "$T/ys-yuv/part-0000.yuv" "$T/ys-y4m/part-0000.y4m"
-err "join: a missing part" 1 "cannot read part '$T/nope.y4m'" "$B/join" -o "$T/bad.out" "$T/ys-y4m/part-0000.y4m" "$T/nope.y4m"
-err "join: no -o" 2 "missing -o OUT" "$B/join" "$T/ys-y4m/part-0000.y4m"
+    "$B/join-parts" -o "$T/bad.out" "$T/ys-y4m/part-0000.y4m" "$T/ys-yuv/part-0000.yuv"
+err "join: raw then Y4M" 3 "is Y4M but" "$B/join-parts" -o "$T/bad.out" "$T/ys-yuv/part-0000.yuv" "$T/ys-y4m/part-0000.y4m"
+err "join: a missing part" 1 "cannot read part '$T/nope.y4m'" "$B/join-parts" -o "$T/bad.out" "$T/ys-y4m/part-0000.y4m" "$T/nope.y4m"
+err "join: no -o" 2 "missing -o OUT" "$B/join-parts" "$T/ys-y4m/part-0000.y4m"
 # usage errors of the scripts
 err "slurm-array.sh outside Slurm" 2 "SLURM_ARRAY_TASK_ID is not set" \
     "$B/slurm-array.sh" --total 10 --out "$T" -- "${GSRUN[@]}"

@@ -31,6 +31,6 @@ rc=$?
 grep -q "CUDA_VISIBLE_DEVICES=0)" "$T/e" && grep -q "CUDA_VISIBLE_DEVICES=1)" "$T/e" && ok "slots 1 and 2 -> GPUs 0 and 1" ||
     bad "GPUs of the jobs: $(cat "$T/e")"
 if grep -q "CUDA_VISIBLE_DEVICES=[^01]" "$T/e"; then bad "a job outside GPUs 0..1: $(cat "$T/e")"; fi
-"$B/join" -o "$T/joined.y4m" "$T"/parts/part-*.y4m || bad "join"
+"$B/join-parts" -o "$T/joined.y4m" "$T"/parts/part-*.y4m || bad "join"
 cmp -s "$T/joined.y4m" "$T/whole.y4m" && ok "parallel parts joined = the single run" || bad "joined parts differ"
 exit $fail
