@@ -38,7 +38,7 @@ size_t gt_vol_src_read(gt_volume_stream *s, void *dst, size_t n, gt_status *st)
 {
     *st = GT_OK;
     if (!s->info.gzip) {
-        size_t got = gt_rd_bytes(s->src, dst, n);
+        size_t got = gt_rd_bytes_bulk(s->src, dst, n);
         if (s->src->err) *st = gt_rd_ioerr(s->src);
         return got;
     }
