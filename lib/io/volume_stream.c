@@ -7,30 +7,37 @@
 #include "common/output.h"
 #include "io/volume_internal.h"
 
+/* big-endian data to host order; several threads for large slabs, so that
+ * the swap keeps up with the threaded read */
 static void swap_bytes(void *buf, size_t n, size_t sz)
 {
     unsigned char *p = buf;
-    if (sz == 2)
-        for (size_t i = 0; i < n; i++, p += 2) {
+    const int par = n >= ((size_t)1 << 20);
+    if (sz == 2) {
+#pragma omp parallel for schedule(static) if (par)
+        for (size_t i = 0; i < n; i++) {
             uint16_t v;
-            memcpy(&v, p, 2);
+            memcpy(&v, p + 2 * i, 2);
             v = (uint16_t)((v >> 8) | (v << 8));
-            memcpy(p, &v, 2);
+            memcpy(p + 2 * i, &v, 2);
         }
-    else if (sz == 4)
-        for (size_t i = 0; i < n; i++, p += 4) {
+    } else if (sz == 4) {
+#pragma omp parallel for schedule(static) if (par)
+        for (size_t i = 0; i < n; i++) {
             uint32_t v;
-            memcpy(&v, p, 4);
+            memcpy(&v, p + 4 * i, 4);
             v = __builtin_bswap32(v);
-            memcpy(p, &v, 4);
+            memcpy(p + 4 * i, &v, 4);
         }
-    else if (sz == 8)
-        for (size_t i = 0; i < n; i++, p += 8) {
+    } else if (sz == 8) {
+#pragma omp parallel for schedule(static) if (par)
+        for (size_t i = 0; i < n; i++) {
             uint64_t v;
-            memcpy(&v, p, 8);
+            memcpy(&v, p + 8 * i, 8);
             v = __builtin_bswap64(v);
-            memcpy(p, &v, 8);
+            memcpy(p + 8 * i, &v, 8);
         }
+    }
 }
 
 /* read up to n decoded bytes; returns the count (short only at end/error) */
