@@ -47,6 +47,11 @@ static gt_status read_planes(void *ctx, int64_t z0, int64_t nz, float *dst)
     }
     void *buf = r->type == GT_VOL_FLOAT32 ? (void *)dst : r->raw;
     GT_TRY(gt_volume_stream_read(r->s, z0, nz, buf));
+    /* one pass over the planes: convert and keep the range; several threads
+     * for large pieces (one core scans a 512^3 float32 volume in ~0.1 s) */
+    double lo = r->vmin, hi = r->vmax;
+    size_t nans = 0;
+#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi) reduction(+ : nans) if (n >= ((size_t)1 << 20))
     for (size_t i = 0; i < n; i++) {
         double v;
         switch (r->type) {
@@ -60,12 +65,15 @@ static gt_status read_planes(void *ctx, int64_t z0, int64_t nz, float *dst)
         default: v = ((const double *)buf)[i]; break;
         }
         if (r->type != GT_VOL_FLOAT32) dst[i] = (float)v;
-        if (v != v) r->nans++;
+        if (v != v) nans++;
         else {
-            if (v < r->vmin) r->vmin = v;
-            if (v > r->vmax) r->vmax = v;
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
         }
     }
+    r->vmin = lo;
+    r->vmax = hi;
+    r->nans += nans;
     return GT_OK;
 }
 

@@ -122,6 +122,60 @@ static void test_slabs(void **state)
     }
 }
 
+/* The overlapped upload (pinned staging slots, several pieces per slab):
+ * the reader is asked for each plane exactly once, in z order, in pieces of
+ * at most the slot size (planes the last slab brought up stay on the
+ * device), and the mesh is the CPU's. */
+typedef struct { const float *v; size_t plane; int64_t next, maxpiece; int bad; } seqsrc;
+static gt_status seq_rd(void *ctx, int64_t z0, int64_t nz, float *dst)
+{
+    seqsrc *s = ctx;
+    if (z0 != s->next || nz < 1 || nz > s->maxpiece) s->bad++;
+    s->next = z0 + nz;
+    memcpy(dst, s->v + (size_t)z0 * s->plane, (size_t)nz * s->plane * sizeof(float));
+    return GT_OK;
+}
+
+static void test_staged_upload(void **state)
+{
+    (void)state;
+    int64_t d[3] = {67, 41, 37};
+    for (int kind = 0; kind < 4; kind += 3) {
+        float *v = field(d, 500 + (uint64_t)kind, kind);
+        gt_mc_params p;
+        gt_mc_params_init(&p, kind == 3 ? 0.3 : 0.05);
+        p.normals = true;
+        gt_mc_mesh one;
+        memset(&one, 0, sizeof one);
+        GT_ASSERT_OK(gt_mc_extract(GT_DEVICE_CPU, v, d, &p, &one, NULL));
+        const char *stage[] = {"1", "2", "3", "7", "100"};
+        const int64_t planes[] = {1, 2, 5, 36, 37};
+        for (size_t a = 0; a < sizeof stage / sizeof stage[0]; a++)
+            for (size_t q = 0; q < sizeof planes / sizeof planes[0]; q++) {
+                setenv("GT_MC_STAGE_PLANES", stage[a], 1);
+                gt_mc_mesh m;
+                memset(&m, 0, sizeof m);
+                seqsrc s = {v, (size_t)(d[0] * d[1]), 0, atoll(stage[a]), 0};
+                gt_timings tm;
+                gt_timings_init(&tm);
+                GT_ASSERT_OK(gt_mc_extract_stream(GT_DEVICE_CUDA, d, seq_rd, &s, &p, 0, planes[q], &m, &tm));
+                unsetenv("GT_MC_STAGE_PLANES");
+                if (s.bad || s.next != d[2])
+                    fail_msg("stage %s, slabs of %lld: reads out of order, repeated or too large (%d bad, ended at %lld)",
+                             stage[a], (long long)planes[q], s.bad, (long long)s.next);
+                assert_true(gt_timings_get(&tm, "read (overlaps upload)") > 0);
+                double md;
+                int rc = mc_same_mesh(&one, &m, 1e-5, &md);
+                if (rc)
+                    fail_msg("stage %s planes, slabs of %lld: != one CPU pass (code %d, diff %g)", stage[a],
+                             (long long)planes[q], rc, md);
+                gt_mc_mesh_free(&m);
+            }
+        gt_mc_mesh_free(&one);
+        free(v);
+    }
+}
+
 /* closed meshes on the GPU too (noise inside an out border) */
 static void test_gpu_watertight(void **state)
 {
@@ -252,6 +306,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_and_analytic),
         cmocka_unit_test(test_slabs),
+        cmocka_unit_test(test_staged_upload),
         cmocka_unit_test(test_gpu_watertight),
         cmocka_unit_test(test_testdata_blobs),
         cmocka_unit_test(test_bunny),
