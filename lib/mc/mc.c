@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "mc/mc.h"
+#include "mc/mc_stream.h"
 #if GT_HAVE_CUDA
 #include "kernels/common/cu_runtime.h"
 #include "kernels/mc/mc_cuda.h"
@@ -74,10 +75,14 @@ static void slab_hint(const gt_mc_geom *g, int64_t P)
 }
 #endif
 
-gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read,
-                               void *ctx, const gt_mc_params *p, size_t max_mem,
-                               int64_t slab_planes, gt_mc_mesh *m, gt_timings *tm)
+/* The streamed extraction; with keep (CUDA builds) and the whole volume in
+ * one pass on CUDA, the slab's results are left on the device and the
+ * context handed over in *keep instead of downloaded into m. */
+gt_status gt_mc_extract_stream_keep(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read, void *ctx,
+                                    const gt_mc_params *p, size_t max_mem, int64_t slab_planes, gt_mc_mesh *m,
+                                    gt_timings *tm, void **keep)
 {
+    if (keep) *keep = NULL;
     gt_mc_geom g;
     GT_TRY(gt_mc_geom_init(&g, dims, p));
     /* no voxels: an empty mesh (edge crossings alone make no triangles) */
@@ -151,7 +156,12 @@ gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_
             uint64_t nv = 0, nt = 0;
             st = gt_mc_cuda_upload(cu, buf, nb, ne - nb, tm);
             if (st == GT_OK) st = gt_mc_cuda_slab(cu, z0, z1, m->nvert, &nv, &nt, tm);
-            if (st == GT_OK) st = gt_mc_cuda_download(cu, m, tm);
+            if (st == GT_OK && keep && P >= Z) {
+                *keep = cu; /* the caller downloads and frees it */
+                cu = NULL;
+            } else if (st == GT_OK) {
+                st = gt_mc_cuda_download(cu, m, tm);
+            }
             if (st != GT_OK) goto done;
         }
 #endif
@@ -165,6 +175,13 @@ done:
 #endif
     free(buf);
     return st;
+}
+
+gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read,
+                               void *ctx, const gt_mc_params *p, size_t max_mem,
+                               int64_t slab_planes, gt_mc_mesh *m, gt_timings *tm)
+{
+    return gt_mc_extract_stream_keep(dev, dims, read, ctx, p, max_mem, slab_planes, m, tm, NULL);
 }
 
 gt_status gt_mc_mesh_to_soup(const gt_mc_mesh *m, gt_mc_mesh *soup)
