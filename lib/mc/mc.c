@@ -57,7 +57,7 @@ static int64_t planes_for(size_t budget, size_t per_plane, int64_t Z)
 /* After the GPU ran out of memory with slabs of P planes: the --max-gpu-mem
  * that gives slabs of half as many (the budget planes_for reads back), or
  * why none helps. */
-static void slab_hint(const gt_mc_geom *g, int64_t P)
+void gt_mc_slab_hint(const gt_mc_geom *g, int64_t P)
 {
     if (P <= 1) {
         gt_gpu_oom_hint("z-slabs of one plane of %lldx%lld voxels are the smallest: no --max-gpu-mem helps; "
@@ -171,7 +171,7 @@ done:
     gt_progress_end(&prog);
 #if GT_HAVE_CUDA
     if (cu) gt_mc_cuda_destroy(cu);
-    if (dev == GT_DEVICE_CUDA && gt_gpu_oom(st)) slab_hint(&g, P);
+    if (dev == GT_DEVICE_CUDA && gt_gpu_oom(st)) gt_mc_slab_hint(&g, P);
 #endif
     free(buf);
     return st;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gt_config.h"
+#include "common/device.h"
 #include "mc/mc.h"
 #include "mc/mc_stream.h"
 #if GT_HAVE_CUDA
@@ -47,9 +48,11 @@ static gt_status dev_tris(void *ctx, size_t t0, size_t n, const int32_t **tris)
     return GT_OK;
 }
 
-/* the device mesh of cu to path; destroys cu */
-static gt_status write_from_device(gt_mc_cuda *cu, const char *path, gt_ply_format fmt, gt_mc_ply_result *out,
-                                   gt_timings *tm)
+/* the device mesh of cu to path; destroys cu. Out of memory for the pinned
+ * buffers gets mcmesh's --max-gpu-mem advice: slabs come to the host one by
+ * one and need none. */
+static gt_status write_from_device(gt_mc_cuda *cu, const gt_mc_geom *g, const char *path, gt_ply_format fmt,
+                                   gt_mc_ply_result *out, gt_timings *tm)
 {
     const float *xyz, *nrm;
     const int32_t *tris;
@@ -73,6 +76,8 @@ static gt_status write_from_device(gt_mc_cuda *cu, const char *path, gt_ply_form
         st = gt_ply_write_trisrc(path, &src, fmt);
         out->download_wait_ms = gt_cu_fetch_wait_ms(f);
         out->download_bytes = gt_cu_fetch_bytes(f);
+    } else if (gt_gpu_oom(st)) {
+        gt_mc_slab_hint(g, g->dims[2]);
     }
     gt_cu_fetch_destroy(f);
     gt_mc_cuda_destroy(cu);
@@ -98,7 +103,15 @@ gt_status gt_mc_extract_stream_ply(gt_device_kind dev, const int64_t dims[3], gt
         return st;
     }
 #if GT_HAVE_CUDA
-    if (keep) return write_from_device(keep, path, fmt, out, tm);
+    if (keep) {
+        gt_mc_geom g;
+        st = gt_mc_geom_init(&g, dims, p);
+        if (st != GT_OK) {
+            gt_mc_cuda_destroy(keep);
+            return st;
+        }
+        return write_from_device(keep, &g, path, fmt, out, tm);
+    }
 #endif
     out->nvert = m.nvert;
     out->ntri = m.ntri;

@@ -14,4 +14,8 @@ gt_status gt_mc_extract_stream_keep(gt_device_kind dev, const int64_t dims[3], g
                                     const gt_mc_params *p, size_t max_mem, int64_t slab_planes, gt_mc_mesh *m,
                                     gt_timings *tm, void **keep);
 
+/* (CUDA builds) After the GPU ran out of memory with slabs of P planes: the
+ * --max-gpu-mem advice (z-slabs of half as many), added to the message. */
+void gt_mc_slab_hint(const gt_mc_geom *g, int64_t P);
+
 #endif
