@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "common/status.h"
+#include "io/ply.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +47,15 @@ double gt_cu_fetch_wait_ms(const gt_cu_fetch *f);
 size_t gt_cu_fetch_bytes(const gt_cu_fetch *f);
 /* Waits for copies still running, frees the buffers. */
 void gt_cu_fetch_destroy(gt_cu_fetch *f);
+
+/* A triangle mesh on the device as a source for gt_ply_write_trisrc: a
+ * fetcher (*f, the caller destroys it after the write) whose phase 0 is the
+ * vertices (d_xyz, and d_nrm when not NULL: nvert * 3 floats each) and
+ * phase 1 the triangles (ntri * 3 ints), in pieces of a million rows
+ * (GT_PLY_PIECE_ROWS overrides that: tests), and *src set up to read it. The
+ * arrays are complete after the work queued on `after` (see create). */
+gt_status gt_cu_fetch_mesh(const float *d_xyz, const float *d_nrm, size_t nvert, const int32_t *d_tris, size_t ntri,
+                           void *after, gt_cu_fetch **f, gt_ply_trisrc *src);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,6 @@
  * (kernels/common/cu_fetch.h), so that piece k+1 crosses the bus while
  * piece k is formatted and written. Otherwise (CPU, or slabs) the host mesh
  * is written as it is. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "gt_config.h"
@@ -18,36 +17,6 @@
 #endif
 
 #if GT_HAVE_CUDA
-#define PIECE_ROWS ((size_t)1 << 20) /* 12 MB per array and piece */
-
-/* rows per piece; GT_PLY_PIECE_ROWS overrides it (tests: many small pieces) */
-static size_t piece_rows(void)
-{
-    const char *e = getenv("GT_PLY_PIECE_ROWS");
-    long long n = e ? atoll(e) : 0;
-    return n > 0 ? (size_t)n : PIECE_ROWS;
-}
-
-enum { PH_VERTS, PH_TRIS };
-
-static gt_status dev_verts(void *ctx, size_t v0, size_t n, const float **xyz, const float **nrm, const float **extra)
-{
-    void *h[GT_CU_FETCH_MAX_ARRAYS] = {NULL};
-    GT_TRY(gt_cu_fetch_get(ctx, PH_VERTS, v0, n, h));
-    *xyz = h[0];
-    *nrm = h[1];
-    *extra = NULL;
-    return GT_OK;
-}
-
-static gt_status dev_tris(void *ctx, size_t t0, size_t n, const int32_t **tris)
-{
-    void *h[GT_CU_FETCH_MAX_ARRAYS] = {NULL};
-    GT_TRY(gt_cu_fetch_get(ctx, PH_TRIS, t0, n, h));
-    *tris = h[0];
-    return GT_OK;
-}
-
 /* the device mesh of cu to path; destroys cu. Out of memory for the pinned
  * buffers gets mcmesh's --max-gpu-mem advice: slabs come to the host one by
  * one and need none. */
@@ -62,17 +31,11 @@ static gt_status write_from_device(gt_mc_cuda *cu, const gt_mc_geom *g, const ch
     out->nvert = (size_t)nv;
     out->ntri = (size_t)nt;
     out->overlapped = true;
-    gt_cu_fetch_phase ph[2] = {
-        {.narr = 2, .d = {xyz, nrm}, .row_bytes = {12, 12}, .rows = (size_t)nv},
-        {.narr = 1, .d = {tris}, .row_bytes = {12}, .rows = (size_t)nt},
-    };
     double t0 = gt_now_ms();
     gt_cu_fetch *f = NULL;
-    const size_t rows = piece_rows();
-    gt_status st = gt_cu_fetch_create(ph, 2, rows, stream, &f);
+    gt_ply_trisrc src;
+    gt_status st = gt_cu_fetch_mesh(xyz, nrm, (size_t)nv, tris, (size_t)nt, stream, &f, &src);
     if (st == GT_OK) {
-        gt_ply_trisrc src = {.nvert = (size_t)nv, .ntri = (size_t)nt, .normals = nrm != NULL, .chunk = rows,
-                             .verts = dev_verts, .tris = dev_tris, .ctx = f};
         st = gt_ply_write_trisrc(path, &src, fmt);
         out->download_wait_ms = gt_cu_fetch_wait_ms(f);
         out->download_bytes = gt_cu_fetch_bytes(f);

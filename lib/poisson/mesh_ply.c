@@ -18,51 +18,16 @@
 #endif
 
 #if GT_HAVE_CUDA
-#define PIECE_ROWS ((size_t)1 << 20) /* 12 MB per piece */
-
-/* rows per piece; GT_PLY_PIECE_ROWS overrides it (tests: many small pieces) */
-static size_t piece_rows(void)
-{
-    const char *e = getenv("GT_PLY_PIECE_ROWS");
-    long long n = e ? atoll(e) : 0;
-    return n > 0 ? (size_t)n : PIECE_ROWS;
-}
-
-enum { PH_VERTS, PH_TRIS };
-
-static gt_status dev_verts(void *ctx, size_t v0, size_t n, const float **xyz, const float **nrm, const float **extra)
-{
-    void *h[GT_CU_FETCH_MAX_ARRAYS] = {NULL};
-    GT_TRY(gt_cu_fetch_get(ctx, PH_VERTS, v0, n, h));
-    *xyz = h[0];
-    *nrm = NULL;
-    *extra = NULL;
-    return GT_OK;
-}
-
-static gt_status dev_tris(void *ctx, size_t t0, size_t n, const int32_t **tris)
-{
-    void *h[GT_CU_FETCH_MAX_ARRAYS] = {NULL};
-    GT_TRY(gt_cu_fetch_get(ctx, PH_TRIS, t0, n, h));
-    *tris = h[0];
-    return GT_OK;
-}
-
 static gt_status write_from_device(const char *path, const gt_pr_mesh *m, double *wait_ms)
 {
     const float *xyz;
     const int32_t *tri;
     gt_pr_dev_mesh_get(m->dev, &xyz, &tri);
-    gt_cu_fetch_phase ph[2] = {
-        {.narr = 1, .d = {xyz}, .row_bytes = {12}, .rows = m->nvert},
-        {.narr = 1, .d = {tri}, .row_bytes = {12}, .rows = m->ntri},
-    };
-    const size_t rows = piece_rows();
     gt_cu_fetch *f = NULL;
-    gt_status st = gt_cu_fetch_create(ph, 2, rows, NULL, &f);
+    gt_ply_trisrc src;
+    /* the extraction synchronised the device: nothing to wait for */
+    gt_status st = gt_cu_fetch_mesh(xyz, NULL, m->nvert, tri, m->ntri, NULL, &f, &src);
     if (st == GT_OK) {
-        gt_ply_trisrc src = {.nvert = m->nvert, .ntri = m->ntri, .chunk = rows, .verts = dev_verts,
-                             .tris = dev_tris, .ctx = f};
         st = gt_ply_write_trisrc(path, &src, GT_PLY_BINARY_LE);
         if (wait_ms) *wait_ms = gt_cu_fetch_wait_ms(f);
     }
