@@ -220,7 +220,7 @@ static void test_bytes_small_pieces(void **state)
 static void test_bytes_threads_and_paths(void **state)
 {
     (void)state;
-    static const size_t n[][2] = {{65535, 0}, {65536, 65536}, {200001, 131073}, {0, 200001}};
+    static const size_t n[][2] = {{65535, 0}, {65536, 65536}, {131073, 70001}, {0, 131073}};
     const char *paths[][2] = {{"GT_NO_MMAP_WRITE", "1"}, {"GT_NO_MMAP_WRITE", "0"}};
     const char *threads[] = {"1", "4"};
     gt_rng rng0 = {3};
@@ -228,7 +228,7 @@ static void test_bytes_threads_and_paths(void **state)
         for (int t = 0; t < 2; t++) {
             setenv(paths[p][0], paths[p][1], 1);
             setenv("GT_WRITE_THREADS", threads[t], 1);
-            for (int fmt = 1; fmt < 3; fmt++)
+            for (int fmt = 1; fmt < (p == 1 && t == 1 ? 3 : 2); fmt++) /* big-endian once */
                 for (int i = 0; i < 4; i++)
                     for (int shape = 0; shape < 3; shape += 2)
                         check_one((gt_ply_format)fmt, 65536, n[i][0], n[i][1], shape, &rng0);
