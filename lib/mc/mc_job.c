@@ -113,7 +113,8 @@ static void explain_empty(const gt_volume_info *info, const reader *r, double is
         gt_notice("empty mesh: no grid edge crosses iso %.9g", iso);
 }
 
-/* The PLY (indexed, or a soup with soup set); takes m. */
+/* The PLY of a host mesh (the soup; indexed meshes go through
+ * gt_mc_extract_stream_ply); takes m. */
 static gt_status write_mesh(const gt_mc_job *j, gt_mc_mesh *m, gt_timings *tm)
 {
     gt_status st = GT_OK;
