@@ -53,6 +53,11 @@ gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint64_t vbase,
 /* Small slabs scan their vertex and triangle counts packed in one 64-bit
  * word; this forces the two separate scans that large slabs use (tests). */
 void gt_mc_cuda_force_two_scans(gt_mc_cuda *c, bool on);
+/* The last slab's results where they are on the device (valid until the
+ * next slab or gt_mc_cuda_destroy; nrm NULL without normals) and the stream
+ * that is still making them. */
+void gt_mc_cuda_results(const gt_mc_cuda *c, const float **xyz, const float **nrm, const int32_t **tris,
+                        uint64_t *nv, uint64_t *nt, void **stream);
 /* Copy the last slab's results to the end of m (timed as "transfers"). */
 gt_status gt_mc_cuda_download(gt_mc_cuda *c, gt_mc_mesh *m, gt_timings *tm);
 

@@ -325,3 +325,14 @@ extern "C" gt_status gt_mc_cuda_download(gt_mc_cuda *c, gt_mc_mesh *m, gt_timing
     m->ntri += (size_t)c->nt;
     return GT_OK;
 }
+
+extern "C" void gt_mc_cuda_results(const gt_mc_cuda *c, const float **xyz, const float **nrm, const int32_t **tris,
+                                   uint64_t *nv, uint64_t *nt, void **stream)
+{
+    *xyz = c->d_xyz;
+    *nrm = c->g.normals ? c->d_nrm : nullptr;
+    *tris = c->d_tris;
+    *nv = c->nv;
+    *nt = c->nt;
+    *stream = c->stream;
+}

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "mc/mc.h"
+#include "mc/mc_stream.h"
 #if GT_HAVE_CUDA
 #include "kernels/common/cu_runtime.h"
 #include "kernels/mc/mc_cuda.h"
@@ -56,7 +57,7 @@ static int64_t planes_for(size_t budget, size_t per_plane, int64_t Z)
 /* After the GPU ran out of memory with slabs of P planes: the --max-gpu-mem
  * that gives slabs of half as many (the budget planes_for reads back), or
  * why none helps. */
-static void slab_hint(const gt_mc_geom *g, int64_t P)
+void gt_mc_slab_hint(const gt_mc_geom *g, int64_t P)
 {
     if (P <= 1) {
         gt_gpu_oom_hint("z-slabs of one plane of %lldx%lld voxels are the smallest: no --max-gpu-mem helps; "
@@ -111,10 +112,14 @@ static gt_status upload_overlapped(gt_mc_cuda *cu, gt_mc_read_fn read, void *ctx
 }
 #endif
 
-gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read,
-                               void *ctx, const gt_mc_params *p, size_t max_mem,
-                               int64_t slab_planes, gt_mc_mesh *m, gt_timings *tm)
+/* The streamed extraction; with keep (CUDA builds) and the whole volume in
+ * one pass on CUDA, the slab's results are left on the device and the
+ * context handed over in *keep instead of downloaded into m. */
+gt_status gt_mc_extract_stream_keep(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read, void *ctx,
+                                    const gt_mc_params *p, size_t max_mem, int64_t slab_planes, gt_mc_mesh *m,
+                                    gt_timings *tm, void **keep)
 {
+    if (keep) *keep = NULL;
     gt_mc_geom g;
     GT_TRY(gt_mc_geom_init(&g, dims, p));
     /* no voxels: an empty mesh (edge crossings alone make no triangles) */
@@ -174,7 +179,12 @@ gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_
             uint64_t nv = 0, nt = 0;
             st = upload_overlapped(cu, read, ctx, nb, ne, tm);
             if (st == GT_OK) st = gt_mc_cuda_slab(cu, z0, z1, m->nvert, &nv, &nt, tm);
-            if (st == GT_OK) st = gt_mc_cuda_download(cu, m, tm);
+            if (st == GT_OK && keep && P >= Z) {
+                *keep = cu; /* the caller downloads and frees it */
+                cu = NULL;
+            } else if (st == GT_OK) {
+                st = gt_mc_cuda_download(cu, m, tm);
+            }
             if (st != GT_OK) goto done;
             continue;
         }
@@ -202,10 +212,17 @@ done:
     gt_progress_end(&prog);
 #if GT_HAVE_CUDA
     if (cu) gt_mc_cuda_destroy(cu);
-    if (dev == GT_DEVICE_CUDA && gt_gpu_oom(st)) slab_hint(&g, P);
+    if (dev == GT_DEVICE_CUDA && gt_gpu_oom(st)) gt_mc_slab_hint(&g, P);
 #endif
     free(buf);
     return st;
+}
+
+gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read,
+                               void *ctx, const gt_mc_params *p, size_t max_mem,
+                               int64_t slab_planes, gt_mc_mesh *m, gt_timings *tm)
+{
+    return gt_mc_extract_stream_keep(dev, dims, read, ctx, p, max_mem, slab_planes, m, tm, NULL);
 }
 
 gt_status gt_mc_mesh_to_soup(const gt_mc_mesh *m, gt_mc_mesh *soup)

@@ -121,7 +121,8 @@ static void explain_empty(const gt_volume_info *info, const reader *r, double is
         gt_notice("empty mesh: no grid edge crosses iso %.9g", iso);
 }
 
-/* The PLY (indexed, or a soup with soup set); takes m. */
+/* The PLY of a host mesh (the soup; indexed meshes go through
+ * gt_mc_extract_stream_ply); takes m. */
 static gt_status write_mesh(const gt_mc_job *j, gt_mc_mesh *m, gt_timings *tm)
 {
     gt_status st = GT_OK;
@@ -176,22 +177,43 @@ gt_status gt_mc_extract_job(const gt_mc_job *j)
         gt_info("streaming the volume in slabs of at most 1 GiB (a pipe or gzip data)");
     }
 
-    gt_mc_mesh m;
-    memset(&m, 0, sizeof m);
-    double t1 = gt_now_ms();
-    gt_status st = gt_mc_extract_stream(dev, info.dims, read_planes, &r, &p, budget, 0, &m, &tm);
-    double total_ms = gt_now_ms() - t1;
-    gt_volume_stream_close(r.s);
-    free(r.raw);
-    if (st != GT_OK) {
-        gt_mc_mesh_free(&m);
-        return st;
+    const gt_ply_format fmt = j->ascii ? GT_PLY_ASCII : GT_PLY_BINARY_LE;
+    double total_ms;
+    gt_status st;
+    gt_mc_ply_result res;
+    memset(&res, 0, sizeof res);
+    if (!j->soup) {
+        /* extraction and write in one: on the GPU the mesh goes to the file
+         * in pieces, downloads overlapping the write */
+        st = gt_mc_extract_stream_ply(dev, info.dims, read_planes, &r, &p, budget, 0, j->output, fmt, &res, &tm);
+        total_ms = res.extract_ms;
+        gt_volume_stream_close(r.s);
+        free(r.raw);
+        if (st != GT_OK) return st;
+        if (r.nans) gt_info("%zu NaN voxels (treated as outside)", r.nans);
+        if (res.ntri == 0) explain_empty(&info, &r, iso);
+        gt_info("%zu vertices, %zu triangles", res.nvert, res.ntri);
+    } else {
+        gt_mc_mesh m;
+        memset(&m, 0, sizeof m);
+        double t1 = gt_now_ms();
+        st = gt_mc_extract_stream(dev, info.dims, read_planes, &r, &p, budget, 0, &m, &tm);
+        total_ms = gt_now_ms() - t1;
+        gt_volume_stream_close(r.s);
+        free(r.raw);
+        if (st != GT_OK) {
+            gt_mc_mesh_free(&m);
+            return st;
+        }
+        if (r.nans) gt_info("%zu NaN voxels (treated as outside)", r.nans);
+        if (m.ntri == 0) explain_empty(&info, &r, iso);
+        GT_TRY(write_mesh(j, &m, &tm));
     }
-    if (r.nans) gt_info("%zu NaN voxels (treated as outside)", r.nans);
-    if (m.ntri == 0) explain_empty(&info, &r, iso);
-    GT_TRY(write_mesh(j, &m, &tm));
     if (j->timings) {
         gt_timings_print(&tm, stderr, "mcmesh stages");
+        if (res.overlapped)
+            fprintf(stderr, "download+write overlapped: %.1f MB came down in pieces through pinned buffers; "
+                    "the writer waited %.3f ms for them\n", res.download_bytes / 1e6, res.download_wait_ms);
         fprintf(stderr, "extraction (incl. slab reads) %.3f ms; total %.3f ms\n", total_ms, gt_now_ms() - t0);
         if (dev == GT_DEVICE_CUDA)
             fprintf(stderr, "peak device memory: %.1f MiB\n", gt_mc_device_peak_bytes() / 1048576.0);
