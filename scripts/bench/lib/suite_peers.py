@@ -283,8 +283,9 @@ def gs_dgr(path, views, w, h, radius, elev, fovy):
     t = time.perf_counter()
     for i in range(views):
         vm, eye = orbit_w2c(i, views, float(radius), float(elev))
-        wv = torch.as_tensor(vm.T, device="cuda", dtype=torch.float32)
-        full = torch.as_tensor((proj @ vm).T, device="cuda", dtype=torch.float32)
+        # the reference's row-vector convention: transposed, and contiguous for its kernels
+        wv = torch.as_tensor(np.ascontiguousarray(vm.T), device="cuda", dtype=torch.float32)
+        full = torch.as_tensor(np.ascontiguousarray((proj @ vm).T), device="cuda", dtype=torch.float32)
         kw = dict(image_height=h, image_width=w, tanfovx=tanx, tanfovy=tany, bg=bg, scale_modifier=1.0,
                   viewmatrix=wv, projmatrix=full, sh_degree=deg,
                   campos=torch.as_tensor(eye, device="cuda", dtype=torch.float32),
