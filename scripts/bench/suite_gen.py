@@ -19,7 +19,7 @@
   suite_gen.py points N OUT.ply          N oriented points on the bumpy sphere of
                                          scripts/bench/poissonrec (exact normals)
 
-Matrix Market files are written symmetric (lower triangle) with scipy.io.mmwrite.
+Matrix Market files are written symmetric (the lower triangle, 1-based, row order).
 Each prints one line on stdout describing what it wrote.
 """
 import importlib.machinery
@@ -52,13 +52,21 @@ def volume(n, path):
 
 
 def _mmwrite_sym(path, a, comment):
-    import scipy.io
+    """The lower triangle as 'coordinate real symmetric', row by row, each value
+    as repr (the shortest text that reads back to the same double). Written
+    here rather than by scipy.io.mmwrite, whose handling of a given symmetry
+    differs between its Python and C++ (scipy >= 1.12) writers."""
     import scipy.sparse as sp
-    low = sp.tril(a).tocoo()
-    try:
-        scipy.io.mmwrite(path, low, comment=comment, symmetry="symmetric")
-    except TypeError:  # older scipy: symmetry is found, not given
-        scipy.io.mmwrite(path, a.tocoo(), comment=comment)
+    low = sp.tril(a, format="csr").tocoo()
+    with open(path, "w") as f:
+        f.write(f"%%MatrixMarket matrix coordinate real symmetric\n%{comment}\n")
+        f.write(f"{a.shape[0]} {a.shape[1]} {low.nnz}\n")
+        step = 1 << 20
+        for s in range(0, low.nnz, step):
+            r = (low.row[s:s + step] + 1).tolist()
+            c = (low.col[s:s + step] + 1).tolist()
+            v = low.data[s:s + step].tolist()
+            f.write("".join(f"{i} {j} {x!r}\n" for i, j, x in zip(r, c, v)))
 
 
 MASS_SHIFT = 1.0e3  # 1 / dt of an implicit heat-equation step: M / dt + K
