@@ -139,7 +139,7 @@ def tps_torch(src, dst):
     c = torch.as_tensor(s, device="cuda", dtype=torch.float64)
     y = torch.as_tensor(d, device="cuda", dtype=torch.float64)
     n = c.shape[0]
-    r = torch.cdist(c, c)
+    r = torch.cdist(c, c, compute_mode="donot_use_mm_for_euclid_dist")  # exact zeros on the diagonal
     k = torch.where(r > 0, r * r * torch.log(torch.clamp(r, min=1e-300)), torch.zeros_like(r))
     p = torch.cat([torch.ones(n, 1, device="cuda", dtype=torch.float64), c], 1)
     a = torch.zeros(n + 4, n + 4, device="cuda", dtype=torch.float64)
