@@ -34,7 +34,7 @@ run_case stdout-closed 1 "write error on standard output" --stdout-closed -- "${
 # options
 run_case output-twice 2 "-o given twice" -- "${G[@]}" "$W/scene.ply" -o "$W/a.png" -o "$W/b.png"
 run_case cameras-twice 2 "--cameras given twice" -- "${G[@]}" "$W/scene.ply" --cameras "$W/cameras.json" --cameras "$W/none.json" -o "$W/a.png"
-run_case y4m-for-one-view 2 "--out-format y4m: this command writes PNG \(y4m is for an --orbit stream\)" -- "${G[@]}" "$W/scene.ply" --out-format y4m -o "$W/a.y4m"
+run_case y4m-for-one-view 2 "--out-format y4m: this command writes PNG \(y4m is for an --orbit or --view all stream\)" -- "${G[@]}" "$W/scene.ply" --out-format y4m -o "$W/a.y4m"
 run_case png-for-an-orbit-stream 2 "--out-format png: this command writes a Y4M stream" -- "${G[@]}" "$W/scene.ply" --orbit 2 --out-format png -o "$W/o.y4m"
 run_case orbit-without-pattern 2 "with --orbit give a pattern" -- "${G[@]}" "$W/scene.ply" --orbit 2 -o "$W/a.png"
 run_case one-view-to-stdout 2 "standard output is for --orbit" -- "${G[@]}" "$W/scene.ply" -o -
