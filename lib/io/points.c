@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "common/output.h"
+#include "io/numrows.h"
+#include "io/numtext.h"
 #include "io/ply_internal.h"
 #include "io/reader.h"
 
@@ -48,10 +50,9 @@ static gt_status parse_line(gt_reader *r, char *s, double v[3], int *nv)
         while (*s && *s != ' ' && *s != '\t' && *s != ',' && *s != '\r' && *s != '\f' && *s != '\v') s++;
         char save = *s;
         *s = '\0';
-        char *end;
-        errno = 0;
-        double x = strtod(tok, &end);
-        if (end == tok || *end) return gt_fail_at(GT_ERR_DATA, fn, ln, "not a number: '%.40s'", tok);
+        const char *end;
+        double x;
+        if (!gt_scan_double(tok, &end, &x) || *end) return gt_fail_at(GT_ERR_DATA, fn, ln, "not a number: '%.40s'", tok);
         if (!isfinite(x)) return gt_fail_at(GT_ERR_DATA, fn, ln, "non-finite coordinate '%.40s'", tok);
         if (n == 3) return gt_fail_at(GT_ERR_DATA, fn, ln, "more than 3 coordinates on a line");
         v[n++] = x;
@@ -180,10 +181,10 @@ gt_status gt_points_write(const char *path, const double *xyz, size_t n)
 {
     gt_out o;
     GT_TRY(gt_out_open(&o, path));
-    for (size_t i = 0; i < n; i++)
-        if (fprintf(o.fp, "%.17g %.17g %.17g\n", xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]) < 0) {
-            gt_out_abort(&o);
-            return gt_fail(GT_ERR_RUNTIME, "write error on '%s': %s", path, strerror(errno));
-        }
+    /* a write error is left in the stream for gt_out_commit to report */
+    if (gt_write_rows(o.fp, n, xyz, 3, NULL, 0) != 0 && !ferror(o.fp)) {
+        gt_out_abort(&o);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory writing '%s'", path);
+    }
     return gt_out_commit(&o);
 }
