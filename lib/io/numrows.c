@@ -1,6 +1,8 @@
-/* See numrows.h. Chunks of ROWS rows go to one buffer each; a round formats
- * up to 2 chunks per thread at once, then writes them in order, so memory
- * stays bounded (a few MB) whatever n is. */
+/* See numrows.h. Chunks of rows go to one buffer each; a round formats up
+ * to 2 chunks per thread at once, then writes them in order, so memory stays
+ * bounded (ROUND_BYTES) whatever n is. A chunk is small enough that every
+ * thread gets work at n = 20000 (stpsfit's case), large enough (>= 256
+ * rows) that the threads' start-up is paid back. */
 #include "io/numrows.h"
 
 #include <errno.h>
@@ -13,7 +15,8 @@
 #include <omp.h>
 #endif
 
-enum { ROWS = 4096 };
+enum { ROWS_MIN = 256, ROWS_MAX = 4096 };
+#define ROUND_BYTES ((size_t)16 << 20)
 
 /* rows [i0, i1) into buf; returns the bytes written */
 static size_t format_rows(char *buf, size_t i0, size_t i1, const double *a, int ka, const double *b, int kb)
@@ -45,14 +48,17 @@ int gt_write_rows(FILE *f, size_t n, const double *a, int ka, const double *b, i
     }
     if (n == 0) return 0;
     size_t row_max = (size_t)(ka + kb) * GT_FMT_MAX; /* GT_FMT_MAX counts the NUL: room for ' ' */
-    size_t nchunks = (n + ROWS - 1) / ROWS;
     int nth = 1;
 #ifdef _OPENMP
-    if (nchunks > 1) nth = omp_get_max_threads();
+    if (n > ROWS_MIN) nth = omp_get_max_threads();
 #endif
+    size_t rows = n / ((size_t)nth * 2);
+    rows = rows < ROWS_MIN ? ROWS_MIN : rows > ROWS_MAX ? ROWS_MAX : rows;
+    size_t nchunks = (n + rows - 1) / rows, cap = rows * row_max;
     size_t per_round = (size_t)nth * 2;
+    if (per_round > ROUND_BYTES / cap) per_round = ROUND_BYTES / cap;
     if (per_round > nchunks) per_round = nchunks;
-    size_t cap = ROWS * row_max;
+    if (per_round < 1) per_round = 1;
     char *mem = malloc(per_round * cap);
     size_t *len = malloc(per_round * sizeof *len);
     if (!mem || !len) {
@@ -66,7 +72,7 @@ int gt_write_rows(FILE *f, size_t n, const double *a, int ka, const double *b, i
         size_t m = nchunks - c0 < per_round ? nchunks - c0 : per_round;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nth) if (m > 1)
         for (size_t c = 0; c < m; c++) {
-            size_t i0 = (c0 + c) * ROWS, i1 = i0 + ROWS < n ? i0 + ROWS : n;
+            size_t i0 = (c0 + c) * rows, i1 = i0 + rows < n ? i0 + rows : n;
             len[c] = format_rows(mem + c * cap, i0, i1, a, ka, b, kb);
         }
         for (size_t c = 0; c < m; c++)

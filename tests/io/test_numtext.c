@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "gt_test.h"
+#include "io/numrows.h"
 #include "io/numtext.h"
 
 static double from_bits(uint64_t b)
@@ -311,12 +312,57 @@ static void test_scan_random(void **state)
     }
 }
 
+/* gt_write_rows: every row, in order, its numbers exact, for sizes around
+ * the chunking (one chunk, a chunk boundary, many rounds) */
+static void test_write_rows(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {0, 1, 255, 256, 257, 4097, 100000};
+    gt_rng rng = {21};
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        size_t n = sizes[si];
+        double *a = malloc((2 * n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
+        for (size_t i = 0; i < 2 * n; i++) a[i] = from_bits(gt_rng_u64(&rng) & ~(UINT64_C(1) << 62));
+        for (size_t i = 0; i < n; i++) b[i] = gt_rng_range(&rng, -1, 1);
+        FILE *f = tmpfile();
+        assert_non_null(f);
+        assert_int_equal(gt_write_rows(f, n, a, 2, b, 1), 0);
+        rewind(f);
+        char line[256];
+        size_t rows = 0;
+        while (fgets(line, sizeof line, f)) {
+            assert_true(rows < n);
+            const char *p = line;
+            double v[3];
+            for (int k = 0; k < 3; k++) assert_true(gt_scan_double(p, &p, &v[k]));
+            assert_string_equal(p, "\n");
+            assert_int_equal(bits_of(v[0]), bits_of(a[2 * rows]));
+            assert_int_equal(bits_of(v[1]), bits_of(a[2 * rows + 1]));
+            assert_int_equal(bits_of(v[2]), bits_of(b[rows]));
+            rows++;
+        }
+        assert_int_equal(rows, n);
+        fclose(f);
+        free(a);
+        free(b);
+    }
+    FILE *f = fopen("/dev/full", "w");
+    if (f) { /* a write error is reported, and left in the stream */
+        double x[3] = {1, 2, 3};
+        setvbuf(f, NULL, _IONBF, 0);
+        assert_int_equal(gt_write_rows(f, 1, x, 3, NULL, 0), -1);
+        assert_true(ferror(f));
+        fclose(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fmt_special),  cmocka_unit_test(test_fmt_double_edges),
         cmocka_unit_test(test_fmt_double_random), cmocka_unit_test(test_fmt_float),
         cmocka_unit_test(test_scan_syntax),  cmocka_unit_test(test_scan_random),
+        cmocka_unit_test(test_write_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
