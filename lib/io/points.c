@@ -28,6 +28,19 @@ static gt_status push(double **xyz, size_t *n, size_t *cap, const double p[3])
     return GT_OK;
 }
 
+/* what ends a token: a separator or the line's end */
+static inline bool is_sep(char c)
+{
+    return c == 0 || c == ' ' || c == '\t' || c == ',' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* "<what>'<the token at s, 40 characters at most>' (file:line)" */
+static gt_status bad_token(const gt_reader *r, const char *what, const char *s)
+{
+    size_t tl = strcspn(s, " \t,\r\f\v");
+    return gt_fail_at(GT_ERR_DATA, r->name, r->line, "%s'%.*s'", what, (int)(tl < 40 ? tl : 40), s);
+}
+
 /* parse one line into up to 3 values; returns count, -1 on a bad token */
 static gt_status parse_line(gt_reader *r, char *s, double v[3], int *nv)
 {
@@ -46,18 +59,16 @@ static gt_status parse_line(gt_reader *r, char *s, double v[3], int *nv)
             s++;
             continue;
         }
-        char *tok = s;
-        while (*s && *s != ' ' && *s != '\t' && *s != ',' && *s != '\r' && *s != '\f' && *s != '\v') s++;
-        char save = *s;
-        *s = '\0';
+        /* a token is a number that ends at a separator or the line's end
+         * (read in place: no copy, no second scan) */
         const char *end;
         double x;
-        if (!gt_scan_double(tok, &end, &x) || *end) return gt_fail_at(GT_ERR_DATA, fn, ln, "not a number: '%.40s'", tok);
-        if (!isfinite(x)) return gt_fail_at(GT_ERR_DATA, fn, ln, "non-finite coordinate '%.40s'", tok);
+        if (!gt_scan_double(s, &end, &x) || !is_sep(*end)) return bad_token(r, "not a number: ", s);
+        if (!isfinite(x)) return bad_token(r, "non-finite coordinate ", s);
         if (n == 3) return gt_fail_at(GT_ERR_DATA, fn, ln, "more than 3 coordinates on a line");
         v[n++] = x;
         need_value = false;
-        *s = save;
+        s = (char *)end;
     }
     if (need_value) return gt_fail_at(GT_ERR_DATA, fn, ln, "line ends with ','");
     if (n == 1) return gt_fail_at(GT_ERR_DATA, fn, ln, "expected 'x y' or 'x y z', got one number");
