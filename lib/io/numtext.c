@@ -77,12 +77,11 @@ static const char digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* the n decimal digits of d (n = its digit count) at p */
-static void put_digits(char *p, uint64_t d, int n)
+/* the digits of d < 10^9 ending at e (32-bit arithmetic: short chains) */
+static char *put_digits32(char *e, uint32_t d)
 {
-    char *e = p + n;
     while (d >= 100) {
-        unsigned r = (unsigned)(d % 100);
+        uint32_t r = d % 100;
         d /= 100;
         e -= 2;
         memcpy(e, digit_pairs + 2 * r, 2);
@@ -93,13 +92,50 @@ static void put_digits(char *p, uint64_t d, int n)
     } else {
         *--e = (char)('0' + d);
     }
+    return e;
 }
+
+/* the n decimal digits of d (n = its digit count) at p */
+static void put_digits(char *p, uint64_t d, int n)
+{
+    char *e = p + n;
+    if (d >= 100000000) { /* the last 8 digits, zero-padded, as 4 pairs */
+        uint32_t lo = (uint32_t)(d % 100000000), a = lo / 10000, b = lo % 10000;
+        d /= 100000000;
+        memcpy(e - 2, digit_pairs + 2 * (b % 100), 2);
+        memcpy(e - 4, digit_pairs + 2 * (b / 100), 2);
+        memcpy(e - 6, digit_pairs + 2 * (a % 100), 2);
+        memcpy(e - 8, digit_pairs + 2 * (a / 100), 2);
+        e -= 8;
+        if (d >= 100000000) { /* 17 digits: one more group */
+            lo = (uint32_t)(d % 100000000);
+            a = lo / 10000;
+            b = lo % 10000;
+            d /= 100000000;
+            memcpy(e - 2, digit_pairs + 2 * (b % 100), 2);
+            memcpy(e - 4, digit_pairs + 2 * (b / 100), 2);
+            memcpy(e - 6, digit_pairs + 2 * (a % 100), 2);
+            memcpy(e - 8, digit_pairs + 2 * (a / 100), 2);
+            e -= 8;
+        }
+    }
+    put_digits32(e, (uint32_t)d);
+}
+
+static const uint64_t pow10_u64[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+                                       10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+                                       100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+                                       100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+                                       100000000000000000ULL, 1000000000000000000ULL,
+                                       10000000000000000000ULL};
 
 static int ndigits(uint64_t d)
 {
-    int n = 1;
-    while (d >= 10) d /= 10, n++;
-    return n;
+    /* d has b bits; n = floor(b log10 2) (1233/4096 ~ log10 2) is its digit
+     * count or one less */
+    int b = 64 - __builtin_clzll(d | 1);
+    int n = (b * 1233) >> 12;
+    return n + (d >= pow10_u64[n]);
 }
 
 /* d 10^k (d > 0) as text at p: plain or with an exponent, the shorter;
