@@ -1,8 +1,8 @@
 /* See numrows.h. Chunks of rows go to one buffer each; a round formats up
  * to 2 chunks per thread at once, then writes them in order, so memory stays
  * bounded (ROUND_BYTES) whatever n is. A chunk is small enough that every
- * thread gets work at n = 20000 (stpsfit's case), large enough (>= 256
- * rows) that the threads' start-up is paid back. */
+ * thread gets work at n = 20000 rows of 6 (stpsfit's parameter file), large
+ * enough (>= 256 rows) to pay for its scheduling. */
 #include "io/numrows.h"
 
 #include <errno.h>
@@ -16,6 +16,11 @@
 #endif
 
 enum { ROWS_MIN = 256, ROWS_MAX = 4096 };
+/* Below this many numbers (about a millisecond on one core) one thread
+ * formats them all: waking a team costs more than it saves, and on a
+ * loaded machine a barrier waiting for a descheduled thread costs ~15 ms
+ * (measured at n = 1000 rows of 6 on 2 busy cores). */
+#define PAR_MIN_NUMBERS ((size_t)50000)
 #define ROUND_BYTES ((size_t)16 << 20)
 
 /* rows [i0, i1) into buf; returns the bytes written */
@@ -50,7 +55,7 @@ int gt_write_rows(FILE *f, size_t n, const double *a, int ka, const double *b, i
     size_t row_max = (size_t)(ka + kb) * GT_FMT_MAX; /* GT_FMT_MAX counts the NUL: room for ' ' */
     int nth = 1;
 #ifdef _OPENMP
-    if (n > ROWS_MIN) nth = omp_get_max_threads();
+    if (n * (size_t)(ka + kb) >= PAR_MIN_NUMBERS) nth = omp_get_max_threads();
 #endif
     size_t rows = n / ((size_t)nth * 2);
     rows = rows < ROWS_MIN ? ROWS_MIN : rows > ROWS_MAX ? ROWS_MAX : rows;
