@@ -30,6 +30,7 @@
 
 #include "common/alloc.h"
 #include "common/output.h"
+#include "io/numrows.h"
 
 typedef struct {
     FILE *f;
@@ -592,7 +593,10 @@ gt_status gt_mtx_write_vector(const char *path, const double *v, int64_t n, cons
     fprintf(f, "%%%%MatrixMarket matrix array real general\n");
     write_comment(f, comment);
     fprintf(f, "%lld 1\n", (long long)n);
-    for (int64_t k = 0; k < n; k++)
-        if (fprintf(f, "%.17g\n", v[k]) < 0) break;
+    /* a write error is left in the stream for gt_out_commit to report */
+    if (gt_write_rows(f, (size_t)n, v, 1, NULL, 0) != 0 && !ferror(f)) {
+        gt_out_abort(&o);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory writing '%s'", path);
+    }
     return gt_out_commit(&o);
 }

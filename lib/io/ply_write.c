@@ -8,13 +8,20 @@
 #include <string.h>
 
 #include "common/output.h"
+#include "io/numtext.h"
 #include "io/ply_internal.h"
 
 static void print_val(FILE *f, gt_ply_type t, float x)
 {
     switch (t) {
-    case GT_PLY_FLOAT32: fprintf(f, "%.9g", (double)x); break;
-    case GT_PLY_FLOAT64: fprintf(f, "%.17g", (double)x); break;
+    case GT_PLY_FLOAT32: /* the shortest text that reads back as the same value */
+    case GT_PLY_FLOAT64: {
+        char b[GT_FMT_MAX];
+        if (t == GT_PLY_FLOAT32) gt_fmt_float(b, x);
+        else gt_fmt_double(b, (double)x);
+        fputs(b, f);
+        break;
+    }
     default: {
         unsigned char b[8];
         ply_store_val(b, t, x, false);

@@ -15,6 +15,7 @@
 
 #include "common/mapout.h"
 #include "common/output.h"
+#include "io/numtext.h"
 #include "io/ply_internal.h"
 
 #define DEFAULT_CHUNK ((size_t)1 << 20)
@@ -247,6 +248,17 @@ static void write_header(FILE *fp, const gt_ply_trisrc *src, gt_ply_format fmt)
     fputs("end_header\n", fp);
 }
 
+/* k floats as text, separated by ' ', then ' ' (more) or the line's end */
+static void put_floats(FILE *fp, const float *v, int k, bool more)
+{
+    for (int i = 0; i < k; i++) {
+        char b[GT_FMT_MAX + 1];
+        int l = gt_fmt_float(b, v[i]);
+        b[l++] = i + 1 < k || more ? ' ' : '\n';
+        fwrite(b, 1, (size_t)l, fp);
+    }
+}
+
 static gt_status write_ascii(gt_out *o, const gt_ply_trisrc *src, size_t chunk)
 {
     FILE *fp = o->fp;
@@ -254,12 +266,11 @@ static gt_status write_ascii(gt_out *o, const gt_ply_trisrc *src, size_t chunk)
         size_t n = src->nvert - v0 < chunk ? src->nvert - v0 : chunk;
         const float *xyz = NULL, *nrm = NULL, *extra = NULL;
         GT_TRY(src->verts(src->ctx, v0, n, &xyz, &nrm, &extra));
-        for (size_t r = 0; r < n; r++) {
-            fprintf(fp, "%.9g %.9g %.9g", (double)xyz[3 * r], (double)xyz[3 * r + 1], (double)xyz[3 * r + 2]);
-            if (src->normals)
-                fprintf(fp, " %.9g %.9g %.9g", (double)nrm[3 * r], (double)nrm[3 * r + 1], (double)nrm[3 * r + 2]);
-            for (int k = 0; k < src->nextra; k++) fprintf(fp, " %.9g", (double)extra[r * (size_t)src->nextra + (size_t)k]);
-            fputc('\n', fp);
+        for (size_t r = 0; r < n; r++) { /* a row: shortest round-trip floats (io/numtext.h) */
+            bool more = src->normals || src->nextra;
+            put_floats(fp, xyz + 3 * r, 3, more);
+            if (src->normals) put_floats(fp, nrm + 3 * r, 3, src->nextra > 0);
+            if (src->nextra) put_floats(fp, extra + r * (size_t)src->nextra, src->nextra, false);
         }
         if (ferror(fp)) return GT_OK; /* gt_out_commit names the error */
     }

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "common/output.h"
+#include "io/numrows.h"
+#include "io/numtext.h"
 #include "io/ply_internal.h"
 #include "io/reader.h"
 
@@ -24,6 +26,19 @@ static gt_status push(double **xyz, size_t *n, size_t *cap, const double p[3])
     memcpy(*xyz + 3 * *n, p, 3 * sizeof *p);
     (*n)++;
     return GT_OK;
+}
+
+/* what ends a token: a separator or the line's end */
+static inline bool is_sep(char c)
+{
+    return c == 0 || c == ' ' || c == '\t' || c == ',' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* "<what>'<the token at s, 40 characters at most>' (file:line)" */
+static gt_status bad_token(const gt_reader *r, const char *what, const char *s)
+{
+    size_t tl = strcspn(s, " \t,\r\f\v");
+    return gt_fail_at(GT_ERR_DATA, r->name, r->line, "%s'%.*s'", what, (int)(tl < 40 ? tl : 40), s);
 }
 
 /* parse one line into up to 3 values; returns count, -1 on a bad token */
@@ -44,19 +59,16 @@ static gt_status parse_line(gt_reader *r, char *s, double v[3], int *nv)
             s++;
             continue;
         }
-        char *tok = s;
-        while (*s && *s != ' ' && *s != '\t' && *s != ',' && *s != '\r' && *s != '\f' && *s != '\v') s++;
-        char save = *s;
-        *s = '\0';
-        char *end;
-        errno = 0;
-        double x = strtod(tok, &end);
-        if (end == tok || *end) return gt_fail_at(GT_ERR_DATA, fn, ln, "not a number: '%.40s'", tok);
-        if (!isfinite(x)) return gt_fail_at(GT_ERR_DATA, fn, ln, "non-finite coordinate '%.40s'", tok);
+        /* a token is a number that ends at a separator or the line's end
+         * (read in place: no copy, no second scan) */
+        const char *end;
+        double x;
+        if (!gt_scan_double(s, &end, &x) || !is_sep(*end)) return bad_token(r, "not a number: ", s);
+        if (!isfinite(x)) return bad_token(r, "non-finite coordinate ", s);
         if (n == 3) return gt_fail_at(GT_ERR_DATA, fn, ln, "more than 3 coordinates on a line");
         v[n++] = x;
         need_value = false;
-        *s = save;
+        s = (char *)end;
     }
     if (need_value) return gt_fail_at(GT_ERR_DATA, fn, ln, "line ends with ','");
     if (n == 1) return gt_fail_at(GT_ERR_DATA, fn, ln, "expected 'x y' or 'x y z', got one number");
@@ -180,10 +192,10 @@ gt_status gt_points_write(const char *path, const double *xyz, size_t n)
 {
     gt_out o;
     GT_TRY(gt_out_open(&o, path));
-    for (size_t i = 0; i < n; i++)
-        if (fprintf(o.fp, "%.17g %.17g %.17g\n", xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]) < 0) {
-            gt_out_abort(&o);
-            return gt_fail(GT_ERR_RUNTIME, "write error on '%s': %s", path, strerror(errno));
-        }
+    /* a write error is left in the stream for gt_out_commit to report */
+    if (gt_write_rows(o.fp, n, xyz, 3, NULL, 0) != 0 && !ferror(o.fp)) {
+        gt_out_abort(&o);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory writing '%s'", path);
+    }
     return gt_out_commit(&o);
 }

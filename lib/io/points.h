@@ -28,7 +28,8 @@ bool gt_points_is_ply_file(const char *path);
 gt_status gt_points_check_finite(const float *v, size_t n, int k, const char *const *names,
                                  const char *path);
 
-/* Write n points, %.17g, one per line. Atomic. */
+/* Write n points, one per line, each number the shortest text that reads
+ * back as the same double (io/numtext.h). Atomic. */
 gt_status gt_points_write(const char *path, const double *xyz, size_t n);
 
 #ifdef __cplusplus

@@ -1,4 +1,5 @@
-/* The stpsfit parameter file: plain text, one value per token, %.17g so that
+/* The stpsfit parameter file: plain text, one value per token, each the
+ * shortest decimal that reads back as the same double (io/numtext.h), so that
  * writing and reading back gives the same doubles.
  *
  *   # comment lines start with '#'
@@ -21,6 +22,8 @@
 
 #include "common/alloc.h"
 #include "common/output.h"
+#include "io/numrows.h"
+#include "io/numtext.h"
 #include "io/reader.h"
 #include "tps/tps.h"
 
@@ -33,14 +36,20 @@ gt_status gt_tps_write(const char *path, const gt_tps *t)
                " + sum_k w_k U(|p - c_k|)\n");
     fprintf(f, "# U(r) = %s; control point lines: cx cy cz wx wy wz\n",
             t->kernel == GT_TPS_R ? "-r" : "r^2 log r");
-    fprintf(f, "stpsfit-params 1\nkernel %s\nlambda %.17g\nplanar %d\nn %zu\n",
-            gt_tps_kernel_name(t->kernel), t->lambda, t->planar ? 1 : 0, t->n);
+    char b[3][GT_FMT_MAX];
+    gt_fmt_double(b[0], t->lambda);
+    fprintf(f, "stpsfit-params 1\nkernel %s\nlambda %s\nplanar %d\nn %zu\n",
+            gt_tps_kernel_name(t->kernel), b[0], t->planar ? 1 : 0, t->n);
     static const char *rows[4] = {"a0", "ax", "ay", "az"};
-    for (int r = 0; r < 4; r++)
-        fprintf(f, "%s %.17g %.17g %.17g\n", rows[r], t->a[r][0], t->a[r][1], t->a[r][2]);
-    for (size_t k = 0; k < t->n; k++) {
-        const double *c = t->c + 3 * k, *w = t->w + 3 * k;
-        fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g\n", c[0], c[1], c[2], w[0], w[1], w[2]);
+    for (int r = 0; r < 4; r++) {
+        for (int i = 0; i < 3; i++) gt_fmt_double(b[i], t->a[r][i]);
+        fprintf(f, "%s %s %s %s\n", rows[r], b[0], b[1], b[2]);
+    }
+    /* the control point lines: cx cy cz wx wy wz */
+    /* a write error is left in the stream for gt_out_commit to report */
+    if (gt_write_rows(f, t->n, t->c, 3, t->w, 3) != 0 && !ferror(f)) {
+        gt_out_abort(&o);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory writing '%s'", path);
     }
     return gt_out_commit(&o);
 }
@@ -70,10 +79,9 @@ static const char *field(const char *s, const char *key)
 /* k finite numbers and nothing after them */
 static int parse_doubles(const char *s, double *v, int k)
 {
-    char *end;
+    const char *end;
     for (int i = 0; i < k; i++) {
-        v[i] = strtod(s, &end);
-        if (end == s || !isfinite(v[i])) return 0;
+        if (!gt_scan_double(s, &end, &v[i]) || !isfinite(v[i])) return 0;
         s = end;
     }
     return s[strspn(s, " \t")] == 0;

@@ -94,7 +94,7 @@ void gt_tps_eval_cpu(const gt_tps *t, const double *p, size_t npts, double *out)
 gt_status gt_tps_eval(const gt_tps *t, const double *p, size_t npts, double *out,
                       gt_device_kind device, gt_timings *tm);
 
-/* Parameter file: documented text, %.17g (exact round trip). "-" = stdout/stdin. */
+/* Parameter file: documented text, shortest round-trip numbers (exact). "-" = stdout/stdin. */
 gt_status gt_tps_write(const char *path, const gt_tps *t);
 gt_status gt_tps_read(const char *path, gt_tps *t);
 

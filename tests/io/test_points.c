@@ -1,4 +1,5 @@
-/* Point text: round trip at %.17g, separators and comments, PLY sniffing
+/* Point text: exact round trip (shortest round-trip numbers, written in
+ * parallel chunks), separators and comments, PLY sniffing
  * (also through a pipe), and the broken-input folder. */
 #include "io_test_util.h"
 
@@ -20,7 +21,7 @@ static void test_roundtrip(void **state)
 {
     (void)state;
     gt_rng rng = {11};
-    size_t n = 5000;
+    size_t n = 50000; /* several chunks of rows */
     double *p = malloc(n * 3 * sizeof *p);
     for (size_t i = 0; i < 3 * n; i++) p[i] = gt_rng_range(&rng, -1e6, 1e6) * pow(10, (double)(i % 40) - 20);
     p[0] = -0.0;
@@ -32,7 +33,7 @@ static void test_roundtrip(void **state)
     size_t m;
     GT_ASSERT_OK(gt_points_read(f, &q, &m));
     assert_int_equal(m, n);
-    assert_memory_equal(p, q, n * 3 * sizeof *p); /* %.17g is exact */
+    assert_memory_equal(p, q, n * 3 * sizeof *p); /* the text is exact */
     free(q);
     GT_ASSERT_OK(gt_points_read_any(f, &q, &m));
     assert_int_equal(m, n);
@@ -92,6 +93,37 @@ static void test_read_any_ply_and_pipe(void **state)
     assert_non_null(strstr(gt_errmsg(), "noz.ply"));
 }
 
+/* Numbers are read in place (io/numtext's gt_scan_double): what strtod
+ * accepted as a whole token is accepted, a token with anything after its
+ * number is refused and named. */
+static void test_token_syntax(void **state)
+{
+    (void)state;
+    const char *f = io_tmp("syntax.txt");
+    io_write_text(f, "0x1p3 .5 -2e-3\n1e5,2,3 # c\n+1\t-0 5.\n 7E+1 , 0.00000000000000000000000000000123 8\r\n");
+    double *q;
+    size_t m;
+    GT_ASSERT_OK(gt_points_read(f, &q, &m));
+    assert_int_equal(m, 4);
+    const double want[12] = {8, 0.5, -2e-3, 1e5, 2, 3, 1, -0.0, 5, 70, 1.23e-30, 8};
+    assert_memory_equal(q, want, sizeof want);
+    free(q);
+    static const char *bad[][2] = {
+        {"1 2 3\n1.5abc 2 3\n", "not a number: '1.5abc' ("},
+        {"1e 2 3\n", "not a number: '1e' ("},
+        {"1 2-3\n", "not a number: '2-3' ("},
+        {"1 2 3.0.0\n", "not a number: '3.0.0' ("},
+        {"1 inf 3\n", "non-finite coordinate 'inf' ("},
+        {"1 2 1e999\n", "non-finite coordinate '1e999' ("},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        io_write_text(f, bad[i][0]);
+        assert_int_equal(gt_points_read(f, &q, &m), GT_ERR_DATA);
+        if (!strstr(gt_errmsg(), bad[i][1])) fail_msg("'%s': message '%s'", bad[i][0], gt_errmsg());
+        if (!strstr(gt_errmsg(), "syntax.txt:")) fail_msg("no file:line in '%s'", gt_errmsg());
+    }
+}
+
 static gt_status read_pts(const char *path)
 {
     double *q;
@@ -116,6 +148,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_mixed_separators),
         cmocka_unit_test(test_read_any_ply_and_pipe),
+        cmocka_unit_test(test_token_syntax),
         cmocka_unit_test(test_broken_folder),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

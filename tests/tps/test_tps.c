@@ -250,6 +250,51 @@ static void test_bad_inputs(void **state)
     expect_data_error(flatline, 5, "collinear");
 }
 
+/* A large parameter file (the control point lines are formatted in
+ * parallel chunks): random bit patterns of every magnitude, subnormals and
+ * signed zeros read back bit-identical and in order. */
+static void test_params_roundtrip_large(void **state)
+{
+    (void)state;
+    gt_rng r = {181};
+    gt_tps t, u;
+    gt_tps_init(&t);
+    gt_tps_init(&u);
+    t.kernel = GT_TPS_R;
+    t.lambda = 1e-300;
+    t.n = 50000;
+    t.c = malloc(3 * t.n * sizeof(double));
+    t.w = malloc(3 * t.n * sizeof(double));
+    assert_non_null(t.c);
+    assert_non_null(t.w);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++) t.a[i][j] = gt_rng_range(&r, -1, 1) * pow(10, 3 * i - 4 * j);
+    for (size_t k = 0; k < 3 * t.n; k++) {
+        uint64_t b = gt_rng_u64(&r);
+        if (k % 7 == 0) b &= ~(UINT64_C(0x7ff) << 52); /* subnormal or zero */
+        double v;
+        memcpy(&v, &b, sizeof v);
+        if (!isfinite(v)) v = (double)k;
+        t.c[k] = v;
+        t.w[k] = gt_rng_range(&r, -1e6, 1e6);
+    }
+    t.c[5] = -0.0;
+    char path[] = "/tmp/tps_params_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    GT_ASSERT_OK(gt_tps_write(path, &t));
+    GT_ASSERT_OK(gt_tps_read(path, &u));
+    assert_int_equal(u.n, t.n);
+    assert_memory_equal(&u.lambda, &t.lambda, sizeof(double));
+    assert_memory_equal(u.a, t.a, sizeof t.a);
+    assert_memory_equal(u.c, t.c, t.n * 3 * sizeof(double));
+    assert_memory_equal(u.w, t.w, t.n * 3 * sizeof(double));
+    unlink(path);
+    gt_tps_free(&t);
+    gt_tps_free(&u);
+}
+
 /* Parameter file: write, read back, every double bit-identical. */
 static void test_params_roundtrip(void **state)
 {
@@ -298,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_large_lambda),   cmocka_unit_test(test_syev),
         cmocka_unit_test(test_gcv),            cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_params_roundtrip),
+        cmocka_unit_test(test_params_roundtrip_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
