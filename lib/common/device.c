@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/trace.h"
 #include "gt_config.h"
 #if GT_HAVE_CUDA
 #include "kernels/common/cu_prim.h"
@@ -44,6 +45,7 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
 {
     if (requested == GT_DEVICE_CPU) {
         *chosen = GT_DEVICE_CPU;
+        gt_trace("device chosen: cpu");
         return GT_OK;
     }
     char why[256] = "";
@@ -53,6 +55,7 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
             return gt_fail(GT_ERR_GPU, "--device cuda: no CUDA GPU is available (%s)", why);
         gt_notice("no CUDA GPU available (%s); computing on the CPU", why);
         *chosen = GT_DEVICE_CPU;
+        gt_trace("device chosen: cpu (no GPU)");
         return GT_OK;
     }
     if (gpu < 0 || gpu >= n)
@@ -60,6 +63,7 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
                        gpu, n, n - 1);
 #if GT_HAVE_CUDA
     GT_TRY(gt_cu_set_device(gpu));
+    gt_trace("device chosen: cuda, context ready");
     /* registered after the CUDA runtime's own exit handler, so it runs first;
      * and after the allocation hook's report, which then sees what the
      * shutdown left */
@@ -79,7 +83,8 @@ void gt_device_prepare(gt_device_kind requested, int gpu)
     if (requested == GT_DEVICE_CPU) return;
 #if GT_HAVE_CUDA
     int n = gt_gpu_count(NULL, 0);
-    if (gpu >= 0 && gpu < n) (void)gt_cu_set_device(gpu); /* errors: gt_device_choose reports them */
+    if (gpu >= 0 && gpu < n && gt_cu_set_device(gpu) == GT_OK) /* errors: gt_device_choose reports them */
+        gt_trace("context ready (prepared)");
 #else
     (void)gpu;
 #endif
