@@ -13,7 +13,8 @@
 extern "C" {
 #endif
 
-/* Create the handles (once); the time it took lands in stage "context". */
+/* Load cuBLAS and cuSOLVER (cu_libs.h) and create the handles (once): only
+ * the fit needs them. The time it took lands in stage "context". */
 gt_status gt_tps_cuda_init(gt_timings *tm);
 
 typedef struct gt_tps_cuda_fit gt_tps_cuda_fit;
