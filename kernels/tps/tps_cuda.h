@@ -17,6 +17,13 @@ extern "C" {
  * the fit needs them. The time it took lands in stage "context". */
 gt_status gt_tps_cuda_init(gt_timings *tm);
 
+/* For a job's preparing thread (gt_device_prepare_start), with the context
+ * current: gt_tps_cuda_init, then one small fit (GT_TPS_WARM_N synthetic
+ * points; with gcv the eigen-decomposition too) through the same routines,
+ * so that their first-call costs are paid there. Reports nothing. */
+#define GT_TPS_WARM_N 512
+void gt_tps_cuda_warm(int kernel, int gcv);
+
 typedef struct gt_tps_cuda_fit gt_tps_cuda_fit;
 
 /* Upload control points c (n*3 row-major), X (n x m, column-major, m = 3 or

@@ -78,16 +78,63 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
     return GT_OK;
 }
 
-void gt_device_prepare(gt_device_kind requested, int gpu)
+/* whether the context of `gpu` is up and current on this thread */
+static bool prepare(gt_device_kind requested, int gpu)
 {
-    if (requested == GT_DEVICE_CPU) return;
+    if (requested == GT_DEVICE_CPU) return false;
 #if GT_HAVE_CUDA
     int n = gt_gpu_count(NULL, 0);
-    if (gpu >= 0 && gpu < n && gt_cu_set_device(gpu) == GT_OK) /* errors: gt_device_choose reports them */
+    if (gpu >= 0 && gpu < n && gt_cu_set_device(gpu) == GT_OK) { /* errors: gt_device_choose reports them */
         gt_trace("context ready (prepared)");
+        return true;
+    }
 #else
     (void)gpu;
 #endif
+    return false;
+}
+
+void gt_device_prepare(gt_device_kind requested, int gpu)
+{
+    (void)prepare(requested, gpu);
+}
+
+typedef struct prep_thread {
+    pthread_t th;
+} prep_thread;
+
+static void *prepare_main(void *arg)
+{
+    gt_device_prep *p = arg;
+    if (prepare(p->requested, p->gpu) && p->warm) p->warm(p->arg);
+    return NULL;
+}
+
+void gt_device_prepare_start(gt_device_prep *p, gt_device_kind requested, int gpu, void (*warm)(void *arg),
+                             void *arg)
+{
+    p->th = NULL;
+    p->requested = requested;
+    p->gpu = gpu;
+    p->warm = warm;
+    p->arg = arg;
+    if (requested == GT_DEVICE_CPU || !GT_HAVE_CUDA) return;
+    prep_thread *t = malloc(sizeof *t);
+    if (!t) return;
+    if (pthread_create(&t->th, NULL, prepare_main, p) != 0) {
+        free(t);
+        return;
+    }
+    p->th = t;
+}
+
+void gt_device_prepare_join(gt_device_prep *p)
+{
+    if (!p->th) return;
+    prep_thread *t = p->th;
+    pthread_join(t->th, NULL);
+    free(t);
+    p->th = NULL;
 }
 
 gt_status gt_gpu_mem_info(size_t *free_bytes, size_t *total_bytes)

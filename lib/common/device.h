@@ -28,6 +28,28 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
  * gt_device_choose, which then finds the context ready and reports errors. */
 void gt_device_prepare(gt_device_kind requested, int gpu);
 
+/* gt_device_prepare on a thread of its own, then (when the context came up)
+ * warm(arg): what the job will need of the GPU first, e.g. library handles
+ * and a tiny launch of its kernels, whose first-call costs (CUDA lazy
+ * loading) then overlap the reading of the input. A job starts it before it
+ * reads its input and joins before its first GPU call, then calls
+ * gt_device_choose on its own thread, which reports any error. Nothing is
+ * started for GT_DEVICE_CPU (the CPU path makes no CUDA call) or when the
+ * thread cannot be created (the job then pays the start where it is).
+ * warm must report nothing: errors it meets come again on the job's thread. */
+typedef struct gt_device_prep {
+    void *th; /* pthread_t, opaque here: NULL while none runs */
+    gt_device_kind requested;
+    int gpu;
+    void (*warm)(void *arg);
+    void *arg;
+} gt_device_prep;
+void gt_device_prepare_start(gt_device_prep *p, gt_device_kind requested, int gpu, void (*warm)(void *arg),
+                             void *arg);
+/* Wait for the thread (nothing when none was started); call it before the
+ * first GPU call and on every way out of the job. */
+void gt_device_prepare_join(gt_device_prep *p);
+
 /* Number of usable CUDA GPUs (0 when built without CUDA, when no driver or GPU
  * is present, or when GT_NO_GPU is set); `why` (may be NULL) gets a reason
  * when the count is 0. */
