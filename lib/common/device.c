@@ -41,11 +41,19 @@ int gt_gpu_count(char *why, size_t why_len)
 #endif
 }
 
+/* the "device chosen" milestone of GT_STARTUP_TRACE, once per process (a
+ * job may confirm a device its program chose) */
+static void trace_chosen(const char *what)
+{
+    static atomic_flag done = ATOMIC_FLAG_INIT;
+    if (gt_trace_on() && !atomic_flag_test_and_set(&done)) gt_trace(what);
+}
+
 gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *chosen)
 {
     if (requested == GT_DEVICE_CPU) {
         *chosen = GT_DEVICE_CPU;
-        gt_trace("device chosen: cpu");
+        trace_chosen("device chosen: cpu");
         return GT_OK;
     }
     char why[256] = "";
@@ -55,7 +63,7 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
             return gt_fail(GT_ERR_GPU, "--device cuda: no CUDA GPU is available (%s)", why);
         gt_notice("no CUDA GPU available (%s); computing on the CPU", why);
         *chosen = GT_DEVICE_CPU;
-        gt_trace("device chosen: cpu (no GPU)");
+        trace_chosen("device chosen: cpu (no GPU)");
         return GT_OK;
     }
     if (gpu < 0 || gpu >= n)
@@ -63,7 +71,7 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
                        gpu, n, n - 1);
 #if GT_HAVE_CUDA
     GT_TRY(gt_cu_set_device(gpu));
-    gt_trace("device chosen: cuda, context ready");
+    trace_chosen("device chosen: cuda, context ready");
     /* registered after the CUDA runtime's own exit handler, so it runs first;
      * and after the allocation hook's report, which then sees what the
      * shutdown left */
@@ -135,6 +143,12 @@ void gt_device_prepare_join(gt_device_prep *p)
     pthread_join(t->th, NULL);
     free(t);
     p->th = NULL;
+}
+
+gt_status gt_device_prepare_finish(gt_device_prep *p, gt_device_kind *chosen)
+{
+    gt_device_prepare_join(p);
+    return gt_device_choose(p->requested, p->gpu, chosen);
 }
 
 gt_status gt_gpu_mem_info(size_t *free_bytes, size_t *total_bytes)

@@ -49,6 +49,9 @@ void gt_device_prepare_start(gt_device_prep *p, gt_device_kind requested, int gp
 /* Wait for the thread (nothing when none was started); call it before the
  * first GPU call and on every way out of the job. */
 void gt_device_prepare_join(gt_device_prep *p);
+/* Join, then gt_device_choose with the device and GPU the thread was
+ * started for, on this thread: the job's first GPU call may follow. */
+gt_status gt_device_prepare_finish(gt_device_prep *p, gt_device_kind *chosen);
 
 /* Number of usable CUDA GPUs (0 when built without CUDA, when no driver or GPU
  * is present, or when GT_NO_GPU is set); `why` (may be NULL) gets a reason
