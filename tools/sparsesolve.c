@@ -174,7 +174,7 @@ int main(int argc, char **argv)
     gt_sparse_matrix m;
     /* the CUDA start overlaps reading the matrix, where a job will run */
     gt_device_prep prep;
-    gt_device_prepare_start(&prep, a.bench || a.out ? a.co.device : GT_DEVICE_CPU, a.co.gpu, NULL, NULL);
+    gt_device_prepare_start(&prep, a.bench || a.out ? a.co.device : GT_DEVICE_CPU, a.co.gpu, NULL);
     gt_status s = gt_sparse_load(a.apath, &tm, &m);
     gt_trace("input read");
     if (s != GT_OK) {

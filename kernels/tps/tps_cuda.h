@@ -22,6 +22,9 @@ gt_status gt_tps_cuda_init(gt_timings *tm);
  * points; with gcv the eigen-decomposition too) through the same routines,
  * so that their first-call costs are paid there. Reports nothing. */
 #define GT_TPS_WARM_N 512
+/* Open cuBLAS and cuSOLVER (no context needed; errors come again from
+ * gt_tps_cuda_init): for a thread beside the context creation. */
+void gt_tps_cuda_load_libs(void);
 void gt_tps_cuda_warm(int kernel, int gcv);
 
 typedef struct gt_tps_cuda_fit gt_tps_cuda_fit;

@@ -335,6 +335,12 @@ extern "C" gt_status gt_tps_cuda_solve(gt_tps_cuda_fit *f, double lambda, double
     return GT_OK;
 }
 
+extern "C" void gt_tps_cuda_load_libs(void)
+{
+    (void)gt_cublas_load();
+    (void)gt_cusolver_load();
+}
+
 // ---- Warm-up: the handles, then each routine a fit calls, once, in the
 // same order and with the same types, at a small size on synthetic points,
 // so that CUDA's lazy loading of their kernels (tens of ms for cuSOLVER's

@@ -26,10 +26,16 @@ const char *gt_device_name(gt_device_kind k)
     return "?";
 }
 
-int gt_gpu_count(char *why, size_t why_len)
+/* GT_NO_GPU set (to anything but 0) */
+static bool gpus_hidden(void)
 {
     const char *env = getenv("GT_NO_GPU");
-    if (env && *env && strcmp(env, "0") != 0) {
+    return env && *env && strcmp(env, "0") != 0;
+}
+
+int gt_gpu_count(char *why, size_t why_len)
+{
+    if (gpus_hidden()) {
         if (why) snprintf(why, why_len, "GT_NO_GPU is set");
         return 0;
     }
@@ -86,46 +92,73 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
     return GT_OK;
 }
 
-/* whether the context of `gpu` is up and current on this thread */
-static bool prepare(gt_device_kind requested, int gpu)
+/* gt_device_prepare's work: whether the context of `gpu` is up and current
+ * on this thread. Once the GPU is known to exist (and before the context,
+ * the slow part, is created) found(arg) is called (when not NULL). */
+static bool prepare(gt_device_kind requested, int gpu, void (*found)(void *), void *arg)
 {
     if (requested == GT_DEVICE_CPU) return false;
 #if GT_HAVE_CUDA
     int n = gt_gpu_count(NULL, 0);
-    if (gpu >= 0 && gpu < n && gt_cu_set_device(gpu) == GT_OK) { /* errors: gt_device_choose reports them */
-        gt_trace("context ready (prepared)");
-        return true;
-    }
+    if (gpu < 0 || gpu >= n) return false; /* errors: gt_device_choose reports them */
+    if (found) found(arg);
+    if (gt_cu_set_device(gpu) != GT_OK) return false;
+    gt_trace("context ready (prepared)");
+    return true;
 #else
-    (void)gpu;
-#endif
+    (void)gpu, (void)found, (void)arg;
     return false;
+#endif
 }
 
 void gt_device_prepare(gt_device_kind requested, int gpu)
 {
-    (void)prepare(requested, gpu);
+    (void)prepare(requested, gpu, NULL, NULL);
 }
 
 typedef struct prep_thread {
     pthread_t th;
 } prep_thread;
 
-static void *prepare_main(void *arg)
+static void *load_main(void *arg)
 {
     gt_device_prep *p = arg;
-    if (prepare(p->requested, p->gpu) && p->warm) p->warm(p->arg);
+    p->w.load(p->w.arg);
     return NULL;
 }
 
-void gt_device_prepare_start(gt_device_prep *p, gt_device_kind requested, int gpu, void (*warm)(void *arg),
-                             void *arg)
+typedef struct loader {
+    gt_device_prep *p;
+    pthread_t th;
+    bool started;
+} loader;
+
+/* a GPU exists: start the warm-up's load beside the context creation (or
+ * run it here when no thread can be had) */
+static void start_load(void *arg)
 {
-    p->th = NULL;
+    loader *l = arg;
+    if (!l->p->w.load) return;
+    l->started = pthread_create(&l->th, NULL, load_main, l->p) == 0;
+    if (!l->started) l->p->w.load(l->p->w.arg);
+}
+
+static void *prepare_main(void *arg)
+{
+    gt_device_prep *p = arg;
+    loader l = {p, 0, false};
+    bool up = prepare(p->requested, p->gpu, start_load, &l);
+    if (l.started) pthread_join(l.th, NULL);
+    if (up && p->w.warm) p->w.warm(p->w.arg);
+    return NULL;
+}
+
+void gt_device_prepare_start(gt_device_prep *p, gt_device_kind requested, int gpu, const gt_device_warmup *w)
+{
+    memset(p, 0, sizeof *p);
     p->requested = requested;
     p->gpu = gpu;
-    p->warm = warm;
-    p->arg = arg;
+    if (w) p->w = *w;
     if (requested == GT_DEVICE_CPU || !GT_HAVE_CUDA) return;
     prep_thread *t = malloc(sizeof *t);
     if (!t) return;

@@ -432,7 +432,7 @@ static gt_status run_job(const gt_gs_job *j)
     c.one = j->orbit == 0;
     gt_timings_init(&c.tm);
     /* the CUDA start overlaps reading the cameras and the scene */
-    gt_device_prepare_start(&c.prep, j->device, j->gpu, NULL, NULL);
+    gt_device_prepare_start(&c.prep, j->device, j->gpu, NULL);
     gt_status st = job_setup(&c);
     gt_device_prepare_join(&c.prep);
     if (st == GT_OK) {

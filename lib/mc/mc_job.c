@@ -145,7 +145,7 @@ gt_status gt_mc_extract_job(const gt_mc_job *j)
     /* the CUDA start overlaps opening the volume (its header; the data is
      * streamed by the extraction) */
     gt_device_prep prep;
-    gt_device_prepare_start(&prep, j->device, j->gpu, NULL, NULL);
+    gt_device_prepare_start(&prep, j->device, j->gpu, NULL);
     gt_timings tm;
     gt_timings_init(&tm);
     double t0 = gt_now_ms(), iso;

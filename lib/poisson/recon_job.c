@@ -115,7 +115,7 @@ gt_status gt_poisson_reconstruct_job(const gt_poisson_job *job, gt_timings *tm, 
     /* the CUDA start overlaps reading the points; the device is chosen (and
      * its errors reported) here, after the read */
     gt_device_prep prep;
-    gt_device_prepare_start(&prep, job->device, job->gpu, NULL, NULL);
+    gt_device_prepare_start(&prep, job->device, job->gpu, NULL);
     double t0 = gt_now_ms();
     gt_ply_mesh pm;
     memset(&pm, 0, sizeof pm);

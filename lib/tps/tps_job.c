@@ -214,7 +214,13 @@ static gt_status do_volume(job_ctx *c)
 typedef gt_status (*job_fn)(job_ctx *c);
 
 #if GT_HAVE_CUDA
-/* on the preparing thread: cuBLAS/cuSOLVER handles and one small fit */
+/* beside the context creation: open cuBLAS and cuSOLVER */
+static void load_fit(void *arg)
+{
+    (void)arg;
+    gt_tps_cuda_load_libs();
+}
+/* then, with the context: their handles and one small fit */
 static void warm_fit(void *arg)
 {
     const gt_tps_job *j = arg;
@@ -225,11 +231,11 @@ static void warm_fit(void *arg)
 /* Start the device on a thread (with warm, where the job has one), run the
  * job, which reads its input and then chooses the device, and print the
  * stage table (also after a failure, as stpsfit always has). */
-static gt_status run(const gt_tps_job *j, job_fn fn, void (*warm)(void *))
+static gt_status run(const gt_tps_job *j, job_fn fn, const gt_device_warmup *warm)
 {
     job_ctx c = {.j = j, .dev = GT_DEVICE_CPU};
     gt_timings_init(&c.tm);
-    gt_device_prepare_start(&c.prep, j->device, j->gpu, warm, (void *)j);
+    gt_device_prepare_start(&c.prep, j->device, j->gpu, warm);
     gt_status s = fn(&c);
     gt_device_prepare_join(&c.prep);
     if (j->timings)
@@ -249,7 +255,8 @@ gt_status gt_tps_fit_job(const gt_tps_job *j)
     GT_TRY(need(j->target, "target points", "gt_tps_fit_job"));
     GT_TRY(need(j->output, "output", "gt_tps_fit_job"));
     #if GT_HAVE_CUDA
-    return run(j, do_fit, warm_fit);
+    const gt_device_warmup w = {load_fit, warm_fit, (void *)j};
+    return run(j, do_fit, &w);
 #else
     return run(j, do_fit, NULL);
 #endif

@@ -7,7 +7,8 @@
 #  - GT_STARTUP_TRACE=1: the milestones in order on stderr, none of the GPU's
 #  - CUDA build: --device auto does reach for libcuda (the check can fail)
 #  - with a GPU: the stpsfit fit loads cuSOLVER; mcmesh and stpsfit --apply
-#    load no cuBLAS/cuSOLVER/cuSPARSE
+#    load no cuBLAS/cuSOLVER/cuSPARSE; without one, the fit's fallback to
+#    the CPU opens neither
 set -u
 probe=$1 build_kind=$2
 B=$GT_BUILD_DIR/tools TD=$GT_TESTDATA
@@ -76,6 +77,9 @@ if [ "$build_kind" = cuda ]; then
       [ -z "$found" ] && ok "$name --device cuda loads no cuBLAS/cuSOLVER/cuSPARSE" || bad "$name --device cuda loaded: $found"
     done
   else
+    # the fallback to the CPU must not wait for libraries it will not use
+    found=$(grep -E 'file=lib(cublas|cublasLt|cusolver|cusparse)\.so' "$T/libs")
+    [ -z "$found" ] && ok "no GPU: --device auto opens no cuBLAS/cuSOLVER" || bad "no GPU: --device auto loaded: $found"
     echo "skip: no GPU for the --device cuda checks"
   fi
 fi
