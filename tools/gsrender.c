@@ -2,6 +2,7 @@
  * rasterizer's forward pass) to PNG, a PNG sequence or a Y4M stream.
  * Options go into a gt_gs_job; lib/gs/gs_job.c does the work. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -31,7 +32,9 @@ static const char *USAGE =
     "      --fps N             frame rate written to the Y4M header (default 30)\n"
     "Camera (one of):\n"
     "      --cameras FILE      cameras.json of the reference training\n"
-    "      --view NAME|N       camera by img_name, else by index from 0 (default 0)\n"
+    "      --view NAME|N|all   camera by img_name, else by index from 0 (default 0);\n"
+    "                          all: every camera in order, a sequence written like\n"
+    "                          an orbit's (a pattern, a .y4m file or -)\n"
     "      --eye X,Y,Z --target X,Y,Z [--up X,Y,Z] [--fovy DEG] [--size WxH]\n"
     "                          look-at camera (defaults: up 0,1,0, fovy 50, 1280x720)\n"
     "      --orbit N           N views on a circle around --target (default: the\n"
@@ -39,6 +42,10 @@ static const char *USAGE =
     "      --orbit-radius R    default 2.5 x the scene's radius (75th percentile of\n"
     "                          the distances to the centre)\n"
     "      --orbit-elevation D degrees above the orbit plane (default 20)\n"
+    "      --frames A:B        render frames A to B-1 (from 0) of the orbit or of\n"
+    "                          --view all's cameras, as the whole run does (A: to\n"
+    "                          the end, :B from 0); slices joined\n"
+    "                          (scripts/batch/join-parts) are the whole run\n"
     "  With none of these: orbit view 0 of the defaults.\n"
     "Rendering:\n"
     "      --background R,G,B  background colour in [0,1] (default 0,0,0)\n"
@@ -53,8 +60,29 @@ static const char *USAGE =
 
 enum {
     O_CAMERAS = GT_OPT_TOOL_BASE, O_VIEW, O_EYE, O_TARGET, O_UP, O_FOVY, O_SIZE, O_ORBIT, O_ORADIUS,
-    O_OELEV, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS, O_BINNING, O_OUTFMT
+    O_OELEV, O_FRAMES, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS, O_BINNING, O_OUTFMT
 };
+
+/* --frames A:B, A: or :B (frames A to B-1; a missing A is 0, a missing B the
+ * orbit's end); the job checks the range against --orbit. */
+static gt_status parse_frames(gt_gs_job *j, const char *arg)
+{
+    const char *colon = strchr(arg, ':');
+    if (!colon || !strcmp(arg, ":") || strchr(colon + 1, ':'))
+        return gt_usage_error("--frames '%s': give A:B (frames A to B-1 from 0), A: or :B", arg);
+    char a[32] = "0";
+    size_t na = (size_t)(colon - arg);
+    if (na >= sizeof a) return gt_usage_error("--frames '%s': give A:B with whole numbers A < B", arg);
+    if (na) memcpy(a, arg, na), a[na] = 0;
+    j->frame_end = -1;
+    if (gt_parse_int("--frames", a, 0, 1000000, &j->frame_first) != GT_OK ||
+        (colon[1] && gt_parse_int("--frames", colon + 1, 0, 1000000, &j->frame_end) != GT_OK))
+        return gt_usage_error("--frames '%s': give A:B with whole numbers 0 <= A < B", arg);
+    if (j->frame_end >= 0 && j->frame_end <= j->frame_first)
+        return gt_usage_error("--frames '%s': an empty range (A:B renders frames A to B-1; B > A)", arg);
+    j->have_frames = true;
+    return GT_OK;
+}
 
 /* One of gsrender's own options into the job. */
 static gt_status set_option(gt_gs_job *j, int c, const char *arg)
@@ -75,6 +103,7 @@ static gt_status set_option(gt_gs_job *j, int c, const char *arg)
     case O_ORBIT: st = gt_parse_int("--orbit", arg, 1, 1000000, &j->orbit); break;
     case O_ORADIUS: st = gt_parse_double("--orbit-radius", arg, 1e-9, 1e12, &j->orbit_radius); break;
     case O_OELEV: st = gt_parse_double("--orbit-elevation", arg, -89.9, 89.9, &j->orbit_elevation); break;
+    case O_FRAMES: st = parse_frames(j, arg); break;
     case O_BG:
         st = gt_parse_vec("--background", arg, 3, v3);
         for (int k = 0; k < 3 && st == GT_OK; k++) {
@@ -110,13 +139,20 @@ static gt_status set_option(gt_gs_job *j, int c, const char *arg)
  * input or another output, directories exist, names fit what is written. */
 static gt_status check_paths(const gt_gs_job *j, int outfmt)
 {
-    bool pat = false;
-    if (j->orbit) gt_gs_frame_pattern(j->output, &pat);
-    bool y4m = j->orbit && !pat;
+    bool pat = false, seq = j->orbit || gt_gs_job_all_views(j);
+    if (seq) gt_gs_frame_pattern(j->output, &pat);
+    bool y4m = seq && !pat;
     if (outfmt >= 0 && outfmt != (y4m ? 1 : 0))
         return gt_usage_error("--out-format %s: this command writes %s", outfmt ? "y4m" : "png",
                               y4m ? "a Y4M stream (png is for a view or a frame pattern)"
-                                  : "PNG (y4m is for an --orbit stream)");
+                                  : "PNG (y4m is for an --orbit or --view all stream)");
+    int total = j->orbit;
+    if (pat && !j->orbit) { /* --view all: the frames are the cameras */
+        gt_gs_camera *cams = NULL;
+        gt_status st = gt_gs_cameras_read(j->cameras, &cams, &total);
+        free(cams);
+        if (st != GT_OK) return st;
+    }
     const char *fmt = outfmt >= 0 ? NULL : y4m ? "y4m" : "png";
     gt_guard g;
     gt_guard_init(&g);
@@ -124,7 +160,9 @@ static gt_status check_paths(const gt_gs_job *j, int outfmt)
     gt_guard_input(&g, j->cameras, "--cameras");
     if (pat) {
         char path[4096];
-        for (int f = 0; f < j->orbit; f++) {
+        int first = 0, end = 0; /* no cameras: the job says so */
+        if (total > 0) GT_TRY(gt_gs_job_frames(j, total, &first, &end));
+        for (int f = first; f < end; f++) {
             snprintf(path, sizeof path, j->output, f);
             gt_guard_output(&g, path, "-o", fmt, "--out-format");
         }
@@ -159,6 +197,7 @@ int main(int argc, char **argv)
         {"orbit", required_argument, 0, O_ORBIT},
         {"orbit-radius", required_argument, 0, O_ORADIUS},
         {"orbit-elevation", required_argument, 0, O_OELEV},
+        {"frames", required_argument, 0, O_FRAMES},
         {"background", required_argument, 0, O_BG},
         {"sh-degree", required_argument, 0, O_SHDEG},
         {"scale-modifier", required_argument, 0, O_SCALE},

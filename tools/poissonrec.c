@@ -143,8 +143,12 @@ int main(int argc, char **argv)
     gt_timings_init(&tm);
     gt_poisson_job_result res;
     gt_status st = gt_poisson_reconstruct_job(&a.job, &tm, &res);
-    if (st == GT_OK && a.co.timings)
+    if (st == GT_OK && a.co.timings) {
         gt_timings_print(&tm, stderr, res.device == GT_DEVICE_CUDA ? "poissonrec (cuda)" : "poissonrec (cpu)");
+        if (res.overlapped)
+            fprintf(stderr, "download+write overlapped: the mesh came down in pieces through pinned buffers; "
+                    "the writer waited %.3f ms for them\n", res.download_wait_ms);
+    }
     gt_device_shutdown();
     return gt_report(st);
 }

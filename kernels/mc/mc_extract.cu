@@ -14,6 +14,7 @@
 // The index logic is mc_words.h's (tests/mc/test_mc_words.c checks it on the
 // host against the CPU numbering), the per-vertex math lib/mc/mc_math.h's.
 #include <cstdint>
+#include <cstdlib>
 
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
@@ -22,6 +23,10 @@
 #include "kernels/mc/mc_stages.h"
 
 namespace {
+
+// bytes of one pinned staging slot: large enough that the threaded reader
+// gets 8 chunks of 8 MiB per call, small enough to pin quickly
+constexpr size_t kStageBytes = (size_t)64 << 20;
 
 // the slab's totals in one place, so that one small copy brings them to the host
 __global__ void k_totals(Geo g, const uint64_t *offV, const uint64_t *offT, uint64_t nown, uint64_t nwc, uint64_t *tot)
@@ -49,6 +54,11 @@ struct gt_mc_cuda {
     bool two_scans;  // never pack the word counts (tests)
     gt_arena arena;
     void *stream;
+    // pinned staging for the overlapped upload (gt_mc_cuda_stage_*)
+    float *h_stage[2];
+    cudaEvent_t stage_done[2]; // the slot's last copy has finished
+    int64_t stage_planes;      // planes per slot
+    int stage_next;            // slot handed out next
 };
 
 static size_t words_of(const gt_mc_geom *g, int64_t planes)
@@ -106,6 +116,10 @@ extern "C" void gt_mc_cuda_destroy(gt_mc_cuda *c)
     gt_cu_free(c->d_nrm);
     gt_cu_free(c->d_tris);
     gt_arena_release(&c->arena);
+    for (int i = 0; i < 2; i++) {
+        gt_cu_pinned_free(c->h_stage[i]);
+        if (c->stage_done[i]) cudaEventDestroy(c->stage_done[i]);
+    }
     if (c->stream) gt_cu_stream_destroy(c->stream);
     free(c);
 }
@@ -119,11 +133,17 @@ extern "C" void gt_mc_cuda_use_device_volume(gt_mc_cuda *c, const float *d_vol)
     c->nzb = c->g.dims[2];
 }
 
+static gt_status ensure_dbuf(gt_mc_cuda *c, size_t plane)
+{
+    if (!c->d_buf) GT_TRY(gt_cu_malloc((void **)&c->d_buf, (size_t)c->cap_planes * plane * sizeof(float), "mc volume slab"));
+    return GT_OK;
+}
+
 extern "C" gt_status gt_mc_cuda_upload(gt_mc_cuda *c, const float *host, int64_t zb, int64_t nzb, gt_timings *tm)
 {
     const size_t plane = (size_t)c->g.dims[0] * (size_t)c->g.dims[1];
     if (nzb > c->cap_planes) return gt_fail(GT_ERR_RUNTIME, "internal: slab of %lld planes > %lld", (long long)nzb, (long long)c->cap_planes);
-    if (!c->d_buf) GT_TRY(gt_cu_malloc((void **)&c->d_buf, (size_t)c->cap_planes * plane * sizeof(float), "mc volume slab"));
+    GT_TRY(ensure_dbuf(c, plane));
     gt_timer t;
     gt_timer_start(&t, true, c->stream);
     GT_TRY(gt_cu_memcpy_h2d(c->d_buf, host, (size_t)nzb * plane * sizeof(float), c->stream));
@@ -133,6 +153,77 @@ extern "C" gt_status gt_mc_cuda_upload(gt_mc_cuda *c, const float *host, int64_t
     c->zb = zb;
     c->nzb = nzb;
     return GT_OK;
+}
+
+extern "C" gt_status gt_mc_cuda_stage_begin(gt_mc_cuda *c, int64_t zb, int64_t nzb, int64_t *have_end)
+{
+    const size_t plane = (size_t)c->g.dims[0] * (size_t)c->g.dims[1];
+    if (nzb > c->cap_planes) return gt_fail(GT_ERR_RUNTIME, "internal: slab of %lld planes > %lld", (long long)nzb, (long long)c->cap_planes);
+    GT_TRY(ensure_dbuf(c, plane));
+    *have_end = zb;
+    if (c->d_vol == c->d_buf && c->nzb > 0 && zb >= c->zb && zb < c->zb + c->nzb) {
+        // the last slab's top planes are this one's bottom: move them down a
+        // plane at a time (each copy's source and destination are disjoint;
+        // the stream runs them in order)
+        const int64_t shift = zb - c->zb, keep = c->zb + c->nzb - zb < nzb ? c->zb + c->nzb - zb : nzb;
+        if (shift > 0)
+            for (int64_t i = 0; i < keep; i++)
+                GT_TRY(gt_cu_memcpy_d2d(c->d_buf + (size_t)i * plane, c->d_buf + (size_t)(i + shift) * plane,
+                                        plane * sizeof(float), c->stream));
+        *have_end = zb + keep;
+    }
+    c->d_vol = c->d_buf;
+    c->zb = zb;
+    c->nzb = nzb;
+    return GT_OK;
+}
+
+extern "C" int64_t gt_mc_cuda_stage_planes(gt_mc_cuda *c)
+{
+    if (!c->stage_planes) {
+        const size_t plane_bytes = (size_t)c->g.dims[0] * (size_t)c->g.dims[1] * sizeof(float);
+        int64_t p = (int64_t)(kStageBytes / plane_bytes);
+        // test hook: small slots, so that small volumes take several pieces
+        const char *e = getenv("GT_MC_STAGE_PLANES");
+        if (e && atoll(e) > 0) p = atoll(e);
+        if (p < 1) p = 1;
+        c->stage_planes = p < c->cap_planes ? p : c->cap_planes;
+    }
+    return c->stage_planes;
+}
+
+extern "C" gt_status gt_mc_cuda_stage_buffer(gt_mc_cuda *c, float **host)
+{
+    *host = nullptr;
+    const int i = c->stage_next;
+    const int64_t p = gt_mc_cuda_stage_planes(c);
+    if (!c->h_stage[i]) {
+        const size_t bytes = (size_t)p * (size_t)c->g.dims[0] * (size_t)c->g.dims[1] * sizeof(float);
+        GT_TRY(gt_cu_pinned_alloc((void **)&c->h_stage[i], bytes, "mc pinned upload staging"));
+        GT_CU(cudaEventCreateWithFlags(&c->stage_done[i], cudaEventDisableTiming));
+    } else {
+        GT_CU(cudaEventSynchronize(c->stage_done[i])); // its last copy is done
+    }
+    *host = c->h_stage[i];
+    return GT_OK;
+}
+
+extern "C" gt_status gt_mc_cuda_stage_upload(gt_mc_cuda *c, const float *host, int64_t z, int64_t nz)
+{
+    const int i = c->stage_next;
+    if (host != c->h_stage[i] || nz > c->stage_planes || z < c->zb || z + nz > c->zb + c->nzb)
+        return gt_fail(GT_ERR_RUNTIME, "internal: staged planes [%lld,%lld) outside the slab or the staging slot",
+                       (long long)z, (long long)(z + nz));
+    const size_t plane = (size_t)c->g.dims[0] * (size_t)c->g.dims[1];
+    GT_TRY(gt_cu_memcpy_h2d(c->d_buf + (size_t)(z - c->zb) * plane, host, (size_t)nz * plane * sizeof(float), c->stream));
+    GT_CU(cudaEventRecord(c->stage_done[i], (cudaStream_t)c->stream));
+    c->stage_next = 1 - i;
+    return GT_OK;
+}
+
+extern "C" gt_status gt_mc_cuda_stage_wait(gt_mc_cuda *c)
+{
+    return gt_cu_stream_sync(c->stream);
 }
 
 extern "C" gt_status gt_mc_cuda_slab(gt_mc_cuda *c, int64_t z0, int64_t z1, uint64_t vbase, uint64_t *nv_out,
@@ -233,4 +324,15 @@ extern "C" gt_status gt_mc_cuda_download(gt_mc_cuda *c, gt_mc_mesh *m, gt_timing
     m->nvert += (size_t)c->nv;
     m->ntri += (size_t)c->nt;
     return GT_OK;
+}
+
+extern "C" void gt_mc_cuda_results(const gt_mc_cuda *c, const float **xyz, const float **nrm, const int32_t **tris,
+                                   uint64_t *nv, uint64_t *nt, void **stream)
+{
+    *xyz = c->d_xyz;
+    *nrm = c->g.normals ? c->d_nrm : nullptr;
+    *tris = c->d_tris;
+    *nv = c->nv;
+    *nt = c->nt;
+    *stream = c->stream;
 }

@@ -205,6 +205,12 @@ __global__ void k_triangles(const uint64_t *cells, const uint8_t *mask, const ui
     }
 }
 
+/* a mesh left on the device (gt_pr_mesh.dev) */
+struct dev_mesh {
+    float *xyz;
+    int32_t *tri;
+};
+
 /* device buffer that only grows (contents are not kept when it does) */
 struct dbuf {
     void *p = nullptr;
@@ -260,7 +266,7 @@ gt_status offsets(dbuf &cnt, size_t n, uint64_t *total, gt_arena *a)
 }
 
 gt_status extract(ctx &X, const eval_args &A, size_t nfine, double iso, const double center[3], double side,
-                  gt_pr_mesh *out)
+                  bool keep, gt_pr_mesh *out)
 {
     const int D = A.depth;
     const int cbits = 3 * (D + 1);
@@ -361,6 +367,25 @@ gt_status extract(ctx &X, const eval_args &A, size_t nfine, double iso, const do
            P<int32_t>(X.tri));
     GT_CU(cudaDeviceSynchronize());
     double t2 = gt_now_ms();
+    if (keep) { /* the mesh stays where it is: its buffers leave X for out->dev */
+        dev_mesh *dm = (dev_mesh *)calloc(1, sizeof *dm);
+        if (!dm) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+        dm->xyz = (float *)X.xyz.p;
+        dm->tri = (int32_t *)X.tri.p;
+        X.xyz = dbuf();
+        X.tri = dbuf();
+        gt_info("extract (gpu): %d rounds, %zu cells (%zu grown), %zu corners in %.1f ms; %llu edges -> %zu vertices, "
+                "%llu triangles in %.1f ms; the mesh stays on the device for the writer",
+                rounds, ns, ns - nfine, nc, t1 - t0, (unsigned long long)ne, nvert, (unsigned long long)ntri, t2 - t1);
+        if (capped) gt_warn("surface extraction stopped growing at %zu cells: the mesh may be open", ns);
+        out->nvert = nvert;
+        out->ntri = (size_t)ntri;
+        out->xyz = NULL;
+        out->tri = NULL;
+        out->dev = dm;
+        out->iso = iso;
+        return GT_OK;
+    }
     float *hx = (float *)gt_malloc_array(nvert ? nvert : 1, 3 * sizeof(float), "vertices");
     int32_t *ht = (int32_t *)gt_malloc_array(ntri ? (size_t)ntri : 1, 3 * sizeof(int32_t), "triangles");
     if (!hx || !ht) {
@@ -392,7 +417,7 @@ gt_status extract(ctx &X, const eval_args &A, size_t nfine, double iso, const do
 
 extern "C" gt_status gt_pr_extract_dev(const uint64_t *d_key, const int32_t *d_child, const int32_t *d_nbr,
                                        const double *d_coef, const size_t *level_start, int depth, double iso,
-                                       const double center[3], double side, gt_pr_mesh *out)
+                                       const double center[3], double side, bool keep, gt_pr_mesh *out)
 {
     if (depth < 0 || depth > GT_PR_MAX_DEPTH) return gt_fail(GT_ERR_RUNTIME, "extract: bad depth %d", depth);
     eval_args A;
@@ -405,20 +430,38 @@ extern "C" gt_status gt_pr_extract_dev(const uint64_t *d_key, const int32_t *d_c
     for (int l = 0; l <= depth + 1; l++) A.level_start[l] = level_start[l];
     ctx X;
     gt_arena_init(&X.arena);
-    gt_status st = extract(X, A, level_start[depth + 1] - level_start[depth], iso, center, side, out);
+    gt_status st = extract(X, A, level_start[depth + 1] - level_start[depth], iso, center, side, keep, out);
     X.free_all();
     return st;
 }
 
+extern "C" void gt_pr_dev_mesh_get(const void *dev, const float **xyz, const int32_t **tri)
+{
+    const dev_mesh *dm = (const dev_mesh *)dev;
+    *xyz = dm->xyz;
+    *tri = dm->tri;
+}
+
+extern "C" void gt_pr_dev_mesh_free(void *dev)
+{
+    dev_mesh *dm = (dev_mesh *)dev;
+    if (!dm) return;
+    gt_cu_free(dm->xyz);
+    gt_cu_free(dm->tri);
+    free(dm);
+}
+
 extern "C" gt_status gt_pr_extract_cuda(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out)
 {
+    /* the host needs the vertices only for density, trimming and colours */
+    const bool keep = p->mesh_on_device && !p->want_density && !(p->trim > 0) && !p->want_colors;
     const gt_pr_octree *o = &s->oct;
     size_t NN = o->nnodes;
     const gt_pr_dev_state *ds = (const gt_pr_dev_state *)s->dev;
     if (ds && ds->coef) {
         /* solved on the device: the octree and coefficients are still there */
         GT_TRY(gt_pr_extract_dev(ds->oct.key, ds->oct.child, ds->oct.nbr, ds->coef, o->level_start, o->depth,
-                                 s->iso, s->center, s->side, out));
+                                 s->iso, s->center, s->side, keep, out));
         return gt_pr_mesh_post(s, p, out);
     }
     void *b[4] = {0, 0, 0, 0};
@@ -432,7 +475,8 @@ extern "C" gt_status gt_pr_extract_cuda(const gt_pr_state *s, const gt_pr_params
     if (st == GT_OK) st = gt_cu_memcpy_h2d(b[3], s->coef, NN * sizeof(double), NULL);
     if (st == GT_OK)
         st = gt_pr_extract_dev((const uint64_t *)b[0], (const int32_t *)b[1], (const int32_t *)b[2],
-                               (const double *)b[3], o->level_start, o->depth, s->iso, s->center, s->side, out);
+                               (const double *)b[3], o->level_start, o->depth, s->iso, s->center, s->side, keep,
+                               out);
     for (int i = 0; i < 4; i++) gt_cu_free(b[i]);
     if (st != GT_OK) return st;
     return gt_pr_mesh_post(s, p, out);

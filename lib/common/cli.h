@@ -47,7 +47,8 @@ enum {
 #define GT_COMMON_HELP                                                            \
     "Common options:\n"                                                           \
     "      --device auto|cuda|cpu  where to compute (auto: CUDA if a GPU is present)\n" \
-    "      --gpu N             CUDA device index (default 0)\n"                   \
+    "      --gpu N             GPU to use, from 0, of those CUDA_VISIBLE_DEVICES\n"    \
+    "                          leaves (default 0; see DEVICE in the man page)\n"   \
     "      --timings           print per-stage times to stderr\n"                 \
     "  -q, --quiet             print errors only\n"                               \
     "  -v, --verbose           more detail on stderr (repeat for more)\n"         \

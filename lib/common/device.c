@@ -26,8 +26,7 @@ const char *gt_device_name(gt_device_kind k)
     return "?";
 }
 
-/* GT_NO_GPU set (to anything but 0) */
-static bool gpus_hidden(void)
+static bool no_gpu_env(void)
 {
     const char *env = getenv("GT_NO_GPU");
     return env && *env && strcmp(env, "0") != 0;
@@ -35,7 +34,7 @@ static bool gpus_hidden(void)
 
 int gt_gpu_count(char *why, size_t why_len)
 {
-    if (gpus_hidden()) {
+    if (no_gpu_env()) {
         if (why) snprintf(why, why_len, "GT_NO_GPU is set");
         return 0;
     }
@@ -45,6 +44,16 @@ int gt_gpu_count(char *why, size_t why_len)
     if (why) snprintf(why, why_len, "this build has no CUDA support");
     return 0;
 #endif
+}
+
+/* "; CUDA_VISIBLE_DEVICES='...'" when the CUDA runtime counted the GPUs and
+ * the variable is set (it decides which GPUs are seen, and their numbers),
+ * else "" */
+static void visible_note(char *buf, size_t len)
+{
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    buf[0] = 0;
+    if (GT_HAVE_CUDA && v && !no_gpu_env()) snprintf(buf, len, "; CUDA_VISIBLE_DEVICES='%.64s'", v);
 }
 
 /* the "device chosen" milestone of GT_STARTUP_TRACE, once per process (a
@@ -62,9 +71,12 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
         trace_chosen("device chosen: cpu");
         return GT_OK;
     }
-    char why[256] = "";
+    char why[256] = "", vis[96] = "";
     int n = gt_gpu_count(why, sizeof why);
+    visible_note(vis, sizeof vis);
     if (n == 0) {
+        size_t l = strlen(why);
+        snprintf(why + l, sizeof why - l, "%s", vis);
         if (requested == GT_DEVICE_CUDA)
             return gt_fail(GT_ERR_GPU, "--device cuda: no CUDA GPU is available (%s)", why);
         gt_notice("no CUDA GPU available (%s); computing on the CPU", why);
@@ -73,8 +85,8 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
         return GT_OK;
     }
     if (gpu < 0 || gpu >= n)
-        return gt_fail(GT_ERR_GPU, "--gpu %d: no such GPU (this machine has %d, numbered 0..%d)",
-                       gpu, n, n - 1);
+        return gt_fail(GT_ERR_GPU, "--gpu %d: no such GPU (this machine has %d, numbered 0..%d%s)", gpu, n,
+                       n - 1, vis);
 #if GT_HAVE_CUDA
     GT_TRY(gt_cu_set_device(gpu));
     trace_chosen("device chosen: cuda, context ready");

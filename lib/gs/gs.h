@@ -199,13 +199,22 @@ gt_status gt_gs_render(bool use_gpu, const gt_gs_scene *s, const gt_gs_camera *c
  * centre, the median position) around the axis `up` (have_up; else the
  * cameras' mean up, else 0,1,0) at orbit_radius (<= 0: 2.5 x the scene's
  * radius) and orbit_elevation degrees. Size: width x height when have_size,
- * else the first camera's when cameras are given, else the defaults. */
+ * else the first camera's when cameras are given, else the defaults.
+ * View "all" renders the cameras of `cameras` in order as a sequence (output
+ * as for an orbit; a Y4M stream needs the cameras one size).
+ * A slice (have_frames): frames frame_first..frame_end-1 of the N-frame
+ * orbit or of the camera list, each rendered and numbered as in the whole
+ * run, so that slices rendered apart (on other GPUs or machines) and joined
+ * are the whole run:
+ * PNGs by their global number, Y4M streams each with the same header, their
+ * frames after it concatenated (scripts/batch/join-parts). */
 typedef struct gt_gs_job {
     const char *scene;    /* 3DGS PLY or .splat */
     const char *output;   /* view: PNG; orbit: a pattern with one %d (frame_%04d.png),
                              a .y4m file or "-" (Y4M on stdout) */
     const char *cameras;  /* cameras.json of the reference training, or NULL */
-    const char *view;     /* camera of `cameras`: img_name, else index (NULL: "0") */
+    const char *view;     /* camera of `cameras`: img_name, else index (NULL: "0"); "all":
+                             every camera in order, a sequence like an orbit's */
     const char *depth;    /* view only: expected depth, .pfm (float) or .pgm (16-bit), or NULL */
     bool alpha;           /* RGBA PNGs (alpha = 1 - final transmittance) */
     bool have_eye, have_target, have_up, have_size;
@@ -213,6 +222,9 @@ typedef struct gt_gs_job {
     double fovy;          /* degrees */
     int width, height;
     int orbit;            /* frames (gt_gs_render_orbit); 0 for gt_gs_render_view */
+    bool have_frames;     /* render only frames frame_first..frame_end-1 (orbit or view all) */
+    int frame_first;      /* from 0; the orbit angle and a pattern's number stay global */
+    int frame_end;        /* exclusive; < 0: to the orbit's end (gt_gs_job_init: -1) */
     double orbit_radius;  /* <= 0: 2.5 x the scene's radius */
     double orbit_elevation; /* degrees above the orbit plane */
     int fps;              /* frame rate in the Y4M header */
@@ -225,11 +237,18 @@ void gt_gs_job_init(gt_gs_job *j);
 /* GT_ERR_USAGE with the program's message when the fields contradict each
  * other (eye without target, cameras and eye, view without cameras, depth with
  * an orbit or not .pfm/.pgm, an orbit output that is neither a pattern nor
- * .y4m nor "-", a view to "-"); the render functions call it first. */
+ * .y4m nor "-", a view to "-", a frame slice without an orbit, empty or past
+ * its end); the render functions call it first. */
 gt_status gt_gs_job_check(const gt_gs_job *j);
 /* Whether s is a frame pattern: no % conversion but one %d (%4d, %04d) and
  * %%; *has says whether it holds the %d. */
 bool gt_gs_frame_pattern(const char *s, bool *has);
+/* Whether the job renders every camera of `cameras` (view "all"). */
+bool gt_gs_job_all_views(const gt_gs_job *j);
+/* The frames of a sequence of `total` (the orbit's frames, or the cameras
+ * for view "all") the job renders, first..end-1: all of them without
+ * have_frames; GT_ERR_USAGE naming the range when it is empty or past total. */
+gt_status gt_gs_job_frames(const gt_gs_job *j, int total, int *first, int *end);
 gt_status gt_gs_render_view(const gt_gs_job *j);
 gt_status gt_gs_render_orbit(const gt_gs_job *j);
 

@@ -27,7 +27,38 @@ void gt_gs_job_init(gt_gs_job *j)
     j->height = 720;
     j->orbit_elevation = 20;
     j->fps = 30;
+    j->frame_end = -1;
     j->device = GT_DEVICE_AUTO;
+}
+
+bool gt_gs_job_all_views(const gt_gs_job *j)
+{
+    return j->view && !strcmp(j->view, "all");
+}
+
+gt_status gt_gs_job_frames(const gt_gs_job *j, int total, int *first, int *end)
+{
+    *first = 0;
+    *end = total;
+    if (!j->have_frames) return GT_OK;
+    char r[48];
+    if (j->frame_end >= 0) snprintf(r, sizeof r, "%d:%d", j->frame_first, j->frame_end);
+    else snprintf(r, sizeof r, "%d:", j->frame_first);
+    if (!j->orbit && !gt_gs_job_all_views(j))
+        return gt_fail(GT_ERR_USAGE, "--frames '%s': a slice of an --orbit or of --view all; give one", r);
+    if (j->frame_first < 0) return gt_fail(GT_ERR_USAGE, "--frames '%s': frames count from 0", r);
+    if (j->frame_end >= 0 && j->frame_end <= j->frame_first)
+        return gt_fail(GT_ERR_USAGE, "--frames '%s': an empty range (A:B renders frames A to B-1; B > A)", r);
+    if (j->frame_first >= total || j->frame_end > total) {
+        if (j->orbit)
+            return gt_fail(GT_ERR_USAGE, "--frames '%s': past the end of the orbit's %d frames (0..%d; B at most %d)",
+                           r, total, total - 1, total);
+        return gt_fail(GT_ERR_USAGE, "--frames '%s': past the end of the %d cameras of %s (0..%d; B at most %d)", r,
+                       total, j->cameras, total - 1, total);
+    }
+    *first = j->frame_first;
+    if (j->frame_end >= 0) *end = j->frame_end;
+    return GT_OK;
 }
 
 /* one %d-style conversion (%d, %5d, %05d) and no other % but %% */
@@ -66,22 +97,25 @@ gt_status gt_gs_job_check(const gt_gs_job *j)
     if (j->view && !j->cameras) return gt_fail(GT_ERR_USAGE, "--view needs --cameras");
     if (j->orbit && (j->view || j->have_eye))
         return gt_fail(GT_ERR_USAGE, "--orbit makes its own cameras: drop --view/--eye");
+    bool all = gt_gs_job_all_views(j);
     if (j->depth && j->orbit) return gt_fail(GT_ERR_USAGE, "--depth is for a single view, not --orbit");
+    if (j->depth && all) return gt_fail(GT_ERR_USAGE, "--depth is for a single view, not --view all");
     if (j->depth && !ends_with(j->depth, ".pfm") && !ends_with(j->depth, ".pgm"))
         return gt_fail(GT_ERR_USAGE, "--depth '%s': give a .pfm or .pgm file", j->depth);
-    if (j->orbit) {
+    if (j->orbit || all) {
         bool pat = false;
         if (!gt_gs_frame_pattern(j->output, &pat))
             return gt_fail(GT_ERR_USAGE, "-o '%s': a frame pattern takes one %%d (e.g. frame_%%04d.png)",
                            j->output);
         if (!pat && strcmp(j->output, "-") != 0 && !ends_with(j->output, ".y4m"))
             return gt_fail(GT_ERR_USAGE,
-                           "-o '%s': with --orbit give a pattern like frame_%%04d.png, a .y4m file or -",
-                           j->output);
+                           "-o '%s': with %s give a pattern like frame_%%04d.png, a .y4m file or -",
+                           j->output, all ? "--view all" : "--orbit");
     }
-    if (!j->orbit && !strcmp(j->output, "-"))
+    if (!j->orbit && !all && !strcmp(j->output, "-"))
         return gt_fail(GT_ERR_USAGE, "-o -: standard output is for --orbit Y4M streams; give a .png");
-    return GT_OK;
+    int first, end; /* --view all: the range is checked once the cameras are read */
+    return gt_gs_job_frames(j, all ? 1000000 : j->orbit, &first, &end);
 }
 
 static gt_status write_png(const char *path, const gt_gs_image *im, bool alpha)
@@ -138,6 +172,7 @@ typedef struct {
     gt_gs_image *im; /* [2] */
     bool y4m, alpha;
     const char *pattern;
+    int first; /* global number of frame 0 of the slice (the pattern's %d) */
     gt_yuv_writer *yw;
     uint8_t *rgb, *yuv;
     gt_pixfmt pf;
@@ -155,7 +190,7 @@ static gt_status write_one(frame_writer *w, int f)
         return gt_yuv_write_frame(w->yw, w->yuv);
     }
     char path[4096];
-    snprintf(path, sizeof path, w->pattern, f);
+    snprintf(path, sizeof path, w->pattern, w->first + f);
     return write_png(path, im, w->alpha);
 }
 
@@ -192,7 +227,7 @@ static void *writer_main(void *arg)
 /* Everything one job holds; job_free releases it. */
 typedef struct {
     const gt_gs_job *j;
-    bool gpu, one;
+    bool gpu, one, list; /* one view; list: every camera of the file (--view all) */
     gt_device_prep prep; /* the CUDA start, on a thread while the inputs are read */
     gt_timings tm;
     gt_gs_camera *cams;
@@ -201,7 +236,8 @@ typedef struct {
     gt_gs_scene scene;
     gt_gs_gpu *g;
     double centre[3], up[3], radius; /* the orbit (or default view) */
-    int W, H, nframes;
+    int W, H, nframes;               /* nframes: of this run (the slice) */
+    int first;                       /* the slice's first frame in the orbit */
     gt_gs_image im, im2[2];          /* one view; the orbit's two buffers */
     bool y4m;
     gt_pixfmt pf;
@@ -245,6 +281,26 @@ static gt_status pick_view(job_ctx *c)
     return GT_OK;
 }
 
+/* --view all: the slice of the cameras; a Y4M stream needs them all one size. */
+static gt_status list_slice(job_ctx *c)
+{
+    const gt_gs_job *j = c->j;
+    int end;
+    GT_TRY(gt_gs_job_frames(j, c->ncams, &c->first, &end));
+    c->nframes = end - c->first;
+    bool pat = false;
+    gt_gs_frame_pattern(j->output, &pat);
+    const gt_gs_camera *a = &c->cams[c->first];
+    for (int i = c->first + 1; i < end && !pat; i++)
+        if (c->cams[i].width != a->width || c->cams[i].height != a->height)
+            return gt_fail_at(GT_ERR_DATA, j->cameras, 0,
+                              "camera %d ('%s') is %dx%d but camera %d ('%s') is %dx%d: a Y4M stream has one "
+                              "size (write PNGs, -o frame_%%04d.png)",
+                              i, c->cams[i].name, c->cams[i].width, c->cams[i].height, c->first, a->name, a->width,
+                              a->height);
+    return GT_OK;
+}
+
 /* The orbit (or default view) geometry: centre, up axis, radius and size. */
 static void orbit_geometry(job_ctx *c, int *w, int *h)
 {
@@ -284,6 +340,7 @@ static gt_status job_setup(job_ctx *c)
     if (j->cameras && c->one) GT_TRY(pick_view(c));
     else if (c->one && j->have_eye)
         GT_TRY(gt_gs_camera_lookat(&c->single, j->eye, j->target, j->up, j->fovy, j->width, j->height));
+    if (c->list) GT_TRY(list_slice(c));
 
     gt_timer_start(&t, false, NULL);
     GT_TRY(gt_gs_scene_read(j->scene, &c->scene));
@@ -292,7 +349,11 @@ static gt_status job_setup(job_ctx *c)
 
     int w = j->width, h = j->height;
     orbit_geometry(c, &w, &h);
-    c->nframes = c->one ? 1 : j->orbit;
+    int end = 1;
+    if (j->orbit) GT_TRY(gt_gs_job_frames(j, j->orbit, &c->first, &end));
+    else if (c->list) end = c->first + c->nframes; /* list_slice */
+    c->nframes = end - c->first;
+    if (c->list) w = c->cams[c->first].width, h = c->cams[c->first].height;
     if (c->one && !j->cameras && !j->have_eye)
         GT_TRY(gt_gs_camera_orbit(&c->single, c->centre, c->up, c->radius, j->orbit_elevation, 0, 1, j->fovy,
                                   w, h));
@@ -364,11 +425,18 @@ static gt_status render_frames(job_ctx *c, frame_writer *w)
         bool werr = w->st != GT_OK;
         pthread_mutex_unlock(&w->mu);
         if (werr) break;
-        gt_gs_camera cam;
-        st = gt_gs_camera_orbit(&cam, c->centre, c->up, c->radius, j->orbit_elevation, f, c->nframes, j->fovy,
-                                c->W, c->H);
+        gt_gs_camera cam; /* a camera of the list, or at the angle of its place in the whole orbit */
+        if (c->list) cam = c->cams[c->first + f];
+        else st = gt_gs_camera_orbit(&cam, c->centre, c->up, c->radius, j->orbit_elevation, c->first + f, j->orbit,
+                                     j->fovy, c->W, c->H);
         if (st != GT_OK) break;
-        st = render_frame(c, &cam, &c->im2[f % 2]);
+        gt_gs_image *im = &c->im2[f % 2];
+        if (im->w != cam.width || im->h != cam.height) { /* PNGs of a list: each camera its size */
+            gt_gs_image_free(im);
+            st = gt_gs_image_alloc(im, cam.width, cam.height);
+            if (st != GT_OK) break;
+        }
+        st = render_frame(c, &cam, im);
         if (st != GT_OK) break;
         pthread_mutex_lock(&w->mu);
         w->posted = f + 1;
@@ -389,6 +457,7 @@ static gt_status render_orbit(job_ctx *c, gt_progress *pg)
     w.y4m = c->y4m;
     w.alpha = c->j->alpha;
     w.pattern = c->j->output;
+    w.first = c->first;
     w.yw = c->yw;
     w.rgb = c->rgb;
     w.yuv = c->yuv;
@@ -429,7 +498,8 @@ static gt_status run_job(const gt_gs_job *j)
     job_ctx c;
     memset(&c, 0, sizeof c);
     c.j = j;
-    c.one = j->orbit == 0;
+    c.list = gt_gs_job_all_views(j);
+    c.one = j->orbit == 0 && !c.list;
     gt_timings_init(&c.tm);
     /* the CUDA start overlaps reading the cameras and the scene */
     gt_device_prepare_start(&c.prep, j->device, j->gpu, NULL);

@@ -77,6 +77,36 @@ gt_status gt_ply_write_trimesh(const char *path, size_t nvert, const float *xyz,
                                const float *extra, size_t ntri, const int32_t *tris,
                                gt_ply_format fmt);
 
+/* A triangle mesh that arrives in pieces (from GPU memory, say), for
+ * gt_ply_write_trisrc. The writer asks for vertex rows [v0, v0+n) and then
+ * triangles [t0, t0+n) in increasing order, `chunk` rows at a time (0: 1M),
+ * all vertices before any triangle. The pointers an answer gives stay valid
+ * until the next call (of either function) returns, so a source can fetch
+ * piece k+1 while the writer formats piece k; the writer formats a piece
+ * completely before it asks for the next one. Columns: xyz, then normals
+ * (when `normals`), then nextra extra float columns named extra_names. */
+typedef struct gt_ply_trisrc {
+    size_t nvert, ntri;
+    bool normals;
+    int nextra;
+    const char *const *extra_names;
+    size_t chunk;
+    /* xyz and nrm: n*3 floats; extra: n*nextra floats (NULL when nextra is 0) */
+    gt_status (*verts)(void *ctx, size_t v0, size_t n, const float **xyz, const float **nrm,
+                       const float **extra);
+    /* n*3 vertex indices */
+    gt_status (*tris)(void *ctx, size_t t0, size_t n, const int32_t **tris);
+    void *ctx;
+} gt_ply_trisrc;
+
+/* Write the mesh of `src` as a PLY (the same bytes gt_ply_write_trimesh
+ * gives). Binary output formats each piece on several threads and hands it
+ * to an output thread (the parallel mmap appender, common/mapout.h, for
+ * regular files), which writes piece k while piece k+1 is fetched and
+ * formatted; ascii is printed in order on one thread. Atomic; "-" = stdout.
+ * An error of a source callback is returned as it is (its message kept). */
+gt_status gt_ply_write_trisrc(const char *path, const gt_ply_trisrc *src, gt_ply_format fmt);
+
 /* Build an empty mesh with given vertex properties (all float32 unless
  * types is non-NULL) and room for nvert vertices. */
 gt_status gt_ply_mesh_alloc(gt_ply_mesh *m, size_t nvert, int nprops, const char *const *names,

@@ -1,7 +1,8 @@
 /* PLY writing (see ply.h): the header, then the vertex rows (straight from
  * memory when they are all float32 in the host's order, else converted in
  * chunks) and the faces as uchar-counted int lists; ascii prints each value.
- * Output is atomic (common/output.h). */
+ * Output is atomic (common/output.h). Triangle meshes (gt_ply_write_trimesh)
+ * go through the parallel piecewise writer of ply_write_tri.c. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,32 +148,38 @@ gt_status gt_ply_write(const char *path, const gt_ply_mesh *m, gt_ply_format fmt
     return write_impl(path, m, &fc, fmt);
 }
 
+/* a mesh already in host memory: the pieces point into its arrays */
+typedef struct host_tris {
+    const float *xyz, *nrm, *extra;
+    int nextra;
+    const int32_t *tris;
+} host_tris;
+
+static gt_status host_verts(void *ctx, size_t v0, size_t n, const float **xyz, const float **nrm,
+                            const float **extra)
+{
+    const host_tris *h = ctx;
+    (void)n;
+    *xyz = h->xyz + 3 * v0;
+    *nrm = h->nrm ? h->nrm + 3 * v0 : NULL;
+    *extra = h->nextra ? h->extra + (size_t)h->nextra * v0 : NULL;
+    return GT_OK;
+}
+
+static gt_status host_tri(void *ctx, size_t t0, size_t n, const int32_t **tris)
+{
+    const host_tris *h = ctx;
+    (void)n;
+    *tris = h->tris + 3 * t0;
+    return GT_OK;
+}
+
 gt_status gt_ply_write_trimesh(const char *path, size_t nvert, const float *xyz, const float *normals, int nextra,
                                const char *const *extra_names, const float *extra, size_t ntri,
                                const int32_t *tris, gt_ply_format fmt)
 {
-    if (nextra < 0 || nextra > PLY_MAX_PROPS - 6) return gt_fail(GT_ERR_USAGE, "bad extra column count %d", nextra);
-    int np = 3 + (normals ? 3 : 0) + nextra;
-    const char **names = malloc((size_t)np * sizeof *names);
-    if (!names) return gt_fail(GT_ERR_RUNTIME, "out of memory");
-    static const char *const base[] = {"x", "y", "z", "nx", "ny", "nz"};
-    int k = 0;
-    for (int i = 0; i < (normals ? 6 : 3); i++) names[k++] = base[i];
-    for (int i = 0; i < nextra; i++) names[k++] = extra_names[i];
-    gt_ply_mesh m;
-    gt_status st = gt_ply_mesh_alloc(&m, nvert, np, names, NULL);
-    free(names);
-    if (st != GT_OK) return st;
-    for (size_t v = 0; v < nvert; v++) {
-        float *row = m.vdata + v * (size_t)np;
-        int c = 0;
-        for (int i = 0; i < 3; i++) row[c++] = xyz[3 * v + (size_t)i];
-        if (normals)
-            for (int i = 0; i < 3; i++) row[c++] = normals[3 * v + (size_t)i];
-        for (int i = 0; i < nextra; i++) row[c++] = extra[v * (size_t)nextra + (size_t)i];
-    }
-    faces fc = {ntri, NULL, NULL, tris};
-    st = write_impl(path, &m, &fc, fmt);
-    gt_ply_free(&m);
-    return st;
+    host_tris h = {xyz, normals, extra, nextra, tris};
+    gt_ply_trisrc src = {.nvert = nvert, .ntri = ntri, .normals = normals != NULL, .nextra = nextra,
+                         .extra_names = extra_names, .verts = host_verts, .tris = host_tri, .ctx = &h};
+    return gt_ply_write_trisrc(path, &src, fmt);
 }

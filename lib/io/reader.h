@@ -51,6 +51,15 @@ gt_status gt_rd_line(gt_reader *r, char **line, size_t *len);
  * sets r->err on a read error. */
 size_t gt_rd_bytes(gt_reader *r, void *dst, size_t n);
 
+/* gt_rd_bytes for large reads: on a regular file, chunks of 8 MiB are
+ * pread() by several threads at once (reader_bulk.c); pipes and small reads
+ * go through gt_rd_bytes. Same contract: the count read (< n at EOF), r->err
+ * on a read error (a read error loses the whole call's data). */
+size_t gt_rd_bytes_bulk(gt_reader *r, void *dst, size_t n);
+/* Threads gt_rd_bytes_bulk uses: GT_READ_THREADS from the environment (1..16)
+ * or the online CPUs, at most 8. */
+int gt_rd_bulk_threads(void);
+
 /* Make at least `want` bytes available in buf[pos..] (fewer at EOF); returns
  * the number available. want <= GT_RD_BUF. */
 size_t gt_rd_fill(gt_reader *r, size_t want);

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "mc/mc.h"
+#include "mc/mc_stream.h"
 #if GT_HAVE_CUDA
 #include "kernels/common/cu_runtime.h"
 #include "kernels/mc/mc_cuda.h"
@@ -56,7 +57,7 @@ static int64_t planes_for(size_t budget, size_t per_plane, int64_t Z)
 /* After the GPU ran out of memory with slabs of P planes: the --max-gpu-mem
  * that gives slabs of half as many (the budget planes_for reads back), or
  * why none helps. */
-static void slab_hint(const gt_mc_geom *g, int64_t P)
+void gt_mc_slab_hint(const gt_mc_geom *g, int64_t P)
 {
     if (P <= 1) {
         gt_gpu_oom_hint("z-slabs of one plane of %lldx%lld voxels are the smallest: no --max-gpu-mem helps; "
@@ -72,12 +73,53 @@ static void slab_hint(const gt_mc_geom *g, int64_t P)
     gt_gpu_oom_hint("retry with --max-gpu-mem %s (z-slabs of %lld planes instead of %lld), or --device cpu", v,
                     (long long)half, (long long)P);
 }
+
+/* Bring planes [nb, ne) to the device for a slab: the planes the last slab
+ * already holds stay there; the rest are read piece by piece into pinned
+ * staging slots, each piece's copy running while the next one is read. The
+ * timings say what overlapped: "read (overlaps upload)" is the time in the
+ * reader, "upload wait" the time the host waited for copies (a free slot,
+ * then the last piece). */
+static gt_status upload_overlapped(gt_mc_cuda *cu, gt_mc_read_fn read, void *ctx, int64_t nb, int64_t ne,
+                                   gt_timings *tm)
+{
+    int64_t z;
+    GT_TRY(gt_mc_cuda_stage_begin(cu, nb, ne - nb, &z));
+    const int64_t sp = gt_mc_cuda_stage_planes(cu);
+    double t_read = 0, t_wait = 0;
+    gt_status st = GT_OK;
+    while (z < ne && st == GT_OK) {
+        const int64_t k = ne - z < sp ? ne - z : sp;
+        float *h;
+        double t0 = gt_now_ms();
+        st = gt_mc_cuda_stage_buffer(cu, &h);
+        double t1 = gt_now_ms();
+        t_wait += t1 - t0;
+        if (st != GT_OK) break;
+        st = read(ctx, z, k, h);
+        t_read += gt_now_ms() - t1;
+        if (st == GT_OK) st = gt_mc_cuda_stage_upload(cu, h, z, k);
+        z += k;
+    }
+    double t2 = gt_now_ms();
+    if (st == GT_OK) st = gt_mc_cuda_stage_wait(cu);
+    t_wait += gt_now_ms() - t2;
+    if (tm) {
+        gt_timings_add(tm, "read (overlaps upload)", t_read);
+        gt_timings_add(tm, "upload wait", t_wait);
+    }
+    return st;
+}
 #endif
 
-gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read,
-                               void *ctx, const gt_mc_params *p, size_t max_mem,
-                               int64_t slab_planes, gt_mc_mesh *m, gt_timings *tm)
+/* The streamed extraction; with keep (CUDA builds) and the whole volume in
+ * one pass on CUDA, the slab's results are left on the device and the
+ * context handed over in *keep instead of downloaded into m. */
+gt_status gt_mc_extract_stream_keep(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read, void *ctx,
+                                    const gt_mc_params *p, size_t max_mem, int64_t slab_planes, gt_mc_mesh *m,
+                                    gt_timings *tm, void **keep)
 {
+    if (keep) *keep = NULL;
     gt_mc_geom g;
     GT_TRY(gt_mc_geom_init(&g, dims, p));
     /* no voxels: an empty mesh (edge crossings alone make no triangles) */
@@ -109,9 +151,14 @@ gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_
     }
     if (P > Z) P = Z;
     int64_t cap = P + 3 < Z ? P + 3 : Z;
-    size_t bufbytes = (size_t)cap * plane * sizeof(float);
-    float *buf = malloc(bufbytes ? bufbytes : 1);
-    if (!buf) return gt_fail(GT_ERR_RUNTIME, "out of memory (%lld planes of %zu voxels)", (long long)cap, plane);
+    /* the CPU reads into a host buffer; the GPU path reads into pinned
+     * staging slots and keeps the slab only on the device */
+    float *buf = NULL;
+    if (dev != GT_DEVICE_CUDA) {
+        size_t bufbytes = (size_t)cap * plane * sizeof(float);
+        buf = malloc(bufbytes ? bufbytes : 1);
+        if (!buf) return gt_fail(GT_ERR_RUNTIME, "out of memory (%lld planes of %zu voxels)", (long long)cap, plane);
+    }
     gt_status st = GT_OK;
     gt_progress prog;
     gt_progress_start(&prog, P < Z ? "z-slabs" : "extract", (double)Z);
@@ -127,6 +174,21 @@ gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_
         gt_progress_update(&prog, (double)z0, NULL);
         int64_t z1 = z0 + P < Z ? z0 + P : Z;
         int64_t nb = z0 > 0 ? z0 - 1 : 0, ne = z1 + 2 < Z ? z1 + 2 : Z;
+#if GT_HAVE_CUDA
+        if (dev == GT_DEVICE_CUDA) {
+            uint64_t nv = 0, nt = 0;
+            st = upload_overlapped(cu, read, ctx, nb, ne, tm);
+            if (st == GT_OK) st = gt_mc_cuda_slab(cu, z0, z1, m->nvert, &nv, &nt, tm);
+            if (st == GT_OK && keep && P >= Z) {
+                *keep = cu; /* the caller downloads and frees it */
+                cu = NULL;
+            } else if (st == GT_OK) {
+                st = gt_mc_cuda_download(cu, m, tm);
+            }
+            if (st != GT_OK) goto done;
+            continue;
+        }
+#endif
         if (nb > lb && le > nb) memmove(buf, buf + (size_t)(nb - lb) * plane, (size_t)(le - nb) * plane * sizeof(float));
         if (le < nb) le = nb; /* not reached: slabs overlap */
         int64_t have = le - nb;
@@ -139,32 +201,28 @@ gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_
             if (st != GT_OK) goto done;
             le = ne;
         }
-        if (dev != GT_DEVICE_CUDA) {
-            gt_timer t;
-            gt_timer_start(&t, false, NULL);
-            st = gt_mc_slab_cpu(buf, nb, ne - nb, z0, z1, &g, m);
-            if (tm) gt_timings_add(tm, "extract (cpu)", gt_timer_stop(&t));
-            if (st != GT_OK) goto done;
-        }
-#if GT_HAVE_CUDA
-        else {
-            uint64_t nv = 0, nt = 0;
-            st = gt_mc_cuda_upload(cu, buf, nb, ne - nb, tm);
-            if (st == GT_OK) st = gt_mc_cuda_slab(cu, z0, z1, m->nvert, &nv, &nt, tm);
-            if (st == GT_OK) st = gt_mc_cuda_download(cu, m, tm);
-            if (st != GT_OK) goto done;
-        }
-#endif
+        gt_timer t;
+        gt_timer_start(&t, false, NULL);
+        st = gt_mc_slab_cpu(buf, nb, ne - nb, z0, z1, &g, m);
+        if (tm) gt_timings_add(tm, "extract (cpu)", gt_timer_stop(&t));
+        if (st != GT_OK) goto done;
     }
     gt_progress_update(&prog, (double)Z, NULL);
 done:
     gt_progress_end(&prog);
 #if GT_HAVE_CUDA
     if (cu) gt_mc_cuda_destroy(cu);
-    if (dev == GT_DEVICE_CUDA && gt_gpu_oom(st)) slab_hint(&g, P);
+    if (dev == GT_DEVICE_CUDA && gt_gpu_oom(st)) gt_mc_slab_hint(&g, P);
 #endif
     free(buf);
     return st;
+}
+
+gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read,
+                               void *ctx, const gt_mc_params *p, size_t max_mem,
+                               int64_t slab_planes, gt_mc_mesh *m, gt_timings *tm)
+{
+    return gt_mc_extract_stream_keep(dev, dims, read, ctx, p, max_mem, slab_planes, m, tm, NULL);
 }
 
 gt_status gt_mc_mesh_to_soup(const gt_mc_mesh *m, gt_mc_mesh *soup)

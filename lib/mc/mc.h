@@ -30,6 +30,7 @@
 #include "common/device.h"
 #include "common/status.h"
 #include "common/timer.h"
+#include "io/ply.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,6 +108,26 @@ gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_
                                void *ctx, const gt_mc_params *p, size_t max_mem,
                                int64_t slab_planes /* 0 = from max_mem */, gt_mc_mesh *m,
                                gt_timings *tm);
+
+/* The streamed extraction and the PLY of its mesh in one call (what
+ * gt_mc_extract_stream then gt_ply_write_trimesh would write, same bytes).
+ * On CUDA with the whole volume in one pass the mesh does not come to the
+ * host whole: it goes from device memory to the file in pieces through
+ * pinned buffers, the download of each piece running while the piece before
+ * is formatted and written (out->overlapped). The counts are set once known,
+ * also when the write then fails. Timings: "download+write (overlapped)" on
+ * that path, else the slab downloads in "transfers" and the write in
+ * "file I/O". */
+typedef struct gt_mc_ply_result {
+    size_t nvert, ntri;
+    double extract_ms;        /* extraction incl. slab reads */
+    bool overlapped;          /* the mesh went device -> file in pieces */
+    double download_wait_ms;  /* (overlapped) time the writer waited for downloads */
+    size_t download_bytes;    /* (overlapped) bytes downloaded */
+} gt_mc_ply_result;
+gt_status gt_mc_extract_stream_ply(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read, void *ctx,
+                                   const gt_mc_params *p, size_t max_mem, int64_t slab_planes, const char *path,
+                                   gt_ply_format fmt, gt_mc_ply_result *out, gt_timings *tm);
 
 /* Most device memory held at once by libcore's CUDA allocations (0 without CUDA). */
 size_t gt_mc_device_peak_bytes(void);

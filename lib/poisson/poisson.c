@@ -27,6 +27,9 @@ void gt_pr_params_default(gt_pr_params *p)
 void gt_pr_mesh_free(gt_pr_mesh *m)
 {
     free(m->xyz); free(m->density); free(m->rgb); free(m->tri); free(m->vol);
+#if GT_HAVE_CUDA
+    gt_pr_dev_mesh_free(m->dev);
+#endif
     memset(m, 0, sizeof *m);
 }
 

@@ -116,6 +116,9 @@ typedef struct gt_pr_params {
     int volume_depth;        /* > 0: also sample chi on a (2^v)^3 grid */
     bool progress;
     bool host_state;         /* CUDA path: also copy the octree and solution to the host state */
+    bool mesh_on_device;     /* CUDA path: leave the mesh on the device (gt_pr_mesh.dev) when nothing on
+                              * the host needs it (no density, trim or colours), for gt_pr_write_mesh_ply
+                              * to write in pieces as they come down */
 } gt_pr_params;
 
 void gt_pr_params_default(gt_pr_params *p);
@@ -134,6 +137,7 @@ typedef struct gt_pr_mesh {
     float *density;  /* nvert, or NULL */
     float *rgb;      /* nvert*3 (0..255), or NULL */
     int32_t *tri;    /* ntri*3 */
+    void *dev;       /* CUDA, with mesh_on_device: xyz and tri still on the device (then both NULL) */
     double iso;
     size_t nnodes;   /* octree size, for reports */
     size_t skipped_nonfinite, skipped_zero_normal;
@@ -147,6 +151,15 @@ typedef struct gt_pr_mesh {
 gt_status gt_poisson_reconstruct(const gt_pr_input *in, const gt_pr_params *p, gt_device_kind dev,
                                  gt_timings *tm, gt_pr_mesh *out);
 void gt_pr_mesh_free(gt_pr_mesh *m);
+/* A mesh left on the device (m->dev) brought to m->xyz and m->tri; a no-op
+ * for a host mesh. */
+gt_status gt_pr_mesh_to_host(gt_pr_mesh *m);
+/* The mesh as binary little-endian PLY, with density and colours as p asks
+ * (atomic). A mesh on the device goes to the file in pieces through pinned
+ * buffers, each download overlapping the write of the piece before;
+ * *download_wait_ms (may be NULL) gets how long the writer waited for them
+ * (0 for a host mesh). */
+gt_status gt_pr_write_mesh_ply(const char *path, const gt_pr_params *p, const gt_pr_mesh *m, double *download_wait_ms);
 /* m->vol as NRRD (float32 raw, space directions/origin, key iso), atomically */
 gt_status gt_pr_write_volume(const char *path, const gt_pr_mesh *m);
 
@@ -193,9 +206,13 @@ typedef struct gt_poisson_job_result {
     size_t nnodes;           /* octree nodes */
     double iso;
     size_t nvert, ntri;      /* the mesh written */
+    bool overlapped;         /* CUDA: the mesh went device -> file in pieces ("download+write (overlapped)") */
+    double download_wait_ms; /* then: how long the writer waited for downloads */
 } gt_poisson_job_result;
 
-/* The whole job: stages "read", the pipeline's stages and "write" are added
+/* The whole job: stages "read", the pipeline's stages and "write" (on CUDA,
+ * where the mesh is written from the device: "download+write (overlapped)"
+ * and "write" for the volume alone) are added
  * to tm (may be NULL). Errors in the data name the input file. Each output is
  * written atomically (no partial file), the mesh before the volume. */
 gt_status gt_poisson_reconstruct_job(const gt_poisson_job *job, gt_timings *tm, gt_poisson_job_result *res);

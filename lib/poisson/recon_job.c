@@ -45,31 +45,6 @@ static gt_status gather_points(const gt_ply_mesh *pm, const char *in_path, const
     return GT_OK;
 }
 
-/* The mesh as binary PLY, with density and colours as asked. */
-static gt_status write_mesh(const char *path, const gt_pr_params *p, const gt_pr_mesh *mesh)
-{
-    const char *extra_names[4];
-    int nextra = 0;
-    float *extra = NULL;
-    int want_rgb = p->want_colors && mesh->rgb;
-    if (p->want_density) extra_names[nextra++] = "density";
-    if (want_rgb) { extra_names[nextra++] = "red"; extra_names[nextra++] = "green"; extra_names[nextra++] = "blue"; }
-    if (nextra) {
-        extra = malloc(mesh->nvert * nextra * sizeof(float) + 4);
-        if (!extra) return gt_fail(GT_ERR_RUNTIME, "out of memory");
-        for (size_t v = 0; v < mesh->nvert; v++) {
-            int k = 0;
-            if (p->want_density) extra[v * nextra + k++] = mesh->density[v];
-            if (want_rgb)
-                for (int a = 0; a < 3; a++) extra[v * nextra + k++] = mesh->rgb[3 * v + a];
-        }
-    }
-    gt_status st = gt_ply_write_trimesh(path, mesh->nvert, mesh->xyz, NULL, nextra, extra_names, extra, mesh->ntri,
-                                        mesh->tri, GT_PLY_BINARY_LE);
-    free(extra);
-    return st;
-}
-
 /* The reconstruction of the points in pm, its report lines and the outputs. */
 static gt_status reconstruct_write(const gt_poisson_job *job, const gt_pr_params *p, const gt_ply_mesh *pm,
                                    gt_timings *tm, gt_poisson_job_result *res)
@@ -95,9 +70,14 @@ static gt_status reconstruct_write(const gt_poisson_job *job, const gt_pr_params
         res->nvert = mesh.nvert, res->ntri = mesh.ntri, res->nnodes = mesh.nnodes, res->iso = mesh.iso;
         res->skipped_nonfinite = mesh.skipped_nonfinite, res->skipped_zero_normal = mesh.skipped_zero_normal;
         double t0 = gt_now_ms();
-        st = write_mesh(job->output, p, &mesh);
+        res->overlapped = mesh.dev != NULL;
+        st = gt_pr_write_mesh_ply(job->output, p, &mesh, &res->download_wait_ms);
+        if (tm && res->overlapped) {
+            gt_timings_add(tm, "download+write (overlapped)", gt_now_ms() - t0);
+            t0 = gt_now_ms();
+        }
         if (st == GT_OK && job->volume) st = gt_pr_write_volume(job->volume, &mesh);
-        if (tm) gt_timings_add(tm, "write", gt_now_ms() - t0);
+        if (tm && (!res->overlapped || job->volume)) gt_timings_add(tm, "write", gt_now_ms() - t0);
         if (st == GT_OK) gt_trace("output written");
         gt_pr_mesh_free(&mesh);
     }
@@ -112,6 +92,7 @@ gt_status gt_poisson_reconstruct_job(const gt_poisson_job *job, gt_timings *tm, 
     int vd = p.volume_depth;
     p.volume_depth = job->volume ? (vd > 0 ? vd : (p.depth < 7 ? p.depth : 7)) : 0;
     p.progress = job->progress && gt_progress_enabled();
+    p.mesh_on_device = true; /* on CUDA, when no host step needs it: written from there */
     /* the CUDA start overlaps reading the points; the device is chosen (and
      * its errors reported) here, after the read */
     gt_device_prep prep;

@@ -96,6 +96,48 @@ static void orbit(const char *scene)
     gt_yuv_close(r);
 }
 
+/* The frames of a Y4M file, concatenated; *n gets their count. */
+static unsigned char *y4m_frames(const char *path, int *n, size_t *fb)
+{
+    gt_yuv_reader *r;
+    *n = 0;
+    if (gt_yuv_open(path, 0, 0, -1, &r) != GT_OK) return NULL;
+    *fb = gt_yuv_frame_bytes(r);
+    unsigned char *all = malloc(*fb * 8);
+    bool got = true;
+    while (all && *n < 8 && gt_yuv_read_frame(r, all + *n * *fb, &got) == GT_OK && got) (*n)++;
+    gt_yuv_close(r);
+    return all;
+}
+
+/* A slice of the orbit (have_frames 1..2 of 3) is frames 1 and 2 of the whole
+ * orbit (orbit() wrote it); a slice past the orbit is refused, with no file. */
+static void slice(const char *scene)
+{
+    const char *part = api_tmp("part.y4m"), *bad = api_tmp("bad.y4m");
+    gt_gs_job j;
+    gt_gs_job_init(&j);
+    j.scene = scene;
+    j.orbit = 3;
+    j.width = 32, j.height = 24, j.have_size = true;
+    j.have_frames = true, j.frame_first = 1; /* frame_end -1: to the end */
+    j.output = part;
+    gt_status st = gt_gs_render_orbit(&j);
+    CHECK(st == GT_OK, "slice 1: of the orbit: %s", gt_errmsg());
+    int nw = 0, np = 0;
+    size_t fw = 0, fp = 0;
+    unsigned char *w = y4m_frames(api_tmp("orbit.y4m"), &nw, &fw), *p = y4m_frames(part, &np, &fp);
+    CHECK(nw == 3 && np == 2 && fw == fp, "whole orbit %d frames, slice %d; want 3 and 2", nw, np);
+    if (nw == 3 && np == 2 && fw == fp) CHECK(!memcmp(w + fw, p, 2 * fw), "the slice's frames differ from 1..2");
+    free(w);
+    free(p);
+    j.frame_first = 2, j.frame_end = 4;
+    j.output = bad;
+    CHECK(gt_gs_render_orbit(&j) == GT_ERR_USAGE && strstr(gt_errmsg(), "past the end"),
+          "slice 2:4 of 3 frames: not refused (%s)", gt_errmsg());
+    CHECK(!api_exists(bad), "a refused slice left a file");
+}
+
 /* Jobs that fail leave no file: a contradiction in the job (a depth map of
  * an orbit) and a scene that does not exist. */
 static void failures(const char *scene)
@@ -120,6 +162,7 @@ int main(void)
     if (!api_begin("gs_job", scene)) return 1;
     view(scene, cams);
     orbit(scene);
+    slice(scene);
     failures(scene);
     return api_end("gs_job");
 }

@@ -106,6 +106,19 @@ grep -aq "element vertex 0" "$tmp/e.ply" || fail "iso above range: vertices writ
 grep -aq "element face [1-9]" "$tmp/e.ply" && fail "iso above range: faces written"
 head -c $((24 * 20)) "$raw" > "$tmp/thin.raw"
 expect 0 thin -- "$prog" "${dev[@]}" --iso 128 --dims 24,20,1 --type uint8 "$tmp/thin.raw" -o "$tmp/t.ply"; has_err "empty mesh" thin
+# the data range and NaN count of a volume large enough that the scan runs on
+# several threads (2^20 voxels): values (i mod 1000) - 333.5, one NaN
+if [ -x /usr/bin/python3 ]; then
+  /usr/bin/python3 -c '
+import struct, sys
+n = 128 * 128 * 64
+v = [(i % 1000) - 333.5 for i in range(n)]
+v[777777] = float("nan")
+open(sys.argv[1], "wb").write(struct.pack("<%df" % n, *v))' "$tmp/range.raw"
+  expect 0 "range scan" -- "$prog" "${dev[@]}" -v --iso 5000 --dims 128,128,64 --type float32 "$tmp/range.raw" -o "$tmp/r.ply"
+  has_err "outside the data range \[-333.5, 665.5\]" "range scan"
+  has_err "1 NaN voxels" "range scan"
+fi
 
 # GPU when present: same bytes as the CPU (auto picks it)
 if [ "${GT_NO_GPU:-0}" != 1 ] && "$prog" --device cuda --iso 0 "$td/sphere.nrrd" -o "$tmp/g.ply" 2>/dev/null; then

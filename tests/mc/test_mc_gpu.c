@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "gt_test.h"
+#include "kernels/common/cu_runtime.h"
 #include "kernels/mc/mc_cuda.h"
 #include "mc/mc.h"
 #include "mc_check.h"
@@ -117,6 +119,60 @@ static void test_slabs(void **state)
         double md;
         assert_int_equal(mc_same_mesh(&one, &m, 1e-5, &md), 0);
         gt_mc_mesh_free(&m);
+        gt_mc_mesh_free(&one);
+        free(v);
+    }
+}
+
+/* The overlapped upload (pinned staging slots, several pieces per slab):
+ * the reader is asked for each plane exactly once, in z order, in pieces of
+ * at most the slot size (planes the last slab brought up stay on the
+ * device), and the mesh is the CPU's. */
+typedef struct { const float *v; size_t plane; int64_t next, maxpiece; int bad; } seqsrc;
+static gt_status seq_rd(void *ctx, int64_t z0, int64_t nz, float *dst)
+{
+    seqsrc *s = ctx;
+    if (z0 != s->next || nz < 1 || nz > s->maxpiece) s->bad++;
+    s->next = z0 + nz;
+    memcpy(dst, s->v + (size_t)z0 * s->plane, (size_t)nz * s->plane * sizeof(float));
+    return GT_OK;
+}
+
+static void test_staged_upload(void **state)
+{
+    (void)state;
+    int64_t d[3] = {67, 41, 37};
+    for (int kind = 0; kind < 4; kind += 3) {
+        float *v = field(d, 500 + (uint64_t)kind, kind);
+        gt_mc_params p;
+        gt_mc_params_init(&p, kind == 3 ? 0.3 : 0.05);
+        p.normals = true;
+        gt_mc_mesh one;
+        memset(&one, 0, sizeof one);
+        GT_ASSERT_OK(gt_mc_extract(GT_DEVICE_CPU, v, d, &p, &one, NULL));
+        const char *stage[] = {"1", "2", "3", "7", "100"};
+        const int64_t planes[] = {1, 2, 5, 36, 37};
+        for (size_t a = 0; a < sizeof stage / sizeof stage[0]; a++)
+            for (size_t q = 0; q < sizeof planes / sizeof planes[0]; q++) {
+                setenv("GT_MC_STAGE_PLANES", stage[a], 1);
+                gt_mc_mesh m;
+                memset(&m, 0, sizeof m);
+                seqsrc s = {v, (size_t)(d[0] * d[1]), 0, atoll(stage[a]), 0};
+                gt_timings tm;
+                gt_timings_init(&tm);
+                GT_ASSERT_OK(gt_mc_extract_stream(GT_DEVICE_CUDA, d, seq_rd, &s, &p, 0, planes[q], &m, &tm));
+                unsetenv("GT_MC_STAGE_PLANES");
+                if (s.bad || s.next != d[2])
+                    fail_msg("stage %s, slabs of %lld: reads out of order, repeated or too large (%d bad, ended at %lld)",
+                             stage[a], (long long)planes[q], s.bad, (long long)s.next);
+                assert_true(gt_timings_get(&tm, "read (overlaps upload)") > 0);
+                double md;
+                int rc = mc_same_mesh(&one, &m, 1e-5, &md);
+                if (rc)
+                    fail_msg("stage %s planes, slabs of %lld: != one CPU pass (code %d, diff %g)", stage[a],
+                             (long long)planes[q], rc, md);
+                gt_mc_mesh_free(&m);
+            }
         gt_mc_mesh_free(&one);
         free(v);
     }
@@ -246,16 +302,114 @@ static void test_offset_layouts(void **state)
     }
 }
 
+/* ---- the mesh straight from the device to a PLY (gt_mc_extract_stream_ply):
+ * the same bytes as the whole-mesh download then gt_ply_write_trimesh, for
+ * many small pieces and the default ones, all formats, with and without
+ * normals; slabs take the host path (not overlapped), same bytes too */
+typedef struct mem_vol {
+    const float *v;
+    size_t plane;
+} mem_vol;
+
+static gt_status mem_planes(void *ctx, int64_t z0, int64_t nz, float *dst)
+{
+    const mem_vol *m = ctx;
+    memcpy(dst, m->v + (size_t)z0 * m->plane, (size_t)nz * m->plane * sizeof(float));
+    return GT_OK;
+}
+
+static void assert_same_bytes(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    assert_non_null(fa);
+    assert_non_null(fb);
+    long off = 0;
+    int ca, cb;
+    do {
+        ca = getc(fa);
+        cb = getc(fb);
+        if (ca != cb) fail_msg("%s and %s differ at byte %ld", a, b, off);
+        off++;
+    } while (ca != EOF);
+    fclose(fa);
+    fclose(fb);
+}
+
+static void test_ply_from_device(void **state)
+{
+    (void)state;
+    const int64_t d[3] = {61, 47, 53};
+    float *v = field(d, 5, 3);
+    mem_vol mv = {v, (size_t)(d[0] * d[1])};
+    char dir[] = "/tmp/gt_mcply_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char pa[300], pb[300];
+    snprintf(pa, sizeof pa, "%s/whole.ply", dir);
+    snprintf(pb, sizeof pb, "%s/pieces.ply", dir);
+    const char *pieces[] = {"997", "1000", NULL};
+    for (int pc = 0; pc < 3; pc++)
+        for (int nrm = 0; nrm < 2; nrm++)
+            for (int fmt = 0; fmt < 3; fmt++)
+                for (int slabs = 0; slabs < 2; slabs++) {
+                    if (pieces[pc]) setenv("GT_PLY_PIECE_ROWS", pieces[pc], 1);
+                    else unsetenv("GT_PLY_PIECE_ROWS");
+                    gt_mc_params p;
+                    gt_mc_params_init(&p, 0.1);
+                    p.normals = nrm;
+                    const int64_t P = slabs ? 7 : 0;
+                    gt_mc_mesh m;
+                    memset(&m, 0, sizeof m);
+                    GT_ASSERT_OK(gt_mc_extract_stream(GT_DEVICE_CUDA, d, mem_planes, &mv, &p, 0, P, &m, NULL));
+                    assert_true(m.nvert > 3000); /* several pieces of 1000 */
+                    GT_ASSERT_OK(gt_ply_write_trimesh(pa, m.nvert, m.xyz, nrm ? m.nrm : NULL, 0, NULL, NULL, m.ntri,
+                                                      m.tris, (gt_ply_format)fmt));
+                    gt_mc_ply_result r;
+                    gt_timings tm;
+                    gt_timings_init(&tm);
+                    GT_ASSERT_OK(gt_mc_extract_stream_ply(GT_DEVICE_CUDA, d, mem_planes, &mv, &p, 0, P, pb,
+                                                          (gt_ply_format)fmt, &r, &tm));
+                    assert_int_equal(r.nvert, m.nvert);
+                    assert_int_equal(r.ntri, m.ntri);
+                    assert_int_equal(r.overlapped, !slabs);
+                    if (!slabs) {
+                        assert_true(gt_timings_get(&tm, "download+write (overlapped)") > 0);
+                        assert_int_equal(r.download_bytes, (nrm ? 24 : 12) * m.nvert + 12 * m.ntri);
+                    }
+                    assert_same_bytes(pa, pb);
+                    gt_mc_mesh_free(&m);
+                }
+    unsetenv("GT_PLY_PIECE_ROWS");
+    /* a failing write (a directory that is not there) after the extraction:
+     * an error naming it, and the device context and pinned buffers freed */
+    gt_mc_params p;
+    gt_mc_params_init(&p, 0.1);
+    gt_mc_ply_result r;
+    size_t db, nb, pinned0, pinned1;
+    gt_cu_held(&db, &nb, &pinned0);
+    gt_status st = gt_mc_extract_stream_ply(GT_DEVICE_CUDA, d, mem_planes, &mv, &p, 0, 0, "/nonexistent-dir/x.ply",
+                                            GT_PLY_BINARY_LE, &r, NULL);
+    assert_int_equal(st, GT_ERR_RUNTIME);
+    assert_non_null(strstr(gt_errmsg(), "/nonexistent-dir/x.ply"));
+    gt_cu_held(&db, &nb, &pinned1);
+    assert_int_equal(pinned1, pinned0);
+    unlink(pa);
+    unlink(pb);
+    rmdir(dir);
+    free(v);
+}
+
 int main(void)
 {
     gt_test_require_gpu();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_and_analytic),
         cmocka_unit_test(test_slabs),
+        cmocka_unit_test(test_staged_upload),
         cmocka_unit_test(test_gpu_watertight),
         cmocka_unit_test(test_testdata_blobs),
         cmocka_unit_test(test_bunny),
         cmocka_unit_test(test_offset_layouts),
+        cmocka_unit_test(test_ply_from_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,12 @@
 
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "io/ply.h"
+#include "kernels/common/cu_runtime.h"
 #include "kernels/poisson/pr_gpu.h"
 #include "pr_testutil.h"
 
@@ -288,6 +294,87 @@ static void test_pipeline_closed(void **state)
     free(nn);
 }
 
+static void same_file_bytes(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    assert_non_null(fa);
+    assert_non_null(fb);
+    long off = 0;
+    int ca, cb;
+    do {
+        ca = getc(fa);
+        cb = getc(fb);
+        if (ca != cb) fail_msg("%s and %s differ at byte %ld", a, b, off);
+        off++;
+    } while (ca != EOF);
+    fclose(fa);
+    fclose(fb);
+}
+
+/* mesh_on_device: the mesh stays on the device and gt_pr_write_mesh_ply
+ * writes it in pieces (small ones and the default) with the same bytes as
+ * the same mesh brought to the host and written by gt_ply_write_trimesh;
+ * with density asked for it comes to the host as before */
+static void test_mesh_on_device_write(void **state)
+{
+    (void)state;
+    gt_rng g = {83};
+    size_t n = 30000;
+    float *x = malloc(12 * n), *nn = malloc(12 * n);
+    double c[3] = {0, 0, 0};
+    pr_sample_sphere(&g, n, 1.0, c, x, nn);
+    gt_pr_input in = {n, x, nn, NULL};
+    gt_pr_params p;
+    gt_pr_params_default(&p);
+    p.depth = 7;
+    p.mesh_on_device = true;
+    size_t db, nb, pinned0;
+    gt_cu_held(&db, &nb, &pinned0);
+    gt_pr_mesh m;
+    GT_ASSERT_OK(gt_poisson_reconstruct(&in, &p, GT_DEVICE_CUDA, NULL, &m));
+    assert_non_null(m.dev);
+    assert_null(m.xyz);
+    assert_true(m.nvert > 3000);
+    char dir[] = "/tmp/gt_prply_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char pa[3][300], pb[300];
+    const char *pieces[] = {"1000", "997", NULL};
+    for (int k = 0; k < 3; k++) {
+        snprintf(pa[k], sizeof pa[k], "%s/dev%d.ply", dir, k);
+        if (pieces[k]) setenv("GT_PLY_PIECE_ROWS", pieces[k], 1);
+        else unsetenv("GT_PLY_PIECE_ROWS");
+        double wait = -1;
+        GT_ASSERT_OK(gt_pr_write_mesh_ply(pa[k], &p, &m, &wait));
+        assert_true(wait >= 0);
+        if (k) same_file_bytes(pa[0], pa[k]);
+    }
+    snprintf(pb, sizeof pb, "%s/host.ply", dir);
+    unsetenv("GT_PLY_PIECE_ROWS");
+    GT_ASSERT_OK(gt_pr_mesh_to_host(&m));
+    assert_null(m.dev);
+    assert_non_null(m.xyz);
+    GT_ASSERT_OK(gt_ply_write_trimesh(pb, m.nvert, m.xyz, NULL, 0, NULL, NULL, m.ntri, m.tri, GT_PLY_BINARY_LE));
+    same_file_bytes(pa[0], pb);
+    long euler;
+    assert_int_equal(pr_check_closed_manifold(&m, &euler), 0);
+    gt_pr_mesh_free(&m);
+    /* density wanted: the host needs the vertices */
+    p.want_density = true;
+    GT_ASSERT_OK(gt_poisson_reconstruct(&in, &p, GT_DEVICE_CUDA, NULL, &m));
+    assert_null(m.dev);
+    assert_non_null(m.xyz);
+    assert_non_null(m.density);
+    gt_pr_mesh_free(&m);
+    size_t pinned1;
+    gt_cu_held(&db, &nb, &pinned1);
+    assert_int_equal(pinned1, pinned0);
+    for (int k = 0; k < 3; k++) unlink(pa[k]);
+    unlink(pb);
+    rmdir(dir);
+    free(x);
+    free(nn);
+}
+
 int main(void)
 {
     gt_test_require_gpu();
@@ -297,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_extract_same),
         cmocka_unit_test(test_extract_empty),
         cmocka_unit_test(test_pipeline_closed),
+        cmocka_unit_test(test_mesh_on_device_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
