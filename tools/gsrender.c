@@ -10,6 +10,7 @@
 #include "common/device.h"
 #include "common/guard.h"
 #include "common/log.h"
+#include "common/trace.h"
 #include "common/status.h"
 #include "gs/gs.h"
 
@@ -178,6 +179,7 @@ static gt_status check_paths(const gt_gs_job *j, int outfmt)
 int main(int argc, char **argv)
 {
     gt_set_progname("gsrender");
+    gt_trace("main entry");
     gt_gs_job j;
     gt_gs_job_init(&j);
     gt_common_opts co;

@@ -11,6 +11,7 @@
 #include "common/device.h"
 #include "common/guard.h"
 #include "common/log.h"
+#include "common/trace.h"
 #include "io/volume.h"
 #include "mc/mc.h"
 
@@ -117,6 +118,7 @@ static int set_option(gt_mc_job *j, int c, const char *arg)
 int main(int argc, char **argv)
 {
     gt_set_progname("mcmesh");
+    gt_trace("main entry");
     gt_common_opts co;
     gt_common_opts_init(&co);
     gt_mc_job j;

@@ -7,6 +7,7 @@
 #include "common/device.h"
 #include "common/guard.h"
 #include "common/log.h"
+#include "common/trace.h"
 #include "common/timer.h"
 #include "poisson/poisson.h"
 
@@ -134,6 +135,7 @@ static int parse_args(int argc, char **argv, args *a)
 int main(int argc, char **argv)
 {
     gt_set_progname("poissonrec");
+    gt_trace("main entry");
     args a;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) return rc;

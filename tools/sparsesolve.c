@@ -7,6 +7,7 @@
 #include "common/device.h"
 #include "common/guard.h"
 #include "common/log.h"
+#include "common/trace.h"
 #include "common/status.h"
 #include "common/timer.h"
 #include "sparse/sparse.h"
@@ -163,6 +164,7 @@ static int parse_args(int argc, char **argv, args *a)
 int main(int argc, char **argv)
 {
     gt_set_progname("sparsesolve");
+    gt_trace("main entry");
     args a;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) return rc;
@@ -170,15 +172,23 @@ int main(int argc, char **argv)
     gt_timings tm;
     gt_timings_init(&tm);
     gt_sparse_matrix m;
+    /* the CUDA start overlaps reading the matrix, where a job will run */
+    gt_device_prep prep;
+    gt_device_prepare_start(&prep, a.bench || a.out ? a.co.device : GT_DEVICE_CPU, a.co.gpu, NULL);
     gt_status s = gt_sparse_load(a.apath, &tm, &m);
-    if (s != GT_OK) return gt_report(s);
+    gt_trace("input read");
+    if (s != GT_OK) {
+        gt_device_prepare_join(&prep);
+        return gt_report(s);
+    }
     if (a.info) gt_sp_print_info(&m.info, stdout);
     if (a.bench || a.out) {
         /* chosen once for both jobs, so that the auto fallback is said once */
         a.job.gpu = a.co.gpu;
-        s = gt_device_choose(a.co.device, a.co.gpu, &a.job.device);
+        s = gt_device_prepare_finish(&prep, &a.job.device);
         if (s == GT_OK && a.bench) s = gt_sparse_spmv_bench(&m, &a.job, a.bench, stdout);
     }
+    gt_device_prepare_join(&prep);
     if (s != GT_OK || !a.out) {
         gt_sparse_matrix_free(&m);
         return gt_report(s);

@@ -9,6 +9,7 @@
 #include "common/device.h"
 #include "common/guard.h"
 #include "common/log.h"
+#include "common/trace.h"
 #include "io/points.h"
 #include "io/volume.h"
 #include "tps/tps.h"
@@ -133,6 +134,7 @@ static gt_status check_paths(const opts *o)
 int main(int argc, char **argv)
 {
     gt_set_progname("stpsfit");
+    gt_trace("main entry");
     gt_common_opts co;
     gt_common_opts_init(&co);
     opts o = {0};

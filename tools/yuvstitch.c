@@ -11,6 +11,7 @@
 #include "common/device.h"
 #include "common/guard.h"
 #include "common/log.h"
+#include "common/trace.h"
 #include "common/status.h"
 #include "io/yuv.h"
 #include "stitch/calib.h"
@@ -277,6 +278,7 @@ int main(int argc, char **argv)
 {
     static opts_t o;
     gt_set_progname("yuvstitch");
+    gt_trace("main entry");
     bool exit_ok;
     gt_status st = parse(argc, argv, &o, &exit_ok);
     if (st) return gt_report(st);

@@ -13,8 +13,19 @@
 extern "C" {
 #endif
 
-/* Create the handles (once); the time it took lands in stage "context". */
+/* Load cuBLAS and cuSOLVER (cu_libs.h) and create the handles (once): only
+ * the fit needs them. The time it took lands in stage "context". */
 gt_status gt_tps_cuda_init(gt_timings *tm);
+
+/* For a job's preparing thread (gt_device_prepare_start), with the context
+ * current: gt_tps_cuda_init, then one small fit (GT_TPS_WARM_N synthetic
+ * points; with gcv the eigen-decomposition too) through the same routines,
+ * so that their first-call costs are paid there. Reports nothing. */
+#define GT_TPS_WARM_N 512
+/* Open cuBLAS and cuSOLVER (no context needed; errors come again from
+ * gt_tps_cuda_init): for a thread beside the context creation. */
+void gt_tps_cuda_load_libs(void);
+void gt_tps_cuda_warm(int kernel, int gcv);
 
 typedef struct gt_tps_cuda_fit gt_tps_cuda_fit;
 

@@ -10,15 +10,15 @@
 // writes of a column), y over columns j (grid-stride beyond 65535 rows of
 // blocks); tps_add_diag: one diagonal element per thread, 256-thread blocks.
 // Everything else is cuBLAS/cuSOLVER.
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
-#include <cusolverDn.h>
 
 #include <cstdlib>
 
 #include "kernels/common/cu_check.h"
+#include "kernels/common/cu_libs.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/tps/tps_cuda.h"
+#include "common/trace.h"
 #include "tps/tps_math.h"
 
 static cublasHandle_t g_blas;
@@ -33,9 +33,9 @@ static bool g_init;
 static void release_handles(void)
 {
     if (!g_init) return;
-    cusolverDnDestroyParams(g_par);
-    cusolverDnDestroy(g_sol);
-    cublasDestroy(g_blas);
+    gt_cusolver.DnDestroyParams(g_par);
+    gt_cusolver.DnDestroy(g_sol);
+    gt_cublas.Destroy(g_blas);
     g_init = false;
 }
 
@@ -44,17 +44,19 @@ extern "C" gt_status gt_tps_cuda_init(gt_timings *tm)
     if (g_init) return GT_OK;
     double t0 = gt_now_ms();
     GT_CU(cudaFree(0)); // make sure the context exists
-    GT_CUBLAS(cublasCreate(&g_blas));
-    gt_status st = gt_cusolver_status_from(cusolverDnCreate(&g_sol), "cusolverDnCreate(&g_sol)", __FILE__, __LINE__);
+    GT_TRY(gt_cublas_load());
+    GT_TRY(gt_cusolver_load());
+    GT_CUBLAS(gt_cublas.Create(&g_blas));
+    gt_status st = gt_cusolver_status_from(gt_cusolver.DnCreate(&g_sol), "gt_cusolver.DnCreate(&g_sol)", __FILE__, __LINE__);
     if (st != GT_OK) {
-        cublasDestroy(g_blas); // a handle that failed half way leaves nothing behind
+        gt_cublas.Destroy(g_blas); // a handle that failed half way leaves nothing behind
         return st;
     }
-    st = gt_cusolver_status_from(cusolverDnCreateParams(&g_par), "cusolverDnCreateParams(&g_par)", __FILE__,
+    st = gt_cusolver_status_from(gt_cusolver.DnCreateParams(&g_par), "gt_cusolver.DnCreateParams(&g_par)", __FILE__,
                                  __LINE__);
     if (st != GT_OK) {
-        cusolverDnDestroy(g_sol);
-        cublasDestroy(g_blas);
+        gt_cusolver.DnDestroy(g_sol);
+        gt_cublas.Destroy(g_blas);
         return st;
     }
     g_init = true;
@@ -156,28 +158,28 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
         // one workspace for every solver call of this fit
         int lw = 0, l;
         double *B = f->K + m + (size_t)m * n;
-        CHK(gt_cusolver_status_from(cusolverDnDgeqrf_bufferSize(g_sol, ni, m, f->X, ni, &l),
+        CHK(gt_cusolver_status_from(gt_cusolver.DnDgeqrf_bufferSize(g_sol, ni, m, f->X, ni, &l),
                                     "geqrf_bufferSize", __FILE__, __LINE__));
         lw = l > lw ? l : lw;
         CHK(gt_cusolver_status_from(
-            cusolverDnDormqr_bufferSize(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, ni, m, f->X, ni,
+            gt_cusolver.DnDormqr_bufferSize(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, ni, m, f->X, ni,
                                         f->tau, f->K, ni, &l),
             "ormqr_bufferSize", __FILE__, __LINE__));
         lw = l > lw ? l : lw;
         CHK(gt_cusolver_status_from(
-            cusolverDnDormqr_bufferSize(g_sol, CUBLAS_SIDE_RIGHT, CUBLAS_OP_N, ni, ni, m, f->X,
+            gt_cusolver.DnDormqr_bufferSize(g_sol, CUBLAS_SIDE_RIGHT, CUBLAS_OP_N, ni, ni, m, f->X,
                                         ni, f->tau, f->K, ni, &l),
             "ormqr_bufferSize", __FILE__, __LINE__));
         lw = l > lw ? l : lw;
         CHK(gt_cusolver_status_from(
-            cusolverDnDormqr_bufferSize(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, ni, 3, m, f->X, ni,
+            gt_cusolver.DnDormqr_bufferSize(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, ni, 3, m, f->X, ni,
                                         f->tau, f->W, ni, &l),
             "ormqr_bufferSize", __FILE__, __LINE__));
         lw = l > lw ? l : lw;
         f->lwork = lw > 1 ? lw : 1;
         CHK(gt_cu_malloc((void **)&f->work, (size_t)f->lwork * sizeof(double), "solver workspace"));
         CHK(gt_cusolver_status_from(
-            cusolverDnXpotrf_bufferSize(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)(n - m),
+            gt_cusolver.DnXpotrf_bufferSize(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)(n - m),
                                         CUDA_R_64F, B, (int64_t)n, CUDA_R_64F, &f->xdev_bytes,
                                         &f->xhost_bytes),
             "Xpotrf_bufferSize", __FILE__, __LINE__));
@@ -198,7 +200,7 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
     stage_end(&t, tm, "kernel matrix");
     gt_timer_start(&t, true, nullptr);
     CHK(gt_cusolver_status_from(
-        cusolverDnDgeqrf(g_sol, ni, m, f->X, ni, f->tau, f->work, f->lwork, f->info), "geqrf",
+        gt_cusolver.DnDgeqrf(g_sol, ni, m, f->X, ni, f->tau, f->work, f->lwork, f->info), "geqrf",
         __FILE__, __LINE__));
     stage_end(&t, tm, "QR");
     CHK(check_info(f->info, "geqrf"));
@@ -208,15 +210,15 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
     for (int j = 0; j < m; j++)
         for (int i = j + 1; i < m; i++) R[i + j * m] = 0.0;
     gt_timer_start(&t, true, nullptr);
-    CHK(gt_cusolver_status_from(cusolverDnDormqr(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, ni, m,
+    CHK(gt_cusolver_status_from(gt_cusolver.DnDormqr(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, ni, m,
                                                  f->X, ni, f->tau, f->K, ni, f->work, f->lwork,
                                                  f->info),
                                 "ormqr (Q^T K)", __FILE__, __LINE__));
-    CHK(gt_cusolver_status_from(cusolverDnDormqr(g_sol, CUBLAS_SIDE_RIGHT, CUBLAS_OP_N, ni, ni,
+    CHK(gt_cusolver_status_from(gt_cusolver.DnDormqr(g_sol, CUBLAS_SIDE_RIGHT, CUBLAS_OP_N, ni, ni,
                                                  m, f->X, ni, f->tau, f->K, ni, f->work,
                                                  f->lwork, f->info),
                                 "ormqr (K Q)", __FILE__, __LINE__));
-    CHK(gt_cusolver_status_from(cusolverDnDormqr(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, 3, m,
+    CHK(gt_cusolver_status_from(gt_cusolver.DnDormqr(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, 3, m,
                                                  f->X, ni, f->tau, f->Y, ni, f->work, f->lwork,
                                                  f->info),
                                 "ormqr (Q^T Y)", __FILE__, __LINE__));
@@ -249,7 +251,7 @@ extern "C" gt_status gt_tps_cuda_spectrum(gt_tps_cuda_fit *f, double *d, double 
     {
         size_t dbytes = 0, hbytes = 0;
         CHK(gt_cusolver_status_from(
-            cusolverDnXsyevd_bufferSize(g_sol, g_par, CUSOLVER_EIG_MODE_VECTOR,
+            gt_cusolver.DnXsyevd_bufferSize(g_sol, g_par, CUSOLVER_EIG_MODE_VECTOR,
                                         CUBLAS_FILL_MODE_LOWER, (int64_t)N, CUDA_R_64F, S,
                                         (int64_t)N, CUDA_R_64F, dd, CUDA_R_64F, &dbytes, &hbytes),
             "Xsyevd_bufferSize", __FILE__, __LINE__));
@@ -259,7 +261,7 @@ extern "C" gt_status gt_tps_cuda_spectrum(gt_tps_cuda_fit *f, double *d, double 
             if (!hk) CHK(gt_fail(GT_ERR_RUNTIME, "out of host memory for the syevd workspace"));
         }
         CHK(gt_cusolver_status_from(
-            cusolverDnXsyevd(g_sol, g_par, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER,
+            gt_cusolver.DnXsyevd(g_sol, g_par, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER,
                              (int64_t)N, CUDA_R_64F, S, (int64_t)N, CUDA_R_64F, dd, CUDA_R_64F, wk,
                              dbytes, hk, hbytes, f->info),
             "Xsyevd", __FILE__, __LINE__));
@@ -271,7 +273,7 @@ extern "C" gt_status gt_tps_cuda_spectrum(gt_tps_cuda_fit *f, double *d, double 
             goto done;
         }
         const double one = 1.0, zero = 0.0;
-        CHK(gt_cublas_status_from(cublasDgemm(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, Ni, 3, Ni, &one,
+        CHK(gt_cublas_status_from(gt_cublas.Dgemm(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, Ni, 3, Ni, &one,
                                               S, Ni, f->Y + f->m, (int)n, &zero, dz, Ni),
                                   "gemm U^T Q2^T Y", __FILE__, __LINE__));
     }
@@ -301,7 +303,7 @@ extern "C" gt_status gt_tps_cuda_solve(gt_tps_cuda_fit *f, double lambda, double
         tps_add_diag<<<gt_grid(n - m, 256, 4096), 256>>>(B, n, n - m, lambda);
         GT_CU_LAUNCH("tps_add_diag");
     }
-    GT_CUSOLVER(cusolverDnXpotrf(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)Ni, CUDA_R_64F, B,
+    GT_CUSOLVER(gt_cusolver.DnXpotrf(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)Ni, CUDA_R_64F, B,
                                  (int64_t)ni, CUDA_R_64F, f->xdev, f->xdev_bytes, f->xhost,
                                  f->xhost_bytes, f->info));
     stage_end(&t, tm, "Cholesky");
@@ -314,16 +316,16 @@ extern "C" gt_status gt_tps_cuda_solve(gt_tps_cuda_fit *f, double lambda, double
     }
     gt_timer_start(&t, true, nullptr);
     GT_CU(cudaMemcpyAsync(f->W, f->Y, n * 3 * sizeof(double), cudaMemcpyDeviceToDevice, 0));
-    GT_CUSOLVER(cusolverDnXpotrs(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)Ni, 3, CUDA_R_64F,
+    GT_CUSOLVER(gt_cusolver.DnXpotrs(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)Ni, 3, CUDA_R_64F,
                                  B, (int64_t)ni, CUDA_R_64F, f->W + m, (int64_t)ni, f->info));
     // top rows: (Q^T Y)[0:m] - (Q^T K Q)[0:m, m:] z   (disjoint rows of W)
     const double mone = -1.0, one = 1.0;
-    GT_CUBLAS(cublasDgemm(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, m, 3, Ni, &mone, f->K + (size_t)m * n,
+    GT_CUBLAS(gt_cublas.Dgemm(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, m, 3, Ni, &mone, f->K + (size_t)m * n,
                           ni, f->W + m, ni, &one, f->W, ni));
     GT_CU(cudaMemcpy2D(top, m * sizeof(double), f->W, n * sizeof(double), m * sizeof(double), 3,
                        cudaMemcpyDeviceToHost));
     GT_CU(cudaMemset2D(f->W, n * sizeof(double), 0, m * sizeof(double), 3));
-    GT_CUSOLVER(cusolverDnDormqr(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, ni, 3, m, f->X, ni, f->tau,
+    GT_CUSOLVER(gt_cusolver.DnDormqr(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, ni, 3, m, f->X, ni, f->tau,
                                  f->W, ni, f->work, f->lwork, f->info));
     stage_end(&t, tm, "back-substitution");
     GT_TRY(check_info(f->info, "potrs/ormqr"));
@@ -331,4 +333,112 @@ extern "C" gt_status gt_tps_cuda_solve(gt_tps_cuda_fit *f, double lambda, double
     GT_TRY(gt_cu_memcpy_d2h(w, f->W, n * 3 * sizeof(double), nullptr));
     stage_end(&t, tm, "transfer");
     return GT_OK;
+}
+
+extern "C" void gt_tps_cuda_load_libs(void)
+{
+    (void)gt_cublas_load();
+    (void)gt_cusolver_load();
+}
+
+// ---- Warm-up: the handles, then each routine a fit calls, once, in the
+// same order and with the same types, at a small size on synthetic points,
+// so that CUDA's lazy loading of their kernels (tens of ms for cuSOLVER's
+// first calls) happens on the job's preparing thread while the input is
+// read. Plain cudaMalloc: the allocation hook walks the job's own
+// allocations only. Errors are dropped: the fit meets them again.
+extern "C" void gt_tps_cuda_warm(int kernel, int gcv)
+{
+    if (gt_tps_cuda_init(nullptr) != GT_OK) return;
+    const int n = GT_TPS_WARM_N, m = 4, N = n - m;
+    const size_t nn = (size_t)n * n;
+    // K | X | Y | W | S | tau | c (doubles), then info
+    const size_t nd = nn + (size_t)n * m + 3 * (size_t)n * 3 + (size_t)N * N + m;
+    double *buf = nullptr, *hbuf = nullptr;
+    void *work = nullptr, *xdev = nullptr, *hwork = nullptr;
+    if (cudaMalloc((void **)&buf, nd * sizeof(double) + 64) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+    }
+    double *K = buf, *X = K + nn, *Y = X + (size_t)n * m, *W = Y + (size_t)n * 3, *c = W + (size_t)n * 3;
+    double *S = c + (size_t)n * 3, *tau = S + (size_t)N * N;
+    int *info = (int *)(tau + m);
+    hbuf = (double *)malloc((size_t)n * (3 + m + 3) * sizeof(double));
+    if (!hbuf) goto done;
+    {
+        // points on a jittered lattice in the unit cube: distinct, not coplanar
+        double *hc = hbuf, *hX = hc + (size_t)n * 3, *hY = hX + (size_t)n * m;
+        for (int i = 0; i < n; i++) {
+            double p[3] = {(i % 8) / 8.0 + 0.01 * (i % 7), ((i / 8) % 8) / 8.0 + 0.013 * (i % 5),
+                           (i / 64) / 8.0 + 0.007 * (i % 3)};
+            for (int k = 0; k < 3; k++) {
+                hc[3 * i + k] = p[k];
+                hX[i + (size_t)(k + 1) * n] = p[k];
+                hY[i + (size_t)k * n] = p[k] + 0.1 * p[(k + 1) % 3];
+            }
+            hX[i] = 1.0;
+        }
+        if (cudaMemcpy(c, hc, (size_t)n * 3 * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess ||
+            cudaMemcpy(X, hX, (size_t)n * m * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess ||
+            cudaMemcpy(Y, hY, (size_t)n * 3 * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess)
+            goto done;
+    }
+    {
+        cusolverDnHandle_t s = g_sol;
+        double *B = K + m + (size_t)m * n;
+        int lw = 0, l = 0;
+        size_t xd = 0, xh = 0, sd = 0, sh = 0;
+        if (gt_cusolver.DnDgeqrf_bufferSize(s, n, m, X, n, &l)) goto done;
+        lw = l > lw ? l : lw;
+        if (gt_cusolver.DnDormqr_bufferSize(s, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, n, m, X, n, tau, K, n, &l))
+            goto done;
+        lw = l > lw ? l : lw;
+        if (gt_cusolver.DnDormqr_bufferSize(s, CUBLAS_SIDE_RIGHT, CUBLAS_OP_N, n, n, m, X, n, tau, K, n, &l))
+            goto done;
+        lw = l > lw ? l : lw;
+        if (gt_cusolver.DnXpotrf_bufferSize(s, g_par, CUBLAS_FILL_MODE_LOWER, N, CUDA_R_64F, B, n, CUDA_R_64F,
+                                            &xd, &xh))
+            goto done;
+        if (gcv && gt_cusolver.DnXsyevd_bufferSize(s, g_par, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, N,
+                                                   CUDA_R_64F, S, N, CUDA_R_64F, tau, CUDA_R_64F, &sd, &sh))
+            goto done;
+        size_t wbytes = (size_t)(lw > 1 ? lw : 1) * sizeof(double);
+        size_t dbytes = (xd > sd ? xd : sd) + 8, hbytes = (xh > sh ? xh : sh) + 8;
+        if (cudaMalloc(&work, wbytes) != cudaSuccess || cudaMalloc(&xdev, dbytes) != cudaSuccess) goto done;
+        hwork = malloc(hbytes);
+        if (!hwork) goto done;
+        dim3 blk(128, 4), grd((unsigned)((n + 127) / 128), (unsigned)((n + 3) / 4));
+        tps_kmat<<<grd, blk>>>(kernel, (size_t)n, c, K);
+        gt_cusolver.DnDgeqrf(s, n, m, X, n, tau, (double *)work, lw, info);
+        gt_cusolver.DnDormqr(s, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, n, m, X, n, tau, K, n, (double *)work, lw, info);
+        gt_cusolver.DnDormqr(s, CUBLAS_SIDE_RIGHT, CUBLAS_OP_N, n, n, m, X, n, tau, K, n, (double *)work, lw,
+                             info);
+        gt_cusolver.DnDormqr(s, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, 3, m, X, n, tau, Y, n, (double *)work, lw, info);
+        const double one = 1.0, zero = 0.0, mone = -1.0;
+        if (gcv) {
+            cudaMemcpy2D(S, N * sizeof(double), B, n * sizeof(double), N * sizeof(double), N,
+                         cudaMemcpyDeviceToDevice);
+            gt_cusolver.DnXsyevd(s, g_par, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, N, CUDA_R_64F, S, N,
+                                 CUDA_R_64F, W, CUDA_R_64F, xdev, dbytes, hwork, hbytes, info);
+            gt_cublas.Dgemm(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, N, 3, N, &one, S, N, Y + m, n, &zero, W, N);
+        }
+        tps_add_diag<<<gt_grid(N, 256, 4096), 256>>>(B, n, N, 1e3);
+        gt_cusolver.DnXpotrf(s, g_par, CUBLAS_FILL_MODE_LOWER, N, CUDA_R_64F, B, n, CUDA_R_64F, xdev, dbytes,
+                             hwork, hbytes, info);
+        cudaMemcpyAsync(W, Y, (size_t)n * 3 * sizeof(double), cudaMemcpyDeviceToDevice, 0);
+        gt_cusolver.DnXpotrs(s, g_par, CUBLAS_FILL_MODE_LOWER, N, 3, CUDA_R_64F, B, n, CUDA_R_64F, W + m, n, info);
+        gt_cublas.Dgemm(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, m, 3, N, &mone, K + (size_t)m * n, n, W + m, n, &one, W,
+                        n);
+        cudaMemset2D(W, n * sizeof(double), 0, m * sizeof(double), 3);
+        gt_cusolver.DnDormqr(s, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, n, 3, m, X, n, tau, W, n, (double *)work, lw, info);
+        cudaDeviceSynchronize();
+    }
+done:
+    cudaFree(work);
+    cudaFree(xdev);
+    cudaFree(buf);
+    free(hwork);
+    free(hbuf);
+    cudaGetLastError(); // nothing of the warm-up reaches the job
+    gt_trace("kernels warmed: tps fit");
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/trace.h"
 #include "gt_config.h"
 #if GT_HAVE_CUDA
 #include "kernels/common/cu_prim.h"
@@ -55,10 +56,19 @@ static void visible_note(char *buf, size_t len)
     if (GT_HAVE_CUDA && v && !no_gpu_env()) snprintf(buf, len, "; CUDA_VISIBLE_DEVICES='%.64s'", v);
 }
 
+/* the "device chosen" milestone of GT_STARTUP_TRACE, once per process (a
+ * job may confirm a device its program chose) */
+static void trace_chosen(const char *what)
+{
+    static atomic_flag done = ATOMIC_FLAG_INIT;
+    if (gt_trace_on() && !atomic_flag_test_and_set(&done)) gt_trace(what);
+}
+
 gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *chosen)
 {
     if (requested == GT_DEVICE_CPU) {
         *chosen = GT_DEVICE_CPU;
+        trace_chosen("device chosen: cpu");
         return GT_OK;
     }
     char why[256] = "", vis[96] = "";
@@ -71,6 +81,7 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
             return gt_fail(GT_ERR_GPU, "--device cuda: no CUDA GPU is available (%s)", why);
         gt_notice("no CUDA GPU available (%s); computing on the CPU", why);
         *chosen = GT_DEVICE_CPU;
+        trace_chosen("device chosen: cpu (no GPU)");
         return GT_OK;
     }
     if (gpu < 0 || gpu >= n)
@@ -78,6 +89,7 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
                        n - 1, vis);
 #if GT_HAVE_CUDA
     GT_TRY(gt_cu_set_device(gpu));
+    trace_chosen("device chosen: cuda, context ready");
     /* registered after the CUDA runtime's own exit handler, so it runs first;
      * and after the allocation hook's report, which then sees what the
      * shutdown left */
@@ -92,15 +104,96 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
     return GT_OK;
 }
 
-void gt_device_prepare(gt_device_kind requested, int gpu)
+/* gt_device_prepare's work: whether the context of `gpu` is up and current
+ * on this thread. Once the GPU is known to exist (and before the context,
+ * the slow part, is created) found(arg) is called (when not NULL). */
+static bool prepare(gt_device_kind requested, int gpu, void (*found)(void *), void *arg)
 {
-    if (requested == GT_DEVICE_CPU) return;
+    if (requested == GT_DEVICE_CPU) return false;
 #if GT_HAVE_CUDA
     int n = gt_gpu_count(NULL, 0);
-    if (gpu >= 0 && gpu < n) (void)gt_cu_set_device(gpu); /* errors: gt_device_choose reports them */
+    if (gpu < 0 || gpu >= n) return false; /* errors: gt_device_choose reports them */
+    if (found) found(arg);
+    if (gt_cu_set_device(gpu) != GT_OK) return false;
+    gt_trace("context ready (prepared)");
+    return true;
 #else
-    (void)gpu;
+    (void)gpu, (void)found, (void)arg;
+    return false;
 #endif
+}
+
+void gt_device_prepare(gt_device_kind requested, int gpu)
+{
+    (void)prepare(requested, gpu, NULL, NULL);
+}
+
+typedef struct prep_thread {
+    pthread_t th;
+} prep_thread;
+
+static void *load_main(void *arg)
+{
+    gt_device_prep *p = arg;
+    p->w.load(p->w.arg);
+    return NULL;
+}
+
+typedef struct loader {
+    gt_device_prep *p;
+    pthread_t th;
+    bool started;
+} loader;
+
+/* a GPU exists: start the warm-up's load beside the context creation (or
+ * run it here when no thread can be had) */
+static void start_load(void *arg)
+{
+    loader *l = arg;
+    if (!l->p->w.load) return;
+    l->started = pthread_create(&l->th, NULL, load_main, l->p) == 0;
+    if (!l->started) l->p->w.load(l->p->w.arg);
+}
+
+static void *prepare_main(void *arg)
+{
+    gt_device_prep *p = arg;
+    loader l = {p, 0, false};
+    bool up = prepare(p->requested, p->gpu, start_load, &l);
+    if (l.started) pthread_join(l.th, NULL);
+    if (up && p->w.warm) p->w.warm(p->w.arg);
+    return NULL;
+}
+
+void gt_device_prepare_start(gt_device_prep *p, gt_device_kind requested, int gpu, const gt_device_warmup *w)
+{
+    memset(p, 0, sizeof *p);
+    p->requested = requested;
+    p->gpu = gpu;
+    if (w) p->w = *w;
+    if (requested == GT_DEVICE_CPU || !GT_HAVE_CUDA) return;
+    prep_thread *t = malloc(sizeof *t);
+    if (!t) return;
+    if (pthread_create(&t->th, NULL, prepare_main, p) != 0) {
+        free(t);
+        return;
+    }
+    p->th = t;
+}
+
+void gt_device_prepare_join(gt_device_prep *p)
+{
+    if (!p->th) return;
+    prep_thread *t = p->th;
+    pthread_join(t->th, NULL);
+    free(t);
+    p->th = NULL;
+}
+
+gt_status gt_device_prepare_finish(gt_device_prep *p, gt_device_kind *chosen)
+{
+    gt_device_prepare_join(p);
+    return gt_device_choose(p->requested, p->gpu, chosen);
 }
 
 gt_status gt_gpu_mem_info(size_t *free_bytes, size_t *total_bytes)

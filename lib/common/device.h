@@ -28,6 +28,42 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
  * gt_device_choose, which then finds the context ready and reports errors. */
 void gt_device_prepare(gt_device_kind requested, int gpu);
 
+/* What a job will need of the GPU first, started early by
+ * gt_device_prepare_start: `load` (may be NULL) needs no CUDA context (e.g.
+ * opening cuBLAS/cuSOLVER, hundreds of MB for the dynamic loader) and runs
+ * on a second thread while the context is created, once a GPU is known to
+ * be there (none: it does not run, and the CPU fallback does not wait); `warm` (may be NULL)
+ * runs once both are done, with the context current: library handles and a
+ * tiny launch of the job's kernels, whose first-call costs (CUDA lazy
+ * loading) are then paid there. Both must report nothing: errors they meet
+ * come again on the job's thread. */
+typedef struct gt_device_warmup {
+    void (*load)(void *arg);
+    void (*warm)(void *arg);
+    void *arg;
+} gt_device_warmup;
+
+/* gt_device_prepare, then the warm-up w (may be NULL), on a thread of its
+ * own, so that they overlap the reading of the input. A job starts it
+ * before it reads and calls gt_device_prepare_finish before its first GPU
+ * call, which chooses the device on the job's thread and reports any error
+ * (exit 4 without a GPU). Nothing is started for GT_DEVICE_CPU (the CPU path
+ * makes no CUDA call) or when a thread cannot be created (the job then pays
+ * the start where it is). */
+typedef struct gt_device_prep {
+    void *th; /* the thread (opaque here); NULL while none runs */
+    gt_device_kind requested;
+    int gpu;
+    gt_device_warmup w;
+} gt_device_prep;
+void gt_device_prepare_start(gt_device_prep *p, gt_device_kind requested, int gpu, const gt_device_warmup *w);
+/* Wait for the thread (nothing when none was started); call it before the
+ * first GPU call and on every way out of the job. */
+void gt_device_prepare_join(gt_device_prep *p);
+/* Join, then gt_device_choose with the device and GPU the thread was
+ * started for, on this thread: the job's first GPU call may follow. */
+gt_status gt_device_prepare_finish(gt_device_prep *p, gt_device_kind *chosen);
+
 /* Number of usable CUDA GPUs (0 when built without CUDA, when no driver or GPU
  * is present, or when GT_NO_GPU is set); `why` (may be NULL) gets a reason
  * when the count is 0. */

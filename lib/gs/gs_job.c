@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/timer.h"
+#include "common/trace.h"
 #include "gs/gs.h"
 #include "io/image.h"
 #include "io/yuv.h"
@@ -227,6 +228,7 @@ static void *writer_main(void *arg)
 typedef struct {
     const gt_gs_job *j;
     bool gpu, one, list; /* one view; list: every camera of the file (--view all) */
+    gt_device_prep prep; /* the CUDA start, on a thread while the inputs are read */
     gt_timings tm;
     gt_gs_camera *cams;
     int ncams;
@@ -361,6 +363,13 @@ static gt_status job_setup(job_ctx *c)
     else
         for (int k = 0; k < 2; k++) GT_TRY(gt_gs_image_alloc(&c->im2[k], c->W, c->H));
 
+    /* the input is read: the device the thread started is chosen here, and
+     * its errors reported */
+    gt_trace("input read");
+    gt_device_kind dev;
+    GT_TRY(gt_device_prepare_finish(&c->prep, &dev));
+    c->gpu = dev == GT_DEVICE_CUDA;
+    gt_trace(c->gpu ? "first kernel" : "computing on the CPU");
     if (c->gpu) {
         gt_timer_start(&t, false, NULL);
         GT_TRY(gt_gs_gpu_create(&c->scene, &j->render, &c->g));
@@ -492,10 +501,10 @@ static gt_status run_job(const gt_gs_job *j)
     c.list = gt_gs_job_all_views(j);
     c.one = j->orbit == 0 && !c.list;
     gt_timings_init(&c.tm);
-    gt_device_kind dev;
-    GT_TRY(gt_device_choose(j->device, j->gpu, &dev));
-    c.gpu = dev == GT_DEVICE_CUDA;
+    /* the CUDA start overlaps reading the cameras and the scene */
+    gt_device_prepare_start(&c.prep, j->device, j->gpu, NULL);
     gt_status st = job_setup(&c);
+    gt_device_prepare_join(&c.prep);
     if (st == GT_OK) {
         gt_progress pg;
         gt_progress_start(&pg, "frames", c.nframes);
@@ -503,11 +512,13 @@ static gt_status run_job(const gt_gs_job *j)
         st = c.one ? render_one(&c) : render_orbit(&c, &pg);
         gt_progress_end(&pg);
         double t_total = gt_now_ms() - t_all;
+        gt_trace("job done");
         if (c.yw) {
             gt_status fs = gt_yuv_finish(c.yw, st == GT_OK);
             c.yw = NULL;
             if (st == GT_OK) st = fs;
         }
+        if (st == GT_OK) gt_trace("output written");
         if (st == GT_OK && j->timings) report_timings(&c, t_total);
     }
     job_free(&c);

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/output.h"
 #include "common/timer.h"
+#include "common/trace.h"
 #include "io/ply.h"
 #include "io/volume.h"
 #include "mc/mc.h"
@@ -150,15 +151,27 @@ static gt_status write_mesh(const gt_mc_job *j, gt_mc_mesh *m, gt_timings *tm)
 gt_status gt_mc_extract_job(const gt_mc_job *j)
 {
     if (!j->input || !j->output) return gt_fail(GT_ERR_USAGE, "gt_mc_extract_job: no input or no output given");
-    gt_device_kind dev;
-    GT_TRY(gt_device_choose(j->device, j->gpu, &dev));
+    /* the CUDA start overlaps opening the volume (its header; the data is
+     * streamed by the extraction) */
+    gt_device_prep prep;
+    gt_device_prepare_start(&prep, j->device, j->gpu, NULL);
     gt_timings tm;
     gt_timings_init(&tm);
     double t0 = gt_now_ms(), iso;
     reader r;
     memset(&r, 0, sizeof r);
     gt_volume_info info;
-    GT_TRY(open_volume(j, &r, &info, &iso, &tm));
+    gt_status st0 = open_volume(j, &r, &info, &iso, &tm);
+    gt_trace("input read (volume header)");
+    gt_device_kind dev;
+    if (st0 == GT_OK) st0 = gt_device_prepare_finish(&prep, &dev);
+    gt_device_prepare_join(&prep);
+    if (st0 != GT_OK) {
+        gt_volume_stream_close(r.s);
+        free(r.raw);
+        return st0;
+    }
+    gt_trace(dev == GT_DEVICE_CUDA ? "first kernel" : "computing on the CPU");
     gt_mc_params p;
     gt_mc_params_init(&p, iso);
     p.normals = j->normals;
@@ -187,6 +200,7 @@ gt_status gt_mc_extract_job(const gt_mc_job *j)
          * in pieces, downloads overlapping the write */
         st = gt_mc_extract_stream_ply(dev, info.dims, read_planes, &r, &p, budget, 0, j->output, fmt, &res, &tm);
         total_ms = res.extract_ms;
+        gt_trace("job done");
         gt_volume_stream_close(r.s);
         free(r.raw);
         if (st != GT_OK) return st;
@@ -199,6 +213,7 @@ gt_status gt_mc_extract_job(const gt_mc_job *j)
         double t1 = gt_now_ms();
         st = gt_mc_extract_stream(dev, info.dims, read_planes, &r, &p, budget, 0, &m, &tm);
         total_ms = gt_now_ms() - t1;
+        gt_trace("job done");
         gt_volume_stream_close(r.s);
         free(r.raw);
         if (st != GT_OK) {
@@ -209,6 +224,7 @@ gt_status gt_mc_extract_job(const gt_mc_job *j)
         if (m.ntri == 0) explain_empty(&info, &r, iso);
         GT_TRY(write_mesh(j, &m, &tm));
     }
+    gt_trace("output written");
     if (j->timings) {
         gt_timings_print(&tm, stderr, "mcmesh stages");
         if (res.overlapped)

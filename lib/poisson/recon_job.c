@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/output.h"
 #include "common/progress.h"
+#include "common/trace.h"
 #include "io/ply.h"
 #include "io/points.h"
 #include "poisson/poisson.h"
@@ -55,6 +56,7 @@ static gt_status reconstruct_write(const gt_poisson_job *job, const gt_pr_params
     if (st == GT_OK) {
         gt_pr_input in = {pm->nvert, xyz, nrm, rgb};
         st = gt_poisson_reconstruct(&in, p, res->device, tm, &mesh);
+        gt_trace("job done");
         if (st != GT_OK && st != GT_ERR_GPU) /* a GPU failure is not the file's */
             gt_errmsg_prefix("%s", gt_in_name(job->input));
     }
@@ -76,6 +78,7 @@ static gt_status reconstruct_write(const gt_poisson_job *job, const gt_pr_params
         }
         if (st == GT_OK && job->volume) st = gt_pr_write_volume(job->volume, &mesh);
         if (tm && (!res->overlapped || job->volume)) gt_timings_add(tm, "write", gt_now_ms() - t0);
+        if (st == GT_OK) gt_trace("output written");
         gt_pr_mesh_free(&mesh);
     }
     free(xyz), free(nrm), free(rgb);
@@ -90,12 +93,23 @@ gt_status gt_poisson_reconstruct_job(const gt_poisson_job *job, gt_timings *tm, 
     p.volume_depth = job->volume ? (vd > 0 ? vd : (p.depth < 7 ? p.depth : 7)) : 0;
     p.progress = job->progress && gt_progress_enabled();
     p.mesh_on_device = true; /* on CUDA, when no host step needs it: written from there */
-    GT_TRY(gt_device_choose(job->device, job->gpu, &res->device));
+    /* the CUDA start overlaps reading the points; the device is chosen (and
+     * its errors reported) here, after the read */
+    gt_device_prep prep;
+    gt_device_prepare_start(&prep, job->device, job->gpu, NULL);
     double t0 = gt_now_ms();
     gt_ply_mesh pm;
     memset(&pm, 0, sizeof pm);
-    GT_TRY(gt_ply_read(job->input, &pm));
+    gt_status rs = gt_ply_read(job->input, &pm);
     if (tm) gt_timings_add(tm, "read", gt_now_ms() - t0);
+    gt_trace("input read");
+    if (rs == GT_OK) rs = gt_device_prepare_finish(&prep, &res->device);
+    gt_device_prepare_join(&prep);
+    if (rs != GT_OK) {
+        gt_ply_free(&pm);
+        return rs;
+    }
+    gt_trace(res->device == GT_DEVICE_CUDA ? "first kernel" : "computing on the CPU");
     res->npoints = pm.nvert;
     gt_status st = reconstruct_write(job, &p, &pm, tm, res);
     gt_ply_free(&pm);

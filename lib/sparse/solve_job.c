@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/output.h"
 #include "common/progress.h"
+#include "common/trace.h"
 #include "io/mtx.h"
 #include "sparse/sparse.h"
 #include "sparse/sparse_gpu.h"
@@ -243,7 +244,11 @@ gt_status gt_sparse_solve(const gt_sparse_matrix *m, const gt_sparse_job *job, g
     double *b = NULL, *x = NULL;
     hist_ctx hc = {0};
     gt_status s = read_vectors(m, job, res->method, &b, &x);
-    if (s == GT_OK) s = run_solver(m, job, b, x, &hc, res);
+    if (s == GT_OK) {
+        gt_trace(res->device == GT_DEVICE_CUDA ? "first kernel" : "computing on the CPU");
+        s = run_solver(m, job, b, x, &hc, res);
+        gt_trace("job done");
+    }
     if (s == GT_OK && tm) gt_timings_add(tm, "solve", res->solve_ms);
     if (s == GT_OK && job->history) s = write_history(job->history, &hc);
     if (s == GT_OK) {
@@ -258,6 +263,7 @@ gt_status gt_sparse_solve(const gt_sparse_matrix *m, const gt_sparse_job *job, g
             double t0 = gt_now_ms();
             s = gt_mtx_write_vector(job->output, x, m->a.nrows, comment);
             if (tm) gt_timings_add(tm, "write", gt_now_ms() - t0);
+            if (s == GT_OK) gt_trace("output written");
         }
     }
     free(hc.h), free(b), free(x);

@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/timer.h"
+#include "common/trace.h"
 #include "io/image.h"
 #include "io/yuv.h"
 #include "stitch/calib.h"
@@ -425,9 +426,11 @@ static gt_status setup(job_ctx *c)
     GT_TRY(skip_to_start(c));
     GT_TRY(load_masks(c));
     GT_TRY(build_plan(c));
+    gt_trace("input read (rig, headers, masks, plan)");
     double t_dev = gt_now_ms();
     join_device_prepare(c);
     GT_TRY(gt_device_choose(j->device, j->gpu, &c->dev));
+    gt_trace(c->dev == GT_DEVICE_CUDA ? "first kernel" : "computing on the CPU");
     gt_timings_add(&c->tm, "start: device (rest of CUDA start)", gt_now_ms() - t_dev);
     GT_TRY(create_output(c));
     gt_progress_start(&c->pr, "stitching", j->frames > 0 ? (double)j->frames : 0);
@@ -589,7 +592,9 @@ gt_status gt_stitch_stream(const gt_stitch_job *j, long *frames)
     gt_timings_init(&c->tm);
     gt_status st = setup(c);
     if (!st) st = c->dev == GT_DEVICE_CUDA ? stream_gpu(c) : stream_cpu(c);
+    if (!st) gt_trace("job done");
     if (!st) st = finish(c);
+    if (!st) gt_trace("output written");
     if (!st && frames) *frames = c->k;
     job_free(c, st);
     free(c);

@@ -38,7 +38,7 @@ gt_status gt_tps_eval(const gt_tps *t, const double *p, size_t npts, double *out
         return GT_OK;
     }
 #if GT_HAVE_CUDA
-    GT_TRY(gt_tps_cuda_init(tm));
+    /* no gt_tps_cuda_init: evaluating needs neither cuBLAS nor cuSOLVER */
     return gt_tps_cuda_eval((int)t->kernel, t->n, t->c, t->w, &t->a[0][0], p, npts, out, tm);
 #else
     (void)tm;

@@ -10,11 +10,16 @@
 
 #include "common/log.h"
 #include "common/timer.h"
+#include "common/trace.h"
+#include "gt_config.h"
 #include "io/ply.h"
 #include "io/points.h"
 #include "io/volume.h"
 #include "tps/tps.h"
 #include "tps/warp.h"
+#if GT_HAVE_CUDA
+#include "kernels/tps/tps_cuda.h"
+#endif
 
 void gt_tps_job_init(gt_tps_job *j)
 {
@@ -23,15 +28,38 @@ void gt_tps_job_init(gt_tps_job *j)
     j->device = GT_DEVICE_AUTO;
 }
 
-static gt_status do_fit(const gt_tps_job *j, gt_device_kind dev, gt_timings *tm)
+/* A job's run: the device is started on a thread (run) while the job reads
+ * its input; the job then calls choose() before its first GPU call. */
+typedef struct job_ctx {
+    const gt_tps_job *j;
+    gt_device_prep prep;
+    gt_device_kind dev;
+    bool chosen;
+    gt_timings tm;
+} job_ctx;
+
+/* join the preparing thread and resolve the device, reporting its errors */
+static gt_status choose(job_ctx *c)
 {
+    gt_trace("input read");
+    double t0 = gt_now_ms();
+    gt_device_prepare_join(&c->prep);
+    GT_TRY(gt_device_choose(c->j->device, c->j->gpu, &c->dev));
+    c->chosen = true;
+    if (c->dev == GT_DEVICE_CUDA) gt_timings_add(&c->tm, "device (rest of CUDA start)", gt_now_ms() - t0);
+    gt_trace(c->dev == GT_DEVICE_CUDA ? "first kernel" : "computing on the CPU");
+    return GT_OK;
+}
+
+static gt_status do_fit(job_ctx *c)
+{
+    const gt_tps_job *j = c->j;
+    gt_timings *tm = &c->tm;
     double *src = NULL, *dst = NULL;
     size_t n = 0, m = 0;
     gt_tps t;
     gt_tps_init(&t);
     gt_tps_gcv curve = {0};
-    gt_tps_fit_opts o = {.kernel = j->kernel, .lambda = j->lambda, .gcv = j->gcv, .device = dev, .timings = tm};
-    if (o.gcv) o.gcv_out = &curve;
     double t0 = gt_now_ms();
     gt_status s = gt_points_read_any(j->source, &src, &n);
     if (s == GT_OK) s = gt_points_read_any(j->target, &dst, &m);
@@ -39,9 +67,13 @@ static gt_status do_fit(const gt_tps_job *j, gt_device_kind dev, gt_timings *tm)
     if (s == GT_OK && n != m)
         s = gt_fail(GT_ERR_DATA, "SOURCE '%s' has %zu points but TARGET '%s' has %zu: they must pair up",
                     j->source, n, j->target, m);
+    if (s == GT_OK) s = choose(c);
+    gt_tps_fit_opts o = {.kernel = j->kernel, .lambda = j->lambda, .gcv = j->gcv, .device = c->dev, .timings = tm};
+    if (o.gcv) o.gcv_out = &curve;
     if (s == GT_OK) {
         s = gt_tps_fit(src, dst, n, &o, &t);
         if (s != GT_OK && s != GT_ERR_GPU) gt_errmsg_prefix("%s -> %s", j->source, j->target);
+        gt_trace("job done");
     }
     if (s == GT_OK && o.gcv) {
         if (gt_verbosity() >= 1) {
@@ -55,6 +87,7 @@ static gt_status do_fit(const gt_tps_job *j, gt_device_kind dev, gt_timings *tm)
         double t2 = gt_now_ms();
         s = gt_tps_write(j->output, &t);
         gt_timings_add(tm, "write", gt_now_ms() - t2);
+        if (s == GT_OK) gt_trace("output written");
     }
     gt_tps_gcv_free(&curve);
     gt_tps_free(&t);
@@ -65,8 +98,10 @@ static gt_status do_fit(const gt_tps_job *j, gt_device_kind dev, gt_timings *tm)
 
 /* Warp the x, y (and z) of every vertex of a PLY mesh; its other properties
  * and its faces are kept. */
-static gt_status apply_ply(const gt_tps_job *j, const gt_tps *t, gt_device_kind dev, gt_timings *tm)
+static gt_status apply_ply(job_ctx *c, const gt_tps *t)
 {
+    const gt_tps_job *j = c->j;
+    gt_timings *tm = &c->tm;
     const char *in = j->input;
     double t0 = gt_now_ms();
     gt_ply_mesh m;
@@ -80,6 +115,7 @@ static gt_status apply_ply(const gt_tps_job *j, const gt_tps *t, gt_device_kind 
         cz = gt_ply_find(&m, "z");
         if (cx < 0 || cy < 0) s = gt_fail(GT_ERR_DATA, "%s: the vertex element has no x and y properties", in);
     }
+    if (s == GT_OK) s = choose(c);
     double *p = NULL;
     if (s == GT_OK && m.nvert > 0) {
         p = malloc(m.nvert * 3 * sizeof(double));
@@ -92,7 +128,8 @@ static gt_status apply_ply(const gt_tps_job *j, const gt_tps *t, gt_device_kind 
             p[3 * v + 1] = m.vdata[v * np + cy];
             p[3 * v + 2] = cz >= 0 ? m.vdata[v * np + cz] : 0.0;
         }
-        s = gt_tps_eval(t, p, m.nvert, p, dev, tm);
+        s = gt_tps_eval(t, p, m.nvert, p, c->dev, tm);
+        gt_trace("job done");
         if (s == GT_OK)
             for (size_t v = 0; v < m.nvert; v++) {
                 m.vdata[v * np + cx] = (float)p[3 * v];
@@ -104,40 +141,51 @@ static gt_status apply_ply(const gt_tps_job *j, const gt_tps *t, gt_device_kind 
         double t2 = gt_now_ms();
         s = gt_ply_write(j->output, &m, j->ascii ? GT_PLY_ASCII : m.format);
         gt_timings_add(tm, "write", gt_now_ms() - t2);
+        if (s == GT_OK) gt_trace("output written");
     }
     free(p);
     gt_ply_free(&m);
     return s;
 }
 
-static gt_status apply_points(const gt_tps_job *j, const gt_tps *t, gt_device_kind dev, gt_timings *tm)
+static gt_status apply_points(job_ctx *c, const gt_tps *t)
 {
+    const gt_tps_job *j = c->j;
+    gt_timings *tm = &c->tm;
     double t0 = gt_now_ms();
     double *p = NULL;
     size_t n = 0;
     gt_status s = gt_points_read(j->input, &p, &n);
     gt_timings_add(tm, "read", gt_now_ms() - t0);
-    if (s == GT_OK) s = gt_tps_eval(t, p, n, p, dev, tm);
+    if (s == GT_OK) s = choose(c);
+    if (s == GT_OK) {
+        s = gt_tps_eval(t, p, n, p, c->dev, tm);
+        gt_trace("job done");
+    }
     if (s == GT_OK) {
         double t2 = gt_now_ms();
         s = gt_points_write(j->output, p, n);
         gt_timings_add(tm, "write", gt_now_ms() - t2);
+        if (s == GT_OK) gt_trace("output written");
     }
     free(p);
     return s;
 }
 
-static gt_status do_apply(const gt_tps_job *j, gt_device_kind dev, gt_timings *tm)
+static gt_status do_apply(job_ctx *c)
 {
+    const gt_tps_job *j = c->j;
     gt_tps t;
     GT_TRY(gt_tps_read(j->params, &t));
-    gt_status s = gt_points_is_ply_file(j->input) ? apply_ply(j, &t, dev, tm) : apply_points(j, &t, dev, tm);
+    gt_status s = gt_points_is_ply_file(j->input) ? apply_ply(c, &t) : apply_points(c, &t);
     gt_tps_free(&t);
     return s;
 }
 
-static gt_status do_volume(const gt_tps_job *j, gt_device_kind dev, gt_timings *tm)
+static gt_status do_volume(job_ctx *c)
 {
+    const gt_tps_job *j = c->j;
+    gt_timings *tm = &c->tm;
     gt_tps t;
     GT_TRY(gt_tps_read(j->params, &t));
     gt_volume v, w;
@@ -146,11 +194,16 @@ static gt_status do_volume(const gt_tps_job *j, gt_device_kind dev, gt_timings *
     double t0 = gt_now_ms();
     gt_status s = gt_nrrd_read(j->input, &v);
     gt_timings_add(tm, "read", gt_now_ms() - t0);
-    if (s == GT_OK) s = gt_tps_warp_volume(&t, &v, &w, dev, tm);
+    if (s == GT_OK) s = choose(c);
+    if (s == GT_OK) {
+        s = gt_tps_warp_volume(&t, &v, &w, c->dev, tm);
+        gt_trace("job done");
+    }
     if (s == GT_OK) {
         double t2 = gt_now_ms();
         s = gt_nrrd_write(j->output, &w, NULL, 0);
         gt_timings_add(tm, "write", gt_now_ms() - t2);
+        if (s == GT_OK) gt_trace("output written");
     }
     gt_volume_free(&v);
     free(w.data);
@@ -158,18 +211,36 @@ static gt_status do_volume(const gt_tps_job *j, gt_device_kind dev, gt_timings *
     return s;
 }
 
-typedef gt_status (*job_fn)(const gt_tps_job *j, gt_device_kind dev, gt_timings *tm);
+typedef gt_status (*job_fn)(job_ctx *c);
 
-/* Choose the device, run the job, print the stage table (also after a
- * failure, as stpsfit always has). */
-static gt_status run(const gt_tps_job *j, job_fn fn)
+#if GT_HAVE_CUDA
+/* beside the context creation: open cuBLAS and cuSOLVER */
+static void load_fit(void *arg)
 {
-    gt_device_kind dev;
-    GT_TRY(gt_device_choose(j->device, j->gpu, &dev));
-    gt_timings tm;
-    gt_timings_init(&tm);
-    gt_status s = fn(j, dev, &tm);
-    if (j->timings) gt_timings_print(&tm, stderr, dev == GT_DEVICE_CPU ? "stpsfit (cpu)" : "stpsfit (cuda)");
+    (void)arg;
+    gt_tps_cuda_load_libs();
+}
+/* then, with the context: their handles and one small fit */
+static void warm_fit(void *arg)
+{
+    const gt_tps_job *j = arg;
+    gt_tps_cuda_warm((int)j->kernel, j->gcv);
+}
+#endif
+
+/* Start the device on a thread (with warm, where the job has one), run the
+ * job, which reads its input and then chooses the device, and print the
+ * stage table (also after a failure, as stpsfit always has). */
+static gt_status run(const gt_tps_job *j, job_fn fn, const gt_device_warmup *warm)
+{
+    job_ctx c = {.j = j, .dev = GT_DEVICE_CPU};
+    gt_timings_init(&c.tm);
+    gt_device_prepare_start(&c.prep, j->device, j->gpu, warm);
+    gt_status s = fn(&c);
+    gt_device_prepare_join(&c.prep);
+    if (j->timings)
+        gt_timings_print(&c.tm, stderr,
+                         !c.chosen ? "stpsfit" : c.dev == GT_DEVICE_CPU ? "stpsfit (cpu)" : "stpsfit (cuda)");
     return s;
 }
 
@@ -183,7 +254,12 @@ gt_status gt_tps_fit_job(const gt_tps_job *j)
     GT_TRY(need(j->source, "source points", "gt_tps_fit_job"));
     GT_TRY(need(j->target, "target points", "gt_tps_fit_job"));
     GT_TRY(need(j->output, "output", "gt_tps_fit_job"));
-    return run(j, do_fit);
+    #if GT_HAVE_CUDA
+    const gt_device_warmup w = {load_fit, warm_fit, (void *)j};
+    return run(j, do_fit, &w);
+#else
+    return run(j, do_fit, NULL);
+#endif
 }
 
 gt_status gt_tps_apply_job(const gt_tps_job *j)
@@ -191,7 +267,7 @@ gt_status gt_tps_apply_job(const gt_tps_job *j)
     GT_TRY(need(j->params, "parameter file", "gt_tps_apply_job"));
     GT_TRY(need(j->input, "input points", "gt_tps_apply_job"));
     GT_TRY(need(j->output, "output", "gt_tps_apply_job"));
-    return run(j, do_apply);
+    return run(j, do_apply, NULL);
 }
 
 gt_status gt_tps_apply_volume_job(const gt_tps_job *j)
@@ -199,5 +275,5 @@ gt_status gt_tps_apply_volume_job(const gt_tps_job *j)
     GT_TRY(need(j->params, "parameter file", "gt_tps_apply_volume_job"));
     GT_TRY(need(j->input, "input volume", "gt_tps_apply_volume_job"));
     GT_TRY(need(j->output, "output", "gt_tps_apply_volume_job"));
-    return run(j, do_volume);
+    return run(j, do_volume, NULL);
 }

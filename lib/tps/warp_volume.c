@@ -121,10 +121,9 @@ gt_status gt_tps_warp_volume(const gt_tps *t, const gt_volume *in, gt_volume *ou
         if (tm) gt_timings_add(tm, "warp volume", gt_now_ms() - t0);
     } else {
 #if GT_HAVE_CUDA
-        st = gt_tps_cuda_init(tm);
-        if (st == GT_OK)
-            st = gt_tps_cuda_warp_volume((int)t->kernel, t->n, t->c, t->w, &t->a[0][0], fin, d,
-                                         M, Minv, vi->origin, fout, tm);
+        /* no gt_tps_cuda_init: the warp needs neither cuBLAS nor cuSOLVER */
+        st = gt_tps_cuda_warp_volume((int)t->kernel, t->n, t->c, t->w, &t->a[0][0], fin, d, M, Minv,
+                                     vi->origin, fout, tm);
 #else
         st = gt_fail(GT_ERR_GPU, "this build has no CUDA support; use --device cpu");
 #endif
