@@ -110,15 +110,12 @@ static void edt1d(const double *f, int n, double *d, int *v, double *z)
 gt_status gt_stitch_edt_ws(const uint8_t *inside, int w, int h, float far, float *dist, double *sq)
 {
     const double BIG = 1e12; /* > any squared distance (2 * 65536^2), exact in double */
-    enum { CB = 8 };         /* columns per block: one 64-byte line of doubles per row */
-    int n = w > h ? w : h;
+    enum { CB = 64 };        /* columns per block of the column scans */
+    const int NONE = 1 << 30; /* no outside pixel on that side of the column */
     size_t N = (size_t)w * h;
     int any_out = 0;
 #pragma omp parallel for schedule(static) reduction(| : any_out)
-    for (size_t i = 0; i < N; i++) {
-        sq[i] = inside[i] ? BIG : 0.0;
-        any_out |= !inside[i];
-    }
+    for (size_t i = 0; i < N; i++) any_out |= !inside[i];
     if (!any_out) {
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < N; i++) dist[i] = far;
@@ -127,37 +124,44 @@ gt_status gt_stitch_edt_ws(const uint8_t *inside, int w, int h, float far, float
     int oom = 0;
 #pragma omp parallel reduction(| : oom)
     {
-        double *f = malloc((size_t)n * CB * sizeof(double)), *d = malloc((size_t)n * sizeof(double));
-        double *z = malloc(((size_t)n + 1) * sizeof(double));
-        int *v = malloc((size_t)n * sizeof(int));
-        bool ok = f && d && z && v;
+        double *d = malloc((size_t)w * sizeof(double)), *z = malloc(((size_t)w + 1) * sizeof(double));
+        int *v = malloc((size_t)w * sizeof(int));
+        bool ok = d && z && v;
         if (!ok) oom = 1;
-        /* columns, CB at a time so that each row is read as one cache line
-         * (a column with no outside pixel stays BIG; the row pass fixes it) */
+        /* columns: the 1-D transform of a 0 / BIG column is the squared
+         * distance to the column's nearest outside pixel (BIG where it has
+         * none), found exactly by a scan down and a scan up, CB columns at a
+         * time, row by row */
 #pragma omp for schedule(static)
         for (int x0 = 0; x0 < w; x0 += CB) {
-            if (!ok) continue;
-            int nb = w - x0 < CB ? w - x0 : CB;
-            for (int y = 0; y < h; y++)
-                for (int j = 0; j < nb; j++) f[(size_t)j * h + y] = sq[(size_t)y * w + x0 + j];
-            for (int j = 0; j < nb; j++) {
-                edt1d(f + (size_t)j * h, h, d, v, z);
-                memcpy(f + (size_t)j * h, d, (size_t)h * sizeof(double));
-            }
-            for (int y = 0; y < h; y++)
+            int nb = w - x0 < CB ? w - x0 : CB, run[CB];
+            for (int j = 0; j < nb; j++) run[j] = NONE;
+            for (int y = 0; y < h; y++) {
+                const uint8_t *in = inside + (size_t)y * w + x0;
+                double *o = sq + (size_t)y * w + x0;
                 for (int j = 0; j < nb; j++) {
-                    double e = f[(size_t)j * h + y];
-                    sq[(size_t)y * w + x0 + j] = e > BIG ? BIG : e;
+                    run[j] = in[j] ? (run[j] < NONE ? run[j] + 1 : NONE) : 0;
+                    o[j] = (double)run[j];
                 }
+            }
+            for (int j = 0; j < nb; j++) run[j] = NONE;
+            for (int y = h - 1; y >= 0; y--) {
+                const uint8_t *in = inside + (size_t)y * w + x0;
+                double *o = sq + (size_t)y * w + x0;
+                for (int j = 0; j < nb; j++) {
+                    run[j] = in[j] ? (run[j] < NONE ? run[j] + 1 : NONE) : 0;
+                    double m = o[j] < (double)run[j] ? o[j] : (double)run[j];
+                    o[j] = m >= (double)NONE ? BIG : m * m;
+                }
+            }
         }
 #pragma omp for schedule(static)
         for (int y = 0; y < h; y++) {
             if (!ok) continue;
-            memcpy(f, sq + (size_t)y * w, (size_t)w * sizeof(double));
-            edt1d(f, w, d, v, z);
+            edt1d(sq + (size_t)y * w, w, d, v, z);
             for (int x = 0; x < w; x++) dist[(size_t)y * w + x] = (float)sqrt(d[x]);
         }
-        free(f), free(d), free(z), free(v);
+        free(d), free(z), free(v);
     }
     if (oom) return gt_fail(GT_ERR_RUNTIME, "out of memory in the distance transform");
     return GT_OK;

@@ -1,7 +1,8 @@
 /* The stitching plan computed on per-camera boxes (lib/stitch/plan.c) against
  * the straightforward computation over the whole panorama, kept here as the
  * reference: every camera's region tested at every panorama pixel, its
- * distance transform over the whole panorama, the mask pyramids reduced and
+ * distance transform over the whole panorama (Felzenszwalb-Huttenlocher on
+ * columns and rows, as it was), the mask pyramids reduced and
  * normalised over whole planes. The plan must equal it bit for bit
  * (distances, owners, feather weights, every level of the mask pyramids and
  * their boxes) on rigs that exercise the boxes' edges: cameras cut by the
@@ -44,6 +45,62 @@ static void ref_box(const float *m, int w, int h, int box[4])
     box[0] = x0, box[1] = y0, box[2] = x1, box[3] = y1;
 }
 
+/* the distance transform as the plan computed it before (Felzenszwalb and
+ * Huttenlocher on the columns, then on the rows, in double) */
+static void ref_edt1d(const double *f, int n, double *d, int *v, double *z)
+{
+    int k = 0;
+    v[0] = 0, z[0] = -INFINITY, z[1] = INFINITY;
+    for (int q = 1; q < n; q++) {
+        double s;
+        for (;;) {
+            int p = v[k];
+            s = ((f[q] + (double)q * q) - (f[p] + (double)p * p)) / (2.0 * (q - p));
+            if (s <= z[k] && k > 0) {
+                k--;
+                continue;
+            }
+            break;
+        }
+        if (s <= z[k]) {
+            v[0] = q, z[0] = -INFINITY, z[1] = INFINITY;
+            continue;
+        }
+        k++;
+        v[k] = q, z[k] = s, z[k + 1] = INFINITY;
+    }
+    k = 0;
+    for (int q = 0; q < n; q++) {
+        while (z[k + 1] < q) k++;
+        double dq = (double)(q - v[k]);
+        d[q] = dq * dq + f[v[k]];
+    }
+}
+
+static void ref_edt(const uint8_t *inside, int w, int h, float far, float *dist)
+{
+    const double BIG = 1e12;
+    int n = w > h ? w : h, any_out = 0;
+    double *sq = malloc((size_t)w * h * sizeof(double)), *f = malloc((size_t)n * sizeof(double));
+    double *d = malloc((size_t)n * sizeof(double)), *z = malloc(((size_t)n + 1) * sizeof(double));
+    int *v = malloc((size_t)n * sizeof(int));
+    assert_true(sq && f && d && z && v);
+    for (size_t i = 0; i < (size_t)w * h; i++) {
+        sq[i] = inside[i] ? BIG : 0.0;
+        any_out |= !inside[i];
+    }
+    for (int x = 0; x < w; x++) {
+        for (int y = 0; y < h; y++) f[y] = sq[(size_t)y * w + x];
+        ref_edt1d(f, h, d, v, z);
+        for (int y = 0; y < h; y++) sq[(size_t)y * w + x] = d[y] > BIG ? BIG : d[y];
+    }
+    for (int y = 0; y < h; y++) {
+        ref_edt1d(sq + (size_t)y * w, w, d, v, z);
+        for (int x = 0; x < w; x++) dist[(size_t)y * w + x] = any_out ? (float)sqrt(d[x]) : far;
+    }
+    free(sq), free(f), free(d), free(z), free(v);
+}
+
 /* the plan as computed before per-camera boxes; `plan` gives the geometry
  * (P, plane views, levels), everything else is recomputed here */
 static void ref_build(const gt_stitch_plan *plan, const gt_stitch_plan_opts *o, ref_plan *r)
@@ -66,7 +123,7 @@ static void ref_build(const gt_stitch_plan *plan, const gt_stitch_plan_opts *o, 
                 region[j] = ok && u >= 0 && v >= 0 && u <= (float)(plan->in_w - 1) &&
                             v <= (float)(plan->in_h - 1) && (!o->masks[i] || o->masks[i][j]);
             }
-        GT_ASSERT_OK(gt_stitch_edt(region, W, H, (float)(W + H), r->dist + NP * i));
+        ref_edt(region, W, H, (float)(W + H), r->dist + NP * i);
     }
     for (size_t j = 0; j < NP; j++) {
         int best = 255;
