@@ -111,19 +111,76 @@ static box footprint_box(const double H[9], int cw, int ch, int W, int Hh, int m
     return box_clip(b, W, Hh);
 }
 
-/* Camera region (footprint and mask) over box b into r (box-sized) */
-static void region_in(const float *P, int in_w, int in_h, const uint8_t *mask, int W, box b, uint8_t *r)
+/* the float test of the plan's region at panorama pixel (x, y) */
+static inline uint8_t in_footprint(const float *P, int in_w, int in_h, int x, int y)
 {
+    float u, v;
+    int ok = gt_sm_project(P, (float)x, (float)y, &u, &v);
+    return ok && u >= 0 && v >= 0 && u <= (float)(in_w - 1) && v <= (float)(in_h - 1);
+}
+
+/* Row y's footprint in exact arithmetic with P's values: the x where
+ * w > 0, 0 <= u w <= (in_w - 1) w and 0 <= v w <= (in_h - 1) w, each linear
+ * in x, so an interval [*lo, *hi] (empty: *lo > *hi). */
+static void row_interval(const float *P, int in_w, int in_h, int y, double *lo, double *hi)
+{
+    double p[9], yy = y;
+    for (int k = 0; k < 9; k++) p[k] = P[k];
+    double wa = p[6], wb = p[7] * yy + p[8], ua = p[0], ub = p[1] * yy + p[2], va = p[3], vb = p[4] * yy + p[5];
+    double c[5][2] = {{wa, wb},
+                      {ua, ub},
+                      {(in_w - 1) * wa - ua, (in_w - 1) * wb - ub},
+                      {va, vb},
+                      {(in_h - 1) * wa - va, (in_h - 1) * wb - vb}}; /* a x + b >= 0 */
+    *lo = -INFINITY, *hi = INFINITY;
+    for (int k = 0; k < 5; k++) {
+        double a = c[k][0], b = c[k][1];
+        if (a > 0) *lo = fmax(*lo, -b / a);
+        else if (a < 0) *hi = fmin(*hi, -b / a);
+        else if (b < 0) *lo = INFINITY, *hi = -INFINITY;
+    }
+}
+
+/* Camera region (footprint and mask) over box b into r (box-sized). With
+ * `tame` (the box holds the footprint of a camera whose corners all map in
+ * front, and w varies by less than 4x over the box, so the float test is
+ * off its exact value by far less than a pixel), the float test is
+ * evaluated only within EDGE pixels of each row's exact interval: inside
+ * and outside beyond those are certain. */
+static void region_in(const float *P, int in_w, int in_h, const uint8_t *mask, int W, box b, bool tame, uint8_t *r)
+{
+    enum { EDGE = 4 };
     int bw = b.x1 - b.x0 + 1;
 #pragma omp parallel for schedule(static)
-    for (int y = b.y0; y <= b.y1; y++)
+    for (int y = b.y0; y <= b.y1; y++) {
+        uint8_t *o = r + (size_t)(y - b.y0) * bw - b.x0;
+        const uint8_t *m = mask ? mask + (size_t)y * W : NULL;
+        double lo = -INFINITY, hi = INFINITY;
+        if (tame) row_interval(P, in_w, in_h, y, &lo, &hi);
         for (int x = b.x0; x <= b.x1; x++) {
-            float u, v;
-            int ok = gt_sm_project(P, (float)x, (float)y, &u, &v);
-            r[(size_t)(y - b.y0) * bw + (x - b.x0)] = ok && u >= 0 && v >= 0 && u <= (float)(in_w - 1) &&
-                                                      v <= (float)(in_h - 1) &&
-                                                      (!mask || mask[(size_t)y * W + x]);
+            double xd = x;
+            uint8_t in;
+            if (tame && (xd < lo - EDGE || xd > hi + EDGE)) in = 0;
+            else if (tame && xd > lo + EDGE && xd < hi - EDGE) in = 1;
+            else in = in_footprint(P, in_w, in_h, x, y);
+            o[x] = in && (!m || m[x]);
         }
+    }
+}
+
+/* the float test can be skipped away from the footprint's edges (see
+ * region_in): the box is bounded and w over it within a factor of 4 */
+static bool tame_box(const float *P, box b, box all)
+{
+    if (b.x0 == all.x0 && b.y0 == all.y0 && b.x1 == all.x1 && b.y1 == all.y1) return false;
+    double lo = INFINITY, hi = 0;
+    for (int c = 0; c < 4; c++) {
+        double x = c & 1 ? b.x1 : b.x0, y = c & 2 ? b.y1 : b.y0;
+        double w = (double)P[6] * x + (double)P[7] * y + (double)P[8];
+        if (!(w > 0)) return false;
+        lo = fmin(lo, w), hi = fmax(hi, w);
+    }
+    return hi <= 4 * lo;
 }
 
 /* the box's edges that are not panorama borders are all outside */
@@ -212,11 +269,11 @@ static gt_status regions_and_distances(gt_stitch_plan *plan, const gt_stitch_rig
         double t0 = gt_now_ms();
         const float *P = plan->plane[0].P[i];
         if (box_empty(cb[i])) continue;
-        region_in(P, plan->in_w, plan->in_h, o->masks[i], W, cb[i], region);
+        region_in(P, plan->in_w, plan->in_h, o->masks[i], W, cb[i], tame_box(P, cb[i], all), region);
         if (!ring_outside(region, cb[i], W, Hh)) { /* not bounded by its corners: the whole panorama */
             gt_info("plan: camera %d: region reaches its corner box's edge, computed on the whole panorama", i + 1);
             cb[i] = all;
-            region_in(P, plan->in_w, plan->in_h, o->masks[i], W, cb[i], region);
+            region_in(P, plan->in_w, plan->in_h, o->masks[i], W, cb[i], false, region);
         }
         double t1 = gt_now_ms();
         *t_region += t1 - t0;
