@@ -161,9 +161,22 @@ static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
             }
             g->mb_total[p] = t;
             GT_TRY(gt_cu_malloc((void **)&g->d_mbw[p], t * N * sizeof(float), "mask pyramid"));
-            for (int l = 0; l < pl->levels; l++)
-                GT_CU(cudaMemcpy(g->d_mbw[p] + g->mb_off[p][l] * N, pl->mbw[l],
-                                 (size_t)pl->lw[l] * pl->lh[l] * N * sizeof(float), cudaMemcpyHostToDevice));
+            // zero, then each camera's nonzero box per level: a camera's mask
+            // is nonzero over about 1/ncam of the panorama, so this moves a
+            // fraction of the pyramids (and leaves the plan's untouched zero
+            // pages unread)
+            GT_CU(cudaMemset(g->d_mbw[p], 0, t * N * sizeof(float)));
+            for (int l = 0; l < pl->levels; l++) {
+                size_t lw = (size_t)pl->lw[l], nl = lw * pl->lh[l];
+                for (int i = 0; i < N; i++) {
+                    const int *b = pl->mbbox[l][i];
+                    if (b[2] < b[0] || b[3] < b[1]) continue;
+                    size_t o = nl * i + (size_t)b[1] * lw + (size_t)b[0];
+                    GT_CU(cudaMemcpy2D(g->d_mbw[p] + g->mb_off[p][l] * N + o, lw * sizeof(float), pl->mbw[l] + o,
+                                       lw * sizeof(float), (size_t)(b[2] - b[0] + 1) * sizeof(float),
+                                       (size_t)(b[3] - b[1] + 1), cudaMemcpyHostToDevice));
+                }
+            }
         }
     }
     double t1 = gt_now_ms();
