@@ -80,7 +80,6 @@ typedef struct {
 } box;
 
 static bool box_empty(box b) { return b.x1 < b.x0 || b.y1 < b.y0; }
-static size_t box_area(box b) { return box_empty(b) ? 0 : (size_t)(b.x1 - b.x0 + 1) * (size_t)(b.y1 - b.y0 + 1); }
 static box box_clip(box b, int w, int h)
 {
     box r = {b.x0 < 0 ? 0 : b.x0, b.y0 < 0 ? 0 : b.y0, b.x1 > w - 1 ? w - 1 : b.x1, b.y1 > h - 1 ? h - 1 : b.y1};
@@ -258,9 +257,11 @@ static gt_status regions_and_distances(gt_stitch_plan *plan, const gt_stitch_rig
     int W = plan->pano_w, Hh = plan->pano_h, N = plan->ncam;
     size_t NP = (size_t)W * Hh;
     box all = {0, 0, W - 1, Hh - 1};
-    for (int i = 0; i < N; i++) cb[i] = footprint_box(rig->cam[i].H, plan->in_w, plan->in_h, W, Hh, 3);
-    size_t most = 0;
-    for (int i = 0; i < N; i++) most = box_area(cb[i]) > most ? box_area(cb[i]) : most;
+    for (int i = 0; i < N; i++) { /* from Hinv, which the region test uses (as the frames do) */
+        double Hf[9];
+        cb[i] = gt_stitch_h_invert(rig->cam[i].Hinv, Hf) ? all : footprint_box(Hf, plan->in_w, plan->in_h, W, Hh, 3);
+    }
+    /* panorama-sized (a box may grow to the whole panorama); only the boxes' pages are touched */
     uint8_t *region = gt_malloc(NP, "camera region");
     double *sq = gt_malloc_array(NP, sizeof(double), "distance transform");
     float *dist = gt_malloc_array(NP, sizeof(float), "distance map");
