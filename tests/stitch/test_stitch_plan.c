@@ -289,12 +289,13 @@ static void test_plan_edges(void **state)
     (void)state;
     gt_stitch_rig rig;
     memset(&rig, 0, sizeof rig);
-    rig.pano_w = 300, rig.pano_h = 122, rig.ncam = 5;
+    rig.pano_w = 300, rig.pano_h = 122, rig.ncam = 6;
     set_cam(&rig, 0, 120, 90, 0.20, -0.15, 1.5e-3, 20, 30);    /* cut left and top */
     set_cam(&rig, 1, 120, 90, -0.1, 0.25, -2e-3, 150, 100);    /* cut bottom */
     set_cam(&rig, 2, 120, 90, 0.0, 0.0, 0.0, 290, 60);         /* cut right */
     set_cam(&rig, 3, 120, 90, 0.05, 0.0, 0.0, 110, 61);        /* inside */
     set_cam(&rig, 4, 120, 90, 0.0, 0.0, 0.0, 150, 61);         /* scaled below: nearly all */
+    set_cam(&rig, 5, 120, 90, 0.0, 0.0, 0.0, 600, 61);         /* off the panorama: owns nothing */
     for (int k = 0; k < 6; k++) rig.cam[4].H[k] *= k % 3 == 2 ? 1.0 : 2.3;
     rig.cam[4].H[2] = 150 - 2.3 * 60, rig.cam[4].H[5] = 61 - 2.3 * 45;
     GT_ASSERT_OK(gt_stitch_h_invert(rig.cam[4].H, rig.cam[4].Hinv));
