@@ -79,6 +79,10 @@ typedef struct {
     int x0, y0, x1, y1; /* inclusive; x1 < x0 or y1 < y0: empty */
 } box;
 
+/* boxes of fewer samples are worked on by one thread: the mask pyramids'
+ * coarse levels would otherwise cost more in forks and barriers than work */
+#define PAR_MIN (1 << 16)
+
 static bool box_empty(box b) { return b.x1 < b.x0 || b.y1 < b.y0; }
 static box box_clip(box b, int w, int h)
 {
@@ -229,7 +233,8 @@ static void nonzero_box(const float *m, int w, box b, int out[4])
 {
     int x0 = b.x1 + 1, y0 = b.y1 + 1, x1 = -1, y1 = -1;
     if (!box_empty(b)) {
-#pragma omp parallel for schedule(static) reduction(min : x0, y0) reduction(max : x1, y1)
+        bool par = (long)(b.x1 - b.x0 + 1) * (b.y1 - b.y0 + 1) >= PAR_MIN;
+#pragma omp parallel for schedule(static) reduction(min : x0, y0) reduction(max : x1, y1) if (par)
         for (int y = b.y0; y <= b.y1; y++) {
             const float *r = m + (size_t)y * w;
             int lo = b.x0;
@@ -355,8 +360,6 @@ static gt_status mask_pyramids(gt_stitch_plane *pl, int N, int bands)
     for (int k = 0; k < L; k++)
         if (!(pl->mbw[k] = gt_calloc((size_t)pl->lw[k] * pl->lh[k] * N, sizeof(float), "mask pyramid")))
             return GT_ERR_RUNTIME;
-    float *sum = gt_malloc_array((size_t)pl->lw[1 < L ? 1 : 0] * pl->lh[1 < L ? 1 : 0], sizeof(float), "mask sums");
-    if (!sum) return GT_ERR_RUNTIME;
     /* win[k][i]: where camera i's level k may be nonzero */
     box win[GT_STITCH_MAX_BANDS][GT_STITCH_MAX_CAMS];
     owner_boxes(pl->owner, pw, ph, N, win[0]);
@@ -386,29 +389,47 @@ static gt_status mask_pyramids(gt_stitch_plane *pl, int N, int bands)
         int w = pl->lw[k], h = pl->lh[k];
         size_t nk = (size_t)w * h;
         float *m = pl->mbw[k];
-        if (k > 0) { /* normalise (level 0 is one-hot: already normalised) */
-            memset(sum, 0, nk * sizeof(float));
-            for (int i = 0; i < N; i++) {
-                box b = win[k][i];
-                if (box_empty(b)) continue;
-#pragma omp parallel for schedule(static)
-                for (int y = b.y0; y <= b.y1; y++)
-                    for (int x = b.x0; x <= b.x1; x++) sum[(size_t)y * w + x] += m[nk * i + (size_t)y * w + x];
-            }
-            for (int i = 0; i < N; i++) {
-                box b = win[k][i];
-                if (box_empty(b)) continue;
-#pragma omp parallel for schedule(static)
-                for (int y = b.y0; y <= b.y1; y++)
-                    for (int x = b.x0; x <= b.x1; x++) {
-                        float s = sum[(size_t)y * w + x], *v = m + nk * i + (size_t)y * w + x;
-                        *v = s > 0 ? *v / s : 0.0f;
+        if (k > 0) { /* normalise (level 0 is one-hot: already normalised), row by row over the
+                      * cameras' boxes: the sum adds the cameras in order, as over the whole level */
+            int y0 = h, y1 = -1;
+            for (int i = 0; i < N; i++)
+                if (!box_empty(win[k][i])) {
+                    y0 = win[k][i].y0 < y0 ? win[k][i].y0 : y0;
+                    y1 = win[k][i].y1 > y1 ? win[k][i].y1 : y1;
+                }
+#pragma omp parallel if (nk >= PAR_MIN)
+            {
+                float *sum = malloc((size_t)w * sizeof(float));
+                if (!sum) abort(); /* one row */
+#pragma omp for schedule(static)
+                for (int y = y0; y <= y1; y++) {
+                    for (int x = 0; x < w; x++) sum[x] = 0;
+                    for (int i = 0; i < N; i++) {
+                        box b = win[k][i];
+                        if (box_empty(b) || y < b.y0 || y > b.y1) continue;
+                        const float *r = m + nk * i + (size_t)y * w;
+                        for (int x = b.x0; x <= b.x1; x++) sum[x] += r[x];
                     }
+                    for (int i = 0; i < N; i++) {
+                        box b = win[k][i];
+                        if (box_empty(b) || y < b.y0 || y > b.y1) continue;
+                        float *r = m + nk * i + (size_t)y * w;
+                        for (int x = b.x0; x <= b.x1; x++) r[x] = sum[x] > 0 ? r[x] / sum[x] : 0.0f;
+                    }
+                }
+                free(sum);
             }
         }
-        for (int i = 0; i < N; i++) nonzero_box(m + nk * i, w, win[k][i], pl->mbbox[k][i]);
+        for (int i = 0; i < N; i++) {
+            if (k == 0) { /* ones exactly on the owner's samples, whose box win[0][i] is */
+                box b = box_empty(win[0][i]) ? (box){0, 0, -1, -1} : win[0][i];
+                int *o = pl->mbbox[0][i];
+                o[0] = b.x0, o[1] = b.y0, o[2] = b.x1, o[3] = b.y1;
+                continue;
+            }
+            nonzero_box(m + nk * i, w, win[k][i], pl->mbbox[k][i]);
+        }
     }
-    free(sum);
     return GT_OK;
 }
 

@@ -216,8 +216,9 @@ void gt_stitch_reduce_box(const float *src, int w, int h, float *dst, const int 
     if (x1 < x0 || y1 < y0) return;
     /* rows, then columns; each thread keeps the horizontally reduced source
      * rows of its window (2y-2 .. 2y+2) in a ring of 5, keyed by row: the
-     * rows of one window are distinct mod 5, and consecutive windows share 3 */
-#pragma omp parallel
+     * rows of one window are distinct mod 5, and consecutive windows share 3;
+     * small outputs (coarse levels) on one thread, cheaper than a fork */
+#pragma omp parallel if ((long)bw * (y1 - y0 + 1) >= 16384)
     {
         float *ring = malloc((size_t)5 * bw * sizeof(float));
         if (!ring) abort(); /* small; callers size-check */
