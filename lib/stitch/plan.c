@@ -487,6 +487,7 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
     if (wl) feather_weights(plan, wl);
     double t_seams = gt_now_ms() - t0;
     t0 = gt_now_ms();
+    double t_pyr = 0;
     /* per-plane owner maps, weights and mask pyramids (chroma takes the luma
      * value at the top-left luma sample of its block) */
     for (int p = 0; p < 3; p++) {
@@ -513,11 +514,13 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
                     for (int x = 0; x < pw; x++)
                         pl->weight[n * i + (size_t)y * pw + x] = wl[NP * i + (size_t)y * sy * W + (size_t)x * sx];
         }
+        double tp = gt_now_ms();
         if (o->blend == GT_BLEND_MULTIBAND && (st = mask_pyramids(pl, N, o->bands))) goto done;
+        t_pyr += gt_now_ms() - tp;
     }
     gt_info("plan: regions %.1f ms, distance transforms %.1f ms, seams and weights %.1f ms, planes (owners, weights, "
-            "mask pyramids) %.1f ms",
-            t_region, t_edt, t_seams, gt_now_ms() - t0);
+            "mask pyramids) %.1f ms, of which mask pyramids %.1f ms",
+            t_region, t_edt, t_seams, gt_now_ms() - t0, t_pyr);
 done:
     free(wl);
     if (st) gt_stitch_plan_free(plan);
