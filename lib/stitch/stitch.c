@@ -197,8 +197,21 @@ static inline float reduce_at(const float *r, int w, int c)
     return gt_sm_reduce5(r[gt_sm_reflect(c - 2, w)], r[gt_sm_reflect(c - 1, w)], r[c < w ? c : w - 1],
                          r[gt_sm_reflect(c + 1, w)], r[gt_sm_reflect(c + 2, w)]);
 }
+/* The reduce's rows, where the build's baseline has no FMA instruction (x86-64
+ * without -mfma), also as an FMA clone picked at run time: fmaf is a libm
+ * call otherwise. fmaf is correctly rounded either way, so both clones give
+ * the same bits. */
+#if defined(__x86_64__) && !defined(__FMA__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define GT_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#endif
+#endif
+#ifndef GT_FMA_CLONES
+#define GT_FMA_CLONES
+#endif
+
 /* horizontal reduce of one row for outputs x0..x1: out[x - x0] */
-static void reduce_row(const float *r, int w, float *out, int x0, int x1)
+GT_FMA_CLONES static void reduce_row(const float *r, int w, float *out, int x0, int x1)
 {
     int hi = (w - 3) / 2; /* the last x whose taps are all inside */
     int a = x0 > 1 ? x0 : 1, b = x1 < hi ? x1 : hi;
@@ -208,6 +221,12 @@ static void reduce_row(const float *r, int w, float *out, int x0, int x1)
         out[x - x0] = gt_sm_reduce5(q[-2], q[-1], q[0], q[1], q[2]);
     }
     for (int x = (b + 1 > a ? b + 1 : a); x <= x1; x++) out[x - x0] = reduce_at(r, w, 2 * x);
+}
+
+/* vertical reduce of five reduced rows into o (n samples) */
+GT_FMA_CLONES static void reduce_cols(const float *const t[5], float *o, int n)
+{
+    for (int x = 0; x < n; x++) o[x] = gt_sm_reduce5(t[0][x], t[1][x], t[2][x], t[3][x], t[4][x]);
 }
 
 void gt_stitch_reduce_box(const float *src, int w, int h, float *dst, const int box[4])
@@ -234,8 +253,7 @@ void gt_stitch_reduce_box(const float *src, int w, int h, float *dst, const int 
                 }
                 t[k] = ring + (size_t)slot * bw;
             }
-            float *o = dst + (size_t)y * ow + x0;
-            for (int x = 0; x < bw; x++) o[x] = gt_sm_reduce5(t[0][x], t[1][x], t[2][x], t[3][x], t[4][x]);
+            reduce_cols(t, dst + (size_t)y * ow + x0, bw);
         }
         free(ring);
     }
