@@ -20,7 +20,9 @@ enum { EV_UP0, EV_UP1, EV_C0, EV_WARP1, EV_BLEND1, EV_DN0, EV_DN1, EV_COUNT };
 }
 
 struct gt_stitch_gpu {
-    const gt_stitch_plan *plan;
+    const gt_stitch_plan *plan;     // NULL while only the slots exist (gt_stitch_gpu_prealloc)
+    int ncam;                       // the slots' sizes
+    size_t in_bytes, out_bytes;
     gt_sk_plane kp[3];
     uint8_t *d_owner[3];
     float *d_weight[3];
@@ -133,7 +135,31 @@ static void multiband_boxes(const gt_stitch_plane *pl, int N, gt_sk_boxes *wbox,
     }
 }
 
-static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
+// The plan-free part: pinned and device frame buffers, events and streams.
+static gt_status create_slots(gt_stitch_gpu *g, int N, size_t in_bytes, size_t out_bytes)
+{
+    g->ncam = N;
+    g->in_bytes = in_bytes;
+    g->out_bytes = out_bytes;
+    double t0 = gt_now_ms();
+    for (int s = 0; s < GT_STITCH_SLOTS; s++) {
+        GT_TRY(gt_cu_pinned_alloc((void **)&g->h_in[s], in_bytes * N, "input frames"));
+        GT_TRY(gt_cu_pinned_alloc((void **)&g->h_out[s], out_bytes, "output frame"));
+        GT_TRY(gt_cu_malloc((void **)&g->d_in[s], in_bytes * N, "input frames"));
+        GT_TRY(gt_cu_malloc((void **)&g->d_out[s], out_bytes, "output frame"));
+        for (int e = 0; e < EV_COUNT; e++) GT_CU(cudaEventCreate(&g->ev[s][e]));
+        GT_CU(cudaEventCreateWithFlags(&g->ev_comp_done[s], cudaEventDisableTiming));
+        GT_CU(cudaEventCreateWithFlags(&g->ev_dn_done[s], cudaEventDisableTiming));
+    }
+    GT_CU(cudaStreamCreateWithFlags(&g->s_up, cudaStreamNonBlocking));
+    GT_CU(cudaStreamCreateWithFlags(&g->s_comp, cudaStreamNonBlocking));
+    GT_CU(cudaStreamCreateWithFlags(&g->s_dn, cudaStreamNonBlocking));
+    gt_info("GPU setup: %d slots (pinned, device) %.1f ms", GT_STITCH_SLOTS, gt_now_ms() - t0);
+    return GT_OK;
+}
+
+// The plan's part: owner maps, weights, mask pyramids, multiband scratch.
+static gt_status create_plan(const gt_stitch_plan *plan, gt_stitch_gpu *g)
 {
     int N = plan->ncam;
     g->plan = plan;
@@ -161,9 +187,22 @@ static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
             }
             g->mb_total[p] = t;
             GT_TRY(gt_cu_malloc((void **)&g->d_mbw[p], t * N * sizeof(float), "mask pyramid"));
-            for (int l = 0; l < pl->levels; l++)
-                GT_CU(cudaMemcpy(g->d_mbw[p] + g->mb_off[p][l] * N, pl->mbw[l],
-                                 (size_t)pl->lw[l] * pl->lh[l] * N * sizeof(float), cudaMemcpyHostToDevice));
+            // zero, then each camera's nonzero box per level: a camera's mask
+            // is nonzero over about 1/ncam of the panorama, so this moves a
+            // fraction of the pyramids (and leaves the plan's untouched zero
+            // pages unread)
+            GT_CU(cudaMemset(g->d_mbw[p], 0, t * N * sizeof(float)));
+            for (int l = 0; l < pl->levels; l++) {
+                size_t lw = (size_t)pl->lw[l], nl = lw * pl->lh[l];
+                for (int i = 0; i < N; i++) {
+                    const int *b = pl->mbbox[l][i];
+                    if (b[2] < b[0] || b[3] < b[1]) continue;
+                    size_t o = nl * i + (size_t)b[1] * lw + (size_t)b[0];
+                    GT_CU(cudaMemcpy2D(g->d_mbw[p] + g->mb_off[p][l] * N + o, lw * sizeof(float), pl->mbw[l] + o,
+                                       lw * sizeof(float), (size_t)(b[2] - b[0] + 1) * sizeof(float),
+                                       (size_t)(b[3] - b[1] + 1), cudaMemcpyHostToDevice));
+                }
+            }
         }
     }
     double t1 = gt_now_ms();
@@ -177,21 +216,7 @@ static gt_status create(const gt_stitch_plan *plan, gt_stitch_gpu *g)
         }
         GT_CU(cudaDeviceSynchronize()); // the memsets are done before any work on the non-blocking streams
     }
-    double t2 = gt_now_ms();
-    for (int s = 0; s < GT_STITCH_SLOTS; s++) {
-        GT_TRY(gt_cu_pinned_alloc((void **)&g->h_in[s], plan->in_bytes * N, "input frames"));
-        GT_TRY(gt_cu_pinned_alloc((void **)&g->h_out[s], plan->out_bytes, "output frame"));
-        GT_TRY(gt_cu_malloc((void **)&g->d_in[s], plan->in_bytes * N, "input frames"));
-        GT_TRY(gt_cu_malloc((void **)&g->d_out[s], plan->out_bytes, "output frame"));
-        for (int e = 0; e < EV_COUNT; e++) GT_CU(cudaEventCreate(&g->ev[s][e]));
-        GT_CU(cudaEventCreateWithFlags(&g->ev_comp_done[s], cudaEventDisableTiming));
-        GT_CU(cudaEventCreateWithFlags(&g->ev_dn_done[s], cudaEventDisableTiming));
-    }
-    GT_CU(cudaStreamCreateWithFlags(&g->s_up, cudaStreamNonBlocking));
-    GT_CU(cudaStreamCreateWithFlags(&g->s_comp, cudaStreamNonBlocking));
-    GT_CU(cudaStreamCreateWithFlags(&g->s_dn, cudaStreamNonBlocking));
-    gt_info("GPU setup: plan upload %.1f ms, multiband buffers %.1f ms, %d slots (pinned, device) %.1f ms", t1 - t0,
-            t2 - t1, GT_STITCH_SLOTS, gt_now_ms() - t2);
+    gt_info("GPU setup: plan upload %.1f ms, multiband buffers %.1f ms", t1 - t0, gt_now_ms() - t1);
     return GT_OK;
 }
 
@@ -224,13 +249,13 @@ extern "C" void gt_stitch_gpu_destroy(gt_stitch_gpu *g)
     free(g);
 }
 
-extern "C" gt_status gt_stitch_gpu_create(const gt_stitch_plan *plan, gt_stitch_gpu **out)
+extern "C" gt_status gt_stitch_gpu_prealloc(int ncam, size_t in_bytes, size_t out_bytes, gt_stitch_gpu **out)
 {
     *out = NULL;
-    if (plan->ncam > GT_SK_MAX_CAMS) return gt_fail(GT_ERR_USAGE, "too many cameras");
+    if (ncam < 1 || ncam > GT_SK_MAX_CAMS) return gt_fail(GT_ERR_USAGE, "too many cameras");
     gt_stitch_gpu *g = (gt_stitch_gpu *)calloc(1, sizeof *g);
     if (!g) return gt_fail(GT_ERR_RUNTIME, "out of memory");
-    gt_status st = create(plan, g);
+    gt_status st = create_slots(g, ncam, in_bytes, out_bytes);
     if (st) {
         gt_stitch_gpu_destroy(g);
         return st;
@@ -239,9 +264,34 @@ extern "C" gt_status gt_stitch_gpu_create(const gt_stitch_plan *plan, gt_stitch_
     return GT_OK;
 }
 
+extern "C" gt_status gt_stitch_gpu_create_from(gt_stitch_gpu *pre, const gt_stitch_plan *plan, gt_stitch_gpu **out)
+{
+    *out = NULL;
+    if (pre->plan || pre->ncam != plan->ncam || pre->in_bytes != plan->in_bytes || pre->out_bytes != plan->out_bytes) {
+        gt_stitch_gpu_destroy(pre);
+        return gt_fail(GT_ERR_USAGE, "gt_stitch_gpu_create_from: the buffers do not fit the plan");
+    }
+    gt_status st = create_plan(plan, pre);
+    if (st) {
+        gt_stitch_gpu_destroy(pre);
+        return st;
+    }
+    *out = pre;
+    return GT_OK;
+}
+
+extern "C" gt_status gt_stitch_gpu_create(const gt_stitch_plan *plan, gt_stitch_gpu **out)
+{
+    *out = NULL;
+    if (plan->ncam > GT_SK_MAX_CAMS) return gt_fail(GT_ERR_USAGE, "too many cameras");
+    gt_stitch_gpu *pre;
+    GT_TRY(gt_stitch_gpu_prealloc(plan->ncam, plan->in_bytes, plan->out_bytes, &pre));
+    return gt_stitch_gpu_create_from(pre, plan, out);
+}
+
 extern "C" uint8_t *gt_stitch_gpu_in_buf(gt_stitch_gpu *g, int slot, int cam)
 {
-    return g->h_in[slot] + (size_t)cam * g->plan->in_bytes;
+    return g->h_in[slot] + (size_t)cam * g->in_bytes;
 }
 extern "C" uint8_t *gt_stitch_gpu_out_buf(gt_stitch_gpu *g, int slot)
 {

@@ -171,6 +171,15 @@ int gt_stitch_levels(int w, int h, int bands);
 /* GPU streaming stitcher (CUDA builds; GT_ERR_GPU otherwise). */
 typedef struct gt_stitch_gpu gt_stitch_gpu;
 gt_status gt_stitch_gpu_create(const gt_stitch_plan *plan, gt_stitch_gpu **g);
+/* gt_stitch_gpu_create in two steps, so that the first overlaps the plan's
+ * building: _prealloc makes what does not depend on the plan (the pinned and
+ * device frame buffers of ncam inputs of in_bytes and one output of
+ * out_bytes, streams, events; on the calling thread's current GPU, e.g. the
+ * thread that started the CUDA context), _create_from completes `pre` with a
+ * plan of those sizes into *g (GT_ERR_USAGE if they differ). _create_from
+ * takes `pre` over: on failure it is released. */
+gt_status gt_stitch_gpu_prealloc(int ncam, size_t in_bytes, size_t out_bytes, gt_stitch_gpu **pre);
+gt_status gt_stitch_gpu_create_from(gt_stitch_gpu *pre, const gt_stitch_plan *plan, gt_stitch_gpu **g);
 /* Synchronous: one frame set in, one panorama out (for tests). */
 gt_status gt_stitch_gpu_frame(gt_stitch_gpu *g, const uint8_t *const *in, uint8_t *out);
 /* Pinned staging buffers for streaming: slots 0 .. GT_STITCH_SLOTS-1. Three,

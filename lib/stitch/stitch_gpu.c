@@ -10,6 +10,18 @@ gt_status gt_stitch_gpu_create(const gt_stitch_plan *plan, gt_stitch_gpu **g)
     *g = NULL;
     return gt_fail(GT_ERR_GPU, "this build has no CUDA support");
 }
+gt_status gt_stitch_gpu_prealloc(int ncam, size_t in_bytes, size_t out_bytes, gt_stitch_gpu **pre)
+{
+    (void)ncam, (void)in_bytes, (void)out_bytes;
+    *pre = NULL;
+    return gt_fail(GT_ERR_GPU, "this build has no CUDA support");
+}
+gt_status gt_stitch_gpu_create_from(gt_stitch_gpu *pre, const gt_stitch_plan *plan, gt_stitch_gpu **g)
+{
+    (void)pre, (void)plan;
+    *g = NULL;
+    return gt_fail(GT_ERR_GPU, "this build has no CUDA support");
+}
 gt_status gt_stitch_gpu_frame(gt_stitch_gpu *g, const uint8_t *const *in, uint8_t *out)
 {
     (void)g, (void)in, (void)out;

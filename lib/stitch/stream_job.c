@@ -5,7 +5,10 @@
  * only parses options into a gt_stitch_job.
  *
  * Threads: the CUDA context starts on one while the host loads the rig and
- * builds the plan (joined before the device is chosen); the cameras are read
+ * builds the plan, and the same thread then allocates the GPU's frame
+ * buffers (pinned and device slots, streams: gt_stitch_gpu_prealloc) as soon
+ * as the inputs' sizes are known, so that only the plan's upload is left
+ * after the plan (joined before the device is chosen); the cameras are read
  * in parallel (OpenMP, one per stream); a writer thread takes the stitched
  * frames in order, so that the output's writes overlap the next frames'
  * reading and stitching. */
@@ -65,6 +68,16 @@ typedef struct {
     gt_stitch_gain_update gu;
     pthread_t dev_th;
     bool dev_th_started;
+    /* the sizes for the CUDA thread's gt_stitch_gpu_prealloc: dev_sizes 0 not
+     * yet known, 1 posted in pre_*, -1 none coming (the thread stops) */
+    pthread_mutex_t dev_mu;
+    pthread_cond_t dev_cv;
+    int dev_sizes, pre_ncam;
+    size_t pre_in, pre_out;
+    gt_stitch_gpu *pre;   /* what the thread made, or NULL */
+    gt_status pre_st;     /* and its failure, with its message */
+    char pre_msg[1024];
+    double pre_ms;
     gt_device_kind dev;
     bool any_y4m;
     gt_yuv_writer *wr;
@@ -288,17 +301,54 @@ static gt_status writer_stop(frame_writer *w)
     return w->st ? writer_error(w) : GT_OK;
 }
 
+/* The CUDA thread: the context, then the frame buffers once the sizes come */
 static void *device_prepare_main(void *arg)
 {
-    const gt_stitch_job *j = arg;
+    job_ctx *c = arg;
+    const gt_stitch_job *j = c->j;
     gt_device_prepare(j->device, j->gpu);
+    if (j->device == GT_DEVICE_CPU) return NULL;
+    pthread_mutex_lock(&c->dev_mu);
+    while (c->dev_sizes == 0) pthread_cond_wait(&c->dev_cv, &c->dev_mu);
+    bool go = c->dev_sizes > 0;
+    pthread_mutex_unlock(&c->dev_mu);
+    int n = gt_gpu_count(NULL, 0);
+    if (!go || j->gpu < 0 || j->gpu >= n) return NULL; /* gt_device_choose says why */
+    double t0 = gt_now_ms();
+    c->pre_st = gt_stitch_gpu_prealloc(c->pre_ncam, c->pre_in, c->pre_out, &c->pre);
+    if (c->pre_st) snprintf(c->pre_msg, sizeof c->pre_msg, "%s", gt_errmsg());
+    c->pre_ms = gt_now_ms() - t0;
     return NULL;
+}
+
+/* tell the CUDA thread the sizes of its buffers, or (ok false) that none come */
+static void post_sizes(job_ctx *c, bool ok)
+{
+    if (!c->dev_th_started) return;
+    pthread_mutex_lock(&c->dev_mu);
+    if (c->dev_sizes == 0) c->dev_sizes = ok ? 1 : -1;
+    pthread_cond_broadcast(&c->dev_cv);
+    pthread_mutex_unlock(&c->dev_mu);
 }
 
 static void join_device_prepare(job_ctx *c)
 {
-    if (c->dev_th_started) pthread_join(c->dev_th, NULL);
+    if (!c->dev_th_started) return;
+    post_sizes(c, false); /* the job failed before the sizes were known */
+    pthread_join(c->dev_th, NULL);
     c->dev_th_started = false;
+    pthread_mutex_destroy(&c->dev_mu);
+    pthread_cond_destroy(&c->dev_cv);
+}
+
+/* once the rig and the inputs are open: the frame sizes to the CUDA thread */
+static void post_frame_sizes(job_ctx *c)
+{
+    gt_pixfmt f = gt_yuv_pixfmt(c->rd[0]);
+    c->pre_ncam = c->rig.ncam;
+    c->pre_in = gt_pixfmt_frame_bytes(f, gt_yuv_width(c->rd[0]), gt_yuv_height(c->rd[0]));
+    c->pre_out = gt_pixfmt_frame_bytes(f, c->rig.pano_w, c->rig.pano_h);
+    post_sizes(c, c->pre_in > 0 && c->pre_out > 0); /* 0: sizes the plan refuses */
 }
 
 /* gain_update: re-estimate from frame k's inputs before it is stitched */
@@ -416,13 +466,21 @@ static gt_status setup(job_ctx *c)
 {
     const gt_stitch_job *j = c->j;
     c->t_run = gt_now_ms();
-    if (pthread_create(&c->dev_th, NULL, device_prepare_main, (void *)j) == 0) c->dev_th_started = true;
+    pthread_mutex_init(&c->dev_mu, NULL);
+    pthread_cond_init(&c->dev_cv, NULL);
+    if (pthread_create(&c->dev_th, NULL, device_prepare_main, c) == 0) {
+        c->dev_th_started = true;
+    } else {
+        pthread_mutex_destroy(&c->dev_mu);
+        pthread_cond_destroy(&c->dev_cv);
+    }
     GT_TRY(gt_stitch_rig_load(j->rig, &c->rig));
     if (c->rig.ncam != j->ninputs)
         return gt_fail(GT_ERR_USAGE, "the rig '%s' has %d cameras but %d inputs were given", j->rig, c->rig.ncam,
                        j->ninputs);
     GT_TRY(check_paths(c));
     GT_TRY(open_inputs(c));
+    post_frame_sizes(c);
     GT_TRY(skip_to_start(c));
     GT_TRY(load_masks(c));
     GT_TRY(build_plan(c));
@@ -432,6 +490,7 @@ static gt_status setup(job_ctx *c)
     GT_TRY(gt_device_choose(j->device, j->gpu, &c->dev));
     gt_trace(c->dev == GT_DEVICE_CUDA ? "first kernel" : "computing on the CPU");
     gt_timings_add(&c->tm, "start: device (rest of CUDA start)", gt_now_ms() - t_dev);
+    if (c->pre || c->pre_st) gt_timings_add(&c->tm, "start: GPU buffers (CUDA thread, overlapped)", c->pre_ms);
     GT_TRY(create_output(c));
     gt_progress_start(&c->pr, "stitching", j->frames > 0 ? (double)j->frames : 0);
     c->t_start = gt_now_ms();
@@ -458,7 +517,11 @@ static void frame_done(job_ctx *c)
 static gt_status stream_gpu(job_ctx *c)
 {
     const gt_stitch_job *j = c->j;
-    GT_TRY(gt_stitch_gpu_create(&c->plan, &c->gpu));
+    if (c->pre_st) return gt_fail(c->pre_st, "%s", c->pre_msg); /* the buffers' failure */
+    gt_stitch_gpu *pre = c->pre;
+    c->pre = NULL;
+    if (pre) GT_TRY(gt_stitch_gpu_create_from(pre, &c->plan, &c->gpu));
+    else GT_TRY(gt_stitch_gpu_create(&c->plan, &c->gpu));
     c->t_setup = gt_now_ms() - c->t_start;
     gt_timings_add(&c->tm, "start: GPU plan, pinned buffers", c->t_setup);
     long submitted = 0;
@@ -568,6 +631,7 @@ static void job_free(job_ctx *c, gt_status st)
     }
     if (c->wr) gt_yuv_finish(c->wr, false);
     gt_stitch_gpu_destroy(c->gpu);
+    gt_stitch_gpu_destroy(c->pre);
     gt_stitch_gain_update_free(&c->gu);
     gt_stitch_plan_free(&c->plan);
     for (int i = 0; i < GT_STITCH_MAX_CAMS; i++) {

@@ -4,6 +4,7 @@
  * Tolerance 1: both paths use the same float operations (stitch_math.h,
  * explicit fmaf, IEEE division); only a value landing within an ulp of a .5
  * rounding boundary could differ, by one. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,7 +33,35 @@ static int max_diff(const uint8_t *a, const uint8_t *b, size_t n, size_t *where)
 
 static const char *fmt_names[] = {"yuyv422", "uyvy422", "yuv420p", "nv12", "yuv422p", "yuv444p"};
 
-static void run_case(gt_pixfmt f, gt_blend_mode b, int noise)
+/* gt_stitch_gpu_prealloc on a thread of its own, as yuvstitch's CUDA thread
+ * makes the buffers while the plan is built */
+typedef struct {
+    int ncam;
+    size_t in_bytes, out_bytes;
+    gt_stitch_gpu *pre;
+    gt_status st;
+} prealloc_arg;
+
+static void *prealloc_main(void *p)
+{
+    prealloc_arg *a = p;
+    gt_device_prepare(GT_DEVICE_CUDA, 0);
+    a->st = gt_stitch_gpu_prealloc(a->ncam, a->in_bytes, a->out_bytes, &a->pre);
+    return NULL;
+}
+
+static gt_status create_on_thread(const gt_stitch_plan *plan, gt_stitch_gpu **g)
+{
+    prealloc_arg a = {plan->ncam, plan->in_bytes, plan->out_bytes, NULL, GT_OK};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, prealloc_main, &a), 0);
+    pthread_join(th, NULL);
+    GT_ASSERT_OK(a.st);
+    return gt_stitch_gpu_create_from(a.pre, plan, g);
+}
+
+/* pre: the GPU stitcher made in two steps, its buffers on another thread */
+static void run_case_with(gt_pixfmt f, gt_blend_mode b, int noise, bool pre)
 {
     const int cw = 136, ch = 150, pw = 402, ph = 130;
     synth_scene sc;
@@ -60,7 +89,7 @@ static void run_case(gt_pixfmt f, gt_blend_mode b, int noise)
     gt_stitch_plan plan;
     GT_ASSERT_OK(gt_stitch_plan_build(&rig, cw, ch, f, &o, &plan));
     gt_stitch_gpu *g;
-    GT_ASSERT_OK(gt_stitch_gpu_create(&plan, &g));
+    GT_ASSERT_OK(pre ? create_on_thread(&plan, &g) : gt_stitch_gpu_create(&plan, &g));
     uint8_t *ref[SETS], *got = malloc(plan.out_bytes);
     for (int s = 0; s < SETS; s++) {
         ref[s] = malloc(plan.out_bytes);
@@ -101,6 +130,28 @@ static void run_case(gt_pixfmt f, gt_blend_mode b, int noise)
         for (int i = 0; i < 4; i++) free(cam[s][i]);
     }
     free(got);
+}
+
+static void run_case(gt_pixfmt f, gt_blend_mode b, int noise) { run_case_with(f, b, noise, false); }
+
+/* the two-step creation gives the same frames; buffers of other sizes are
+ * refused (and released) */
+static void test_gpu_prealloc(void **state)
+{
+    (void)state;
+    run_case_with(GT_PIX_YUYV422, GT_BLEND_MULTIBAND, 0, true);
+    run_case_with(GT_PIX_NV12, GT_BLEND_FEATHER, 1, true);
+    gt_stitch_rig rig;
+    synth_rig(&rig, 402, 130, 136, 150, 0);
+    gt_stitch_plan_opts o;
+    gt_stitch_plan_opts_init(&o);
+    gt_stitch_plan plan;
+    GT_ASSERT_OK(gt_stitch_plan_build(&rig, 136, 150, GT_PIX_YUYV422, &o, &plan));
+    gt_stitch_gpu *pre, *g = (gt_stitch_gpu *)&plan;
+    GT_ASSERT_OK(gt_stitch_gpu_prealloc(plan.ncam, plan.in_bytes + 2, plan.out_bytes, &pre));
+    assert_int_equal(gt_stitch_gpu_create_from(pre, &plan, &g), GT_ERR_USAGE);
+    assert_null(g);
+    gt_stitch_plan_free(&plan);
 }
 
 static void test_gpu_vs_cpu(void **state)
@@ -186,6 +237,7 @@ int main(void)
     gt_test_require_gpu();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_vs_cpu),
+        cmocka_unit_test(test_gpu_prealloc),
         cmocka_unit_test(test_gpu_photo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
