@@ -6,6 +6,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <string.h>
 
 #include "common/log.h"
@@ -194,6 +197,28 @@ gt_status gt_device_prepare_finish(gt_device_prep *p, gt_device_kind *chosen)
 {
     gt_device_prepare_join(p);
     return gt_device_choose(p->requested, p->gpu, chosen);
+}
+
+int gt_omp_leave_core(void)
+{
+#ifdef _OPENMP
+    int prev = omp_get_max_threads();
+    const char *env = getenv("OMP_NUM_THREADS");
+    int cores = omp_get_num_procs();
+    if ((!env || !*env) && cores > 1 && prev >= cores) omp_set_num_threads(cores - 1);
+    return prev;
+#else
+    return 0;
+#endif
+}
+
+void gt_omp_restore(int prev)
+{
+#ifdef _OPENMP
+    if (prev > 0) omp_set_num_threads(prev);
+#else
+    (void)prev;
+#endif
 }
 
 gt_status gt_gpu_mem_info(size_t *free_bytes, size_t *total_bytes)

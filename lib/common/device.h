@@ -64,6 +64,16 @@ void gt_device_prepare_join(gt_device_prep *p);
  * started for, on this thread: the job's first GPU call may follow. */
 gt_status gt_device_prepare_finish(gt_device_prep *p, gt_device_kind *chosen);
 
+/* OpenMP teams beside a thread that creates the CUDA context: teams as large
+ * as the machine's cores leave that thread no core while their threads spin
+ * between regions (yuvstitch's plan on the 16-core GPU machine: 358-643 ms
+ * spinning, 95 ms with OMP_WAIT_POLICY=passive, 61-87 ms with 15 threads;
+ * the context came later too). gt_omp_leave_core() caps the calling
+ * thread's later teams at cores - 1 (none when OMP_NUM_THREADS is set, or on
+ * a one-core machine) and returns what gt_omp_restore() puts back. */
+int gt_omp_leave_core(void);
+void gt_omp_restore(int prev);
+
 /* Number of usable CUDA GPUs (0 when built without CUDA, when no driver or GPU
  * is present, or when GT_NO_GPU is set); `why` (may be NULL) gets a reason
  * when the count is 0. */

@@ -434,7 +434,10 @@ static gt_status build_plan(job_ctx *c)
     int w = gt_yuv_width(c->rd[0]), h = gt_yuv_height(c->rd[0]);
     gt_pixfmt fmt = gt_yuv_pixfmt(c->rd[0]);
     double t_plan = gt_now_ms();
+    /* the CUDA thread creates the context meanwhile: leave it a core */
+    int omp_prev = c->dev_th_started ? gt_omp_leave_core() : 0;
     gt_status st = gt_stitch_plan_build(&c->rig, w, h, fmt, &c->po, &c->plan);
+    if (c->dev_th_started) gt_omp_restore(omp_prev);
     if (st) {
         gt_errmsg_prefix("rig '%s' with %dx%d %s inputs", j->rig, w, h, gt_pixfmt_name(fmt));
         return st == GT_ERR_USAGE ? GT_ERR_DATA : st;
