@@ -182,6 +182,7 @@ void gt_device_prepare_start(gt_device_prep *p, gt_device_kind requested, int gp
         return;
     }
     p->th = t;
+    p->omp_prev = gt_omp_leave_core();
 }
 
 void gt_device_prepare_join(gt_device_prep *p)
@@ -191,6 +192,8 @@ void gt_device_prepare_join(gt_device_prep *p)
     pthread_join(t->th, NULL);
     free(t);
     p->th = NULL;
+    gt_omp_restore(p->omp_prev);
+    p->omp_prev = 0;
 }
 
 gt_status gt_device_prepare_finish(gt_device_prep *p, gt_device_kind *chosen)

@@ -49,12 +49,14 @@ typedef struct gt_device_warmup {
  * call, which chooses the device on the job's thread and reports any error
  * (exit 4 without a GPU). Nothing is started for GT_DEVICE_CPU (the CPU path
  * makes no CUDA call) or when a thread cannot be created (the job then pays
- * the start where it is). */
+ * the start where it is). While the thread runs, the caller's OpenMP teams
+ * leave it a core (gt_omp_leave_core below); the join restores them. */
 typedef struct gt_device_prep {
     void *th; /* the thread (opaque here); NULL while none runs */
     gt_device_kind requested;
     int gpu;
     gt_device_warmup w;
+    int omp_prev; /* the OpenMP team size before gt_omp_leave_core; 0: not capped */
 } gt_device_prep;
 void gt_device_prepare_start(gt_device_prep *p, gt_device_kind requested, int gpu, const gt_device_warmup *w);
 /* Wait for the thread (nothing when none was started); call it before the
@@ -70,7 +72,8 @@ gt_status gt_device_prepare_finish(gt_device_prep *p, gt_device_kind *chosen);
  * spinning, 95 ms with OMP_WAIT_POLICY=passive, 61-87 ms with 15 threads;
  * the context came later too). gt_omp_leave_core() caps the calling
  * thread's later teams at cores - 1 (none when OMP_NUM_THREADS is set, or on
- * a one-core machine) and returns what gt_omp_restore() puts back. */
+ * a one-core machine) and returns what gt_omp_restore() puts back.
+ * gt_device_prepare_start and yuvstitch's plan use it. */
 int gt_omp_leave_core(void);
 void gt_omp_restore(int prev);
 
