@@ -192,25 +192,23 @@ static int put_special(char *buf, bool neg, bool isnan_, bool isinf_)
     return (int)(p - buf) + (int)l;
 }
 
-int gt_fmt_double(char *buf, double v)
+/* A binary floating-point value, taken apart: sign, the fraction field m of
+ * `mbits` bits and the biased exponent field be (all ones: inf/nan); `bias`
+ * is the exponent bias plus mbits (1075 for double, 150 for float). */
+static int fmt_binary(char *buf, bool neg, uint64_t m, int be, int be_max, int mbits, int bias)
 {
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    bool neg = bits >> 63;
-    uint64_t m = bits & ((UINT64_C(1) << 52) - 1);
-    int be = (int)(bits >> 52 & 0x7ff);
-    if (be == 0x7ff) return put_special(buf, neg, m != 0, m == 0);
+    if (be == be_max) return put_special(buf, neg, m != 0, m == 0);
     if (be == 0 && m == 0) return put_special(buf, neg, false, false);
     uint64_t c;
     int q;
     bool irregular = false;
     if (be) {
-        c = m | UINT64_C(1) << 52;
-        q = be - 1075;
+        c = m | UINT64_C(1) << mbits;
+        q = be - bias;
         irregular = m == 0 && be > 1;
     } else {
         c = m;
-        q = -1074;
+        q = 1 - bias;
     }
     uint64_t d;
     int k;
@@ -220,32 +218,18 @@ int gt_fmt_double(char *buf, double v)
     return (int)(p - buf) + put_decimal(p, d, k);
 }
 
+int gt_fmt_double(char *buf, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return fmt_binary(buf, bits >> 63, bits & ((UINT64_C(1) << 52) - 1), (int)(bits >> 52 & 0x7ff), 0x7ff, 52, 1075);
+}
+
 int gt_fmt_float(char *buf, float v)
 {
     uint32_t bits;
     memcpy(&bits, &v, sizeof bits);
-    bool neg = bits >> 31;
-    uint32_t m = bits & ((UINT32_C(1) << 23) - 1);
-    int be = (int)(bits >> 23 & 0xff);
-    if (be == 0xff) return put_special(buf, neg, m != 0, m == 0);
-    if (be == 0 && m == 0) return put_special(buf, neg, false, false);
-    uint64_t c;
-    int q;
-    bool irregular = false;
-    if (be) {
-        c = m | UINT32_C(1) << 23;
-        q = be - 150;
-        irregular = m == 0 && be > 1;
-    } else {
-        c = m;
-        q = -149;
-    }
-    uint64_t d;
-    int k;
-    shortest(c, q, irregular, &d, &k);
-    char *p = buf;
-    if (neg) *p++ = '-';
-    return (int)(p - buf) + put_decimal(p, d, k);
+    return fmt_binary(buf, bits >> 31, bits & ((UINT32_C(1) << 23) - 1), (int)(bits >> 23 & 0xff), 0xff, 23, 150);
 }
 
 static inline bool isdig(char c) { return (unsigned)(c - '0') < 10; }
