@@ -11,7 +11,12 @@
  * after the plan (joined before the device is chosen); the cameras are read
  * in parallel (OpenMP, one per stream); a writer thread takes the stitched
  * frames in order, so that the output's writes overlap the next frames'
- * reading and stitching. */
+ * reading and stitching.
+ *
+ * Longer than the project's ~600-line aim (about 670 lines) on purpose: the
+ * CUDA thread, the writer thread, the readers and the gain updates share
+ * job_ctx and its locks, which a split would have to publish in a header
+ * for no other user. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
