@@ -12,20 +12,7 @@ GS=${1:?usage: cli_batch.sh GSRENDER YUVSTITCH}
 YS=${2:?usage: cli_batch.sh GSRENDER YUVSTITCH}
 B=$GT_SOURCE_DIR/scripts/batch
 TD=$GT_TESTDATA
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
-check() { # name expected_rc actual_rc
-    if [ "$2" != "$3" ]; then bad "$1: exit $3, expected $2 ($(head -c 400 "$T/e"))"; else ok "$1"; fi
-}
-has() { # name file pattern
-    if grep -qF -- "$3" "$2"; then ok "$1"; else bad "$1: '$3' not in: $(cat "$2")"; fi
-}
-same() { # name a b
-    if cmp -s "$2" "$3"; then ok "$1"; else bad "$1: $2 and $3 differ ($(stat -c %s "$2" "$3" | tr '\n' ' ')bytes)"; fi
-}
+. "$(dirname "$0")/../lib/checks.sh"
 GSRUN=("$GS" --device cpu -q "$TD/gs/scene.ply" --orbit 10 --size 32x24)
 
 # --- gsrender: the single run, then 4 Slurm array tasks (10 frames: 2, 3, 2, 3)

@@ -14,11 +14,7 @@ if ! command -v "$PAR" >/dev/null || ! "$PAR" --version 2>/dev/null | grep -q '^
 fi
 B=$GT_SOURCE_DIR/scripts/batch
 TD=$GT_TESTDATA
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
+. "$(dirname "$0")/../lib/checks.sh"
 "$GS" --device cpu -q "$TD/gs/scene.ply" --orbit 10 --size 32x24 -o "$T/whole.y4m" || bad "single run"
 mkdir "$T/parts"
 export B T GS TD

@@ -12,11 +12,7 @@
 set -u
 probe=$1 build_kind=$2
 B=$GT_BUILD_DIR/tools TD=$GT_TESTDATA
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
+. "$(dirname "$0")/../lib/checks.sh"
 # the libraries named by the loader's log of running "$@"; a run that fails,
 # or a log that does not name libc (no log: the check would see nothing),
 # is a failure of its own

@@ -12,17 +12,7 @@ set -u
 BIN=${1:?usage: cli_frames.sh GSRENDER [DEVICE]}
 D=${2:-cpu}
 TD=$GT_TESTDATA/gs
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
-check() { # name expected_rc actual_rc
-    if [ "$2" != "$3" ]; then bad "$1: exit $3, expected $2 ($(head -c 300 "$T/e"))"; else ok "$1"; fi
-}
-has() { # name file pattern
-    if grep -qF -- "$3" "$2"; then ok "$1"; else bad "$1: '$3' not in: $(cat "$2")"; fi
-}
+. "$(dirname "$0")/../lib/checks.sh"
 if [ "$D" != cpu ]; then
     "$BIN" --device "$D" -q "$TD/scene.ply" --size 8x8 -o "$T/probe.png" 2>"$T/e"
     [ $? = 4 ] && { echo "SKIP: no GPU ($(cat "$T/e"))"; exit 77; }

@@ -14,17 +14,7 @@ set -u
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 Y=${1:?usage: cli_slices.sh YUVSTITCH [DEVICE]}
 D=${2:-cpu}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
-check() { # name expected_rc actual_rc
-    if [ "$2" != "$3" ]; then bad "$1: exit $3, expected $2"; else ok "$1"; fi
-}
-has() { # name file pattern
-    if grep -q -- "$3" "$2"; then ok "$1"; else bad "$1: '$3' not in: $(cat "$2")"; fi
-}
+. "$(dirname "$0")/../lib/checks.sh"
 # Two 128x96 cameras, 10 frames each, a different pattern per frame; raw
 # yuyv422 and Y4M 4:2:0 (every other FRAME line with a parameter); a third
 # camera stream 6 frames long; one of 9.5 frames (cut inside its last); a
@@ -144,7 +134,7 @@ past() { # name pattern args...
     rm -f "$T/past.yuv"
     "$@" -o "$T/past.yuv" 2>"$T/e"
     check "$name" 2 $?
-    has "$name: message" "$T/e" "$pat"
+    matches "$name: message" "$T/e" "$pat"
     if [ -e "$T/past.yuv" ]; then bad "$name: an output was left"; else ok "$name: no output"; fi
 }
 past "--start 10 of 10 frames (raw file)" "--start 10 is past the end of input 1 ('$T/c1.yuv'), which has 10 frames (0..9)" \
