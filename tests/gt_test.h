@@ -42,6 +42,32 @@ static inline double gt_rng_range(gt_rng *r, double lo, double hi)
     return lo + (hi - lo) * gt_rng_uniform(r);
 }
 
+/* The first byte offset at which files a and b differ (a shorter file
+ * differs where it ends), -1 when they are identical, -2 when one cannot be
+ * opened. */
+static inline long gt_test_file_diff(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    long off = 0, r = -1;
+    if (!fa || !fb) r = -2;
+    while (r == -1) {
+        int ca = getc(fa), cb = getc(fb);
+        if (ca != cb) r = off;
+        else if (ca == EOF) break;
+        off++;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return r;
+}
+
+#define GT_ASSERT_SAME_FILE(a, b)                                                \
+    do {                                                                         \
+        long d_ = gt_test_file_diff((a), (b));                                   \
+        if (d_ == -2) fail_msg("cannot open %s or %s", (a), (b));                \
+        if (d_ >= 0) fail_msg("%s and %s differ at byte %ld", (a), (b), d_);     \
+    } while (0)
+
 #define GT_ASSERT_OK(expr)                                                       \
     do {                                                                         \
         gt_status s_ = (expr);                                                   \

@@ -318,23 +318,6 @@ static gt_status mem_planes(void *ctx, int64_t z0, int64_t nz, float *dst)
     return GT_OK;
 }
 
-static void assert_same_bytes(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    assert_non_null(fa);
-    assert_non_null(fb);
-    long off = 0;
-    int ca, cb;
-    do {
-        ca = getc(fa);
-        cb = getc(fb);
-        if (ca != cb) fail_msg("%s and %s differ at byte %ld", a, b, off);
-        off++;
-    } while (ca != EOF);
-    fclose(fa);
-    fclose(fb);
-}
-
 static void test_ply_from_device(void **state)
 {
     (void)state;
@@ -375,7 +358,7 @@ static void test_ply_from_device(void **state)
                         assert_true(gt_timings_get(&tm, "download+write (overlapped)") > 0);
                         assert_int_equal(r.download_bytes, (nrm ? 24 : 12) * m.nvert + 12 * m.ntri);
                     }
-                    assert_same_bytes(pa, pb);
+                    GT_ASSERT_SAME_FILE(pa, pb);
                     gt_mc_mesh_free(&m);
                 }
     unsetenv("GT_PLY_PIECE_ROWS");

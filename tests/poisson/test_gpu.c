@@ -294,23 +294,6 @@ static void test_pipeline_closed(void **state)
     free(nn);
 }
 
-static void same_file_bytes(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    assert_non_null(fa);
-    assert_non_null(fb);
-    long off = 0;
-    int ca, cb;
-    do {
-        ca = getc(fa);
-        cb = getc(fb);
-        if (ca != cb) fail_msg("%s and %s differ at byte %ld", a, b, off);
-        off++;
-    } while (ca != EOF);
-    fclose(fa);
-    fclose(fb);
-}
-
 /* mesh_on_device: the mesh stays on the device and gt_pr_write_mesh_ply
  * writes it in pieces (small ones and the default) with the same bytes as
  * the same mesh brought to the host and written by gt_ply_write_trimesh;
@@ -346,7 +329,7 @@ static void test_mesh_on_device_write(void **state)
         double wait = -1;
         GT_ASSERT_OK(gt_pr_write_mesh_ply(pa[k], &p, &m, &wait));
         assert_true(wait >= 0);
-        if (k) same_file_bytes(pa[0], pa[k]);
+        if (k) GT_ASSERT_SAME_FILE(pa[0], pa[k]);
     }
     snprintf(pb, sizeof pb, "%s/host.ply", dir);
     unsetenv("GT_PLY_PIECE_ROWS");
@@ -354,7 +337,7 @@ static void test_mesh_on_device_write(void **state)
     assert_null(m.dev);
     assert_non_null(m.xyz);
     GT_ASSERT_OK(gt_ply_write_trimesh(pb, m.nvert, m.xyz, NULL, 0, NULL, NULL, m.ntri, m.tri, GT_PLY_BINARY_LE));
-    same_file_bytes(pa[0], pb);
+    GT_ASSERT_SAME_FILE(pa[0], pb);
     long euler;
     assert_int_equal(pr_check_closed_manifold(&m, &euler), 0);
     gt_pr_mesh_free(&m);
