@@ -95,29 +95,25 @@ static char *put_digits32(char *e, uint32_t d)
     return e;
 }
 
+/* lo < 10^8 as exactly 8 digits, zero-padded, ending at e: 4 pairs */
+static void put_digits8(char *e, uint32_t lo)
+{
+    uint32_t a = lo / 10000, b = lo % 10000;
+    memcpy(e - 2, digit_pairs + 2 * (b % 100), 2);
+    memcpy(e - 4, digit_pairs + 2 * (b / 100), 2);
+    memcpy(e - 6, digit_pairs + 2 * (a % 100), 2);
+    memcpy(e - 8, digit_pairs + 2 * (a / 100), 2);
+}
+
 /* the n decimal digits of d (n = its digit count) at p */
 static void put_digits(char *p, uint64_t d, int n)
 {
     char *e = p + n;
-    if (d >= 100000000) { /* the last 8 digits, zero-padded, as 4 pairs */
-        uint32_t lo = (uint32_t)(d % 100000000), a = lo / 10000, b = lo % 10000;
+    /* at most 17 digits: up to two groups of 8 below the leading ones */
+    for (int g = 0; g < 2 && d >= 100000000; g++) {
+        put_digits8(e, (uint32_t)(d % 100000000));
         d /= 100000000;
-        memcpy(e - 2, digit_pairs + 2 * (b % 100), 2);
-        memcpy(e - 4, digit_pairs + 2 * (b / 100), 2);
-        memcpy(e - 6, digit_pairs + 2 * (a % 100), 2);
-        memcpy(e - 8, digit_pairs + 2 * (a / 100), 2);
         e -= 8;
-        if (d >= 100000000) { /* 17 digits: one more group */
-            lo = (uint32_t)(d % 100000000);
-            a = lo / 10000;
-            b = lo % 10000;
-            d /= 100000000;
-            memcpy(e - 2, digit_pairs + 2 * (b % 100), 2);
-            memcpy(e - 4, digit_pairs + 2 * (b / 100), 2);
-            memcpy(e - 6, digit_pairs + 2 * (a % 100), 2);
-            memcpy(e - 8, digit_pairs + 2 * (a / 100), 2);
-            e -= 8;
-        }
     }
     put_digits32(e, (uint32_t)d);
 }
