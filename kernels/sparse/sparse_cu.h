@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/status.h"
+#include "sparse/precond.h"
 #include "sparse/sparse.h"
 
 #ifdef __cplusplus
@@ -80,6 +81,13 @@ gt_status gt_cu_power(const gt_spd *a, const gt_spd *at, int iters, double *est)
  * host double vectors. */
 gt_status gt_cu_solve(gt_spd *d, gt_sp_format f, const gt_csr *host, const double *b, double *x,
                       const gt_solve_opts *o, gt_solve_result *res);
+
+/* A preconditioner for the GPU solvers (lib/sparse/precond.h): built from d
+ * (prec 8, CSR present; host is the same matrix on the host, for set-up
+ * steps that run there); p->on_gpu is true and p->apply takes device
+ * vectors. kernels/sparse/precond.cu dispatches to the kinds. */
+gt_status gt_cu_precond_create(const gt_spd *d, const gt_csr *host, gt_precond_kind k, const gt_precond_opts *o,
+                               gt_precond *p);
 
 #ifdef __cplusplus
 }
