@@ -1,0 +1,71 @@
+/* Matrices for the IC(0)/ILU(0) tests (header-only): a symmetric diagonally
+ * dominant random matrix, the 2-D upwinded convection-diffusion operator and
+ * the product of the factors on A's pattern. */
+#ifndef ILU0_TESTUTIL_H
+#define ILU0_TESTUTIL_H
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "sparse/ilu0.h"
+#include "sparse_testutil.h"
+
+/* B + B^T with B random (density dens), diagonal = row sum of |.| + 1: SPD. */
+static inline void ilu_sym_dd(gt_rng *r, int64_t n, double dens, gt_csr *out)
+{
+    gt_csr b;
+    sp_random(r, n, n, dens, 0, &b);
+    int64_t cap = 2 * b.nnz + n;
+    int32_t *ri = malloc((size_t)cap * 4), *ci = malloc((size_t)cap * 4);
+    double *v = malloc((size_t)cap * 8), *rs = calloc((size_t)n, 8);
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t p = b.ptr[i]; p < b.ptr[i + 1]; p++) {
+            int32_t j = b.col[p];
+            if (j == i) continue;
+            ri[k] = (int32_t)i, ci[k] = j, v[k++] = b.val[p];
+            ri[k] = j, ci[k] = (int32_t)i, v[k++] = b.val[p];
+            rs[i] += fabs(b.val[p]), rs[j] += fabs(b.val[p]);
+        }
+    for (int64_t i = 0; i < n; i++) ri[k] = ci[k] = (int32_t)i, v[k++] = rs[i] + 1.0;
+    if (gt_csr_from_triplets(n, n, k, ri, ci, v, out) != GT_OK) abort();
+    free(ri), free(ci), free(v), free(rs), gt_csr_free(&b);
+}
+
+/* -laplace(u) + beta . grad(u) on an nx x ny grid (h = 1), first-order upwind
+   with beta = (bx, by) >= 0, Dirichlet boundary: nonsymmetric M-matrix,
+   Peclet number bx (per cell). */
+static inline void ilu_convdiff2d(int64_t nx, int64_t ny, double bx, double by, gt_csr *out)
+{
+    int64_t n = nx * ny, cap = 5 * n;
+    int32_t *ri = malloc((size_t)cap * 4), *ci = malloc((size_t)cap * 4);
+    double *v = malloc((size_t)cap * 8);
+    int64_t k = 0;
+    for (int64_t y = 0; y < ny; y++)
+        for (int64_t x = 0; x < nx; x++) {
+            int32_t i = (int32_t)(y * nx + x);
+            ri[k] = ci[k] = i, v[k++] = 4 + bx + by;
+            if (x > 0) ri[k] = i, ci[k] = i - 1, v[k++] = -1 - bx;
+            if (x < nx - 1) ri[k] = i, ci[k] = i + 1, v[k++] = -1;
+            if (y > 0) ri[k] = i, ci[k] = (int32_t)(i - nx), v[k++] = -1 - by;
+            if (y < ny - 1) ri[k] = i, ci[k] = (int32_t)(i + nx), v[k++] = -1;
+        }
+    if (gt_csr_from_triplets(n, n, k, ri, ci, v, out) != GT_OK) abort();
+    free(ri), free(ci), free(v);
+}
+
+/* Dense L and U (row-major n x n) from the factors. */
+static inline void ilu_dense_factors(const gt_ilu0 *F, double *L, double *U)
+{
+    int64_t n = F->n;
+    for (int64_t k = 0; k < n * n; k++) L[k] = U[k] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!F->ic) L[i * n + i] = 1;
+        for (int64_t p = F->f.ptr[i]; p < F->f.ptr[i + 1]; p++) {
+            int32_t j = F->f.col[p];
+            if (j < i || (F->ic && j == i)) L[i * n + j] = F->f.val[p];
+            if (j >= i) U[i * n + j] = F->f.val[p];
+        }
+    }
+}
+#endif
