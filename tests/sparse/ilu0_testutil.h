@@ -1,5 +1,6 @@
 /* Matrices for the IC(0)/ILU(0) tests (header-only): a symmetric diagonally
- * dominant random matrix, the 2-D upwinded convection-diffusion operator and
+ * dominant random matrix, the 2-D upwinded convection-diffusion operator, a
+ * tetrahedral-mesh graph Laplacian and
  * the product of the factors on A's pattern. */
 #ifndef ILU0_TESTUTIL_H
 #define ILU0_TESTUTIL_H
@@ -67,5 +68,41 @@ static inline void ilu_dense_factors(const gt_ilu0 *F, double *L, double *U)
             if (j >= i) U[i * n + j] = F->f.val[p];
         }
     }
+}
+
+/* The edge graph of the Freudenthal (Kuhn) tetrahedral mesh of an m^3 vertex
+   lattice (neighbours at +-e1, e2, e3, e1+e2, e1+e3, e2+e3, e1+e2+e3: 15
+   nonzeros per interior row), as a weighted graph Laplacian with symmetric
+   random weights in [0.5, 1.5] plus 0.01 on the diagonal: SPD, FEM-like.
+   shuffle: number the vertices in a random order (a badly ordered mesh). */
+static inline void ilu_tet_lattice(gt_rng *r, int64_t m, bool shuffle, gt_csr *out)
+{
+    int64_t n = m * m * m, cap = 15 * n;
+    int32_t *ri = malloc((size_t)cap * 4), *ci = malloc((size_t)cap * 4), *perm = malloc((size_t)n * 4);
+    double *v = malloc((size_t)cap * 8), *dg = calloc((size_t)n, 8);
+    for (int64_t i = 0; i < n; i++) perm[i] = (int32_t)i;
+    if (shuffle)
+        for (int64_t i = n - 1; i > 0; i--) {
+            int64_t j = (int64_t)(gt_rng_u64(r) % (uint64_t)(i + 1));
+            int32_t t = perm[i];
+            perm[i] = perm[j], perm[j] = t;
+        }
+    static const int off[7][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 0}, {1, 0, 1}, {0, 1, 1}, {1, 1, 1}};
+    int64_t k = 0;
+    for (int64_t z = 0; z < m; z++)
+        for (int64_t y = 0; y < m; y++)
+            for (int64_t x = 0; x < m; x++)
+                for (int e = 0; e < 7; e++) {
+                    int64_t X = x + off[e][0], Y = y + off[e][1], Z = z + off[e][2];
+                    if (X >= m || Y >= m || Z >= m) continue;
+                    int32_t a = perm[(z * m + y) * m + x], b = perm[(Z * m + Y) * m + X];
+                    double w = gt_rng_range(r, 0.5, 1.5);
+                    ri[k] = a, ci[k] = b, v[k++] = -w;
+                    ri[k] = b, ci[k] = a, v[k++] = -w;
+                    dg[a] += w, dg[b] += w;
+                }
+    for (int64_t i = 0; i < n; i++) ri[k] = ci[k] = (int32_t)i, v[k++] = dg[i] + 0.01;
+    if (gt_csr_from_triplets(n, n, k, ri, ci, v, out) != GT_OK) abort();
+    free(ri), free(ci), free(v), free(dg), free(perm);
 }
 #endif

@@ -1,0 +1,48 @@
+/* IC(0) / ILU(0) preconditioners on the GPU (sparse/precond.h, factors laid
+ * out as in sparse/ilu0.h, on the pattern of the device matrix d, whose ptr
+ * and col arrays the preconditioner borrows: d must outlive it).
+ *
+ * Factorisation: on the GPU one launch per level of the lower level sets
+ * (row i reads the finished rows k < i of its pattern; a thread per row,
+ * the same operations in the same order as the CPU, without contraction into
+ * fused multiply-adds), or on the host (gt_ilu0_factor) followed by an upload.
+ * Triangular solves: sync-free (Liu et al. 2016: a subwarp per row takes
+ * the rows in dependency order from an atomic counter and spins on per-row
+ * ready flags; two launches per apply, whatever the number of levels) or
+ * level-scheduled (one launch per level of each solve). The defaults are the
+ * GPU factorisation and the sync-free solves. */
+#ifndef GT_KERNELS_SPARSE_ILU0_CU_H
+#define GT_KERNELS_SPARSE_ILU0_CU_H
+
+#include <stdbool.h>
+
+#include "common/status.h"
+#include "kernels/sparse/sparse_cu.h"
+#include "sparse/precond.h"
+#include "sparse/sparse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { GT_ILU_SOLVE_SYNCFREE = 0, GT_ILU_SOLVE_LEVELS } gt_ilu_solve_scheme;
+typedef enum { GT_ILU_FACTOR_GPU = 0, GT_ILU_FACTOR_HOST } gt_ilu_factor_where;
+
+typedef struct gt_cu_ilu0_opts {
+    gt_ilu_solve_scheme solve;
+    gt_ilu_factor_where factor;
+} gt_cu_ilu0_opts;
+
+/* d: prec 8 with CSR; host: the same matrix on the host (checks, level sets,
+ * the host factorisation). Bad input as gt_ilu0_factor (GT_ERR_DATA). */
+gt_status gt_cu_ilu0_create(const gt_spd *d, const gt_csr *host, bool ic, gt_precond *p);
+gt_status gt_cu_ilu0_create_ex(const gt_spd *d, const gt_csr *host, bool ic, const gt_cu_ilu0_opts *o,
+                               gt_precond *p);
+
+/* For tests: the factor values (nnz doubles, the layout of gt_ilu0.f.val). */
+gt_status gt_cu_ilu0_download(const gt_precond *p, double *val);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
