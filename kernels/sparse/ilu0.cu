@@ -111,6 +111,9 @@ void ctx_free(Ctx *c)
     gt_cu_free(c->diag);
     gt_cu_free(c->ready);
     gt_cu_free(c->sync);
+    gt_cu_free(c->rbuf);
+    gt_cu_free(c->zbuf);
+    if (c->exec) cudaGraphExecDestroy(c->exec);
     for (int u = 0; u < 2; u++) {
         free(c->lptr[u]);
         gt_cu_free(c->lrows[u]);
@@ -245,6 +248,7 @@ gt_status create(const gt_spd *d, const gt_csr *host, bool ic, const gt_cu_ilu0_
             c->lptr[0] = nullptr, c->lrows[0] = nullptr;
         }
     }
+    GT_TRY(prepare(c));
     GT_TRY(gt_cu_sync());
     p->kind = ic ? GT_PRECOND_IC0 : GT_PRECOND_ILU0;
     p->n = n;
@@ -257,7 +261,7 @@ gt_status create(const gt_spd *d, const gt_csr *host, bool ic, const gt_cu_ilu0_
     p->setup_ms = gt_now_ms() - t0;
     char lev[96] = "";
     if (o->solve == GT_ILU_SOLVE_LEVELS)
-        snprintf(lev, sizeof lev, " over %lld + %lld levels", (long long)c->nlev[0], (long long)c->nlev[1]);
+        snprintf(lev, sizeof lev, " over %lld + %lld levels (one CUDA graph)", (long long)c->nlev[0], (long long)c->nlev[1]);
     snprintf(p->summary, sizeof p->summary,
              "%s on the GPU: %s on A's pattern, %lld nonzeros (no fill), factorised %s (%.3f ms); triangular "
              "solves %s%s, %d lanes per row; set-up %.3f ms\n",
@@ -287,4 +291,29 @@ extern "C" gt_status gt_cu_ilu0_download(const gt_precond *p, double *val)
     const gt_ilu::Ctx *c = (const gt_ilu::Ctx *)p->ctx;
     GT_TRY(gt_cu_sync());
     return gt_cu_memcpy_d2h(val, c->val, (size_t)c->nnz * sizeof(double), nullptr);
+}
+
+// apply captured into a CUDA graph on a stream of its own, as the solvers
+// capture their iterations, then run once and waited for
+extern "C" gt_status gt_cu_ilu0_apply_captured(const gt_precond *p, const double *r, double *z)
+{
+    cudaStream_t s;
+    GT_CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t x = nullptr;
+    gt_status st = gt_cu_status_from(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal),
+                                     "cudaStreamBeginCapture", __FILE__, __LINE__);
+    if (st == GT_OK) {
+        gt_status as = p->apply(p->ctx, r, z, s);
+        cudaError_t e = cudaStreamEndCapture(s, &g);
+        st = as != GT_OK ? as : gt_cu_status_from(e, "cudaStreamEndCapture", __FILE__, __LINE__);
+    }
+    if (st == GT_OK) st = gt_cu_status_from(cudaGraphInstantiate(&x, g, 0), "cudaGraphInstantiate", __FILE__, __LINE__);
+    for (int k = 0; k < 2 && st == GT_OK; k++)
+        st = gt_cu_status_from(cudaGraphLaunch(x, s), "cudaGraphLaunch", __FILE__, __LINE__);
+    if (st == GT_OK) st = gt_cu_status_from(cudaStreamSynchronize(s), "cudaStreamSynchronize", __FILE__, __LINE__);
+    if (x) cudaGraphExecDestroy(x);
+    if (g) cudaGraphDestroy(g);
+    cudaStreamDestroy(s);
+    return st;
 }

@@ -37,8 +37,15 @@ struct Ctx {
     int64_t nlev[2];
     int64_t *lptr[2];
     int32_t *lrows[2];
+    // levels scheme: the launches of both solves captured once as a CUDA
+    // graph over rbuf -> zbuf (the apply copies r in and z out); launched
+    // directly instead when the caller's stream is itself being captured
+    double *rbuf, *zbuf;
+    cudaGraphExec_t exec;
 };
 
+// capture the graph of the levels scheme (no-op for sync-free)
+gt_status prepare(Ctx *c);
 // queue z = (L U)^-1 r on stream
 gt_status solve(Ctx *c, const double *r, double *z, cudaStream_t st);
 

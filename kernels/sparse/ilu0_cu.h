@@ -9,7 +9,8 @@
  * Triangular solves: sync-free (Liu et al. 2016: a subwarp per row takes
  * the rows in dependency order from an atomic counter and spins on per-row
  * ready flags; two launches per apply, whatever the number of levels) or
- * level-scheduled (one launch per level of each solve). The defaults are the
+ * level-scheduled (one launch per level of each solve, captured once into a
+ * CUDA graph). The defaults are the
  * GPU factorisation and the sync-free solves. */
 #ifndef GT_KERNELS_SPARSE_ILU0_CU_H
 #define GT_KERNELS_SPARSE_ILU0_CU_H
@@ -41,6 +42,9 @@ gt_status gt_cu_ilu0_create_ex(const gt_spd *d, const gt_csr *host, bool ic, con
 
 /* For tests: the factor values (nnz doubles, the layout of gt_ilu0.f.val). */
 gt_status gt_cu_ilu0_download(const gt_precond *p, double *val);
+/* For tests: p->apply captured into a CUDA graph (as the solvers capture
+ * their iterations), the graph launched twice and waited for. */
+gt_status gt_cu_ilu0_apply_captured(const gt_precond *p, const double *r, double *z);
 
 #ifdef __cplusplus
 }

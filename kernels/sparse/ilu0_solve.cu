@@ -14,10 +14,13 @@
 // hold the epoch of the apply that finished them (one tiny kernel per apply
 // advances the epoch and clears the counters: capturable in a CUDA graph,
 // no clearing of the flags).
-// Level-scheduled: one launch per level with the rows of that level.
+// Level-scheduled: one launch per level with the rows of that level, all
+// of them captured once into a CUDA graph (prepare) so that an apply costs
+// one graph launch and two vector copies.
 #include <cuda_runtime.h>
 
 #include "kernels/common/cu_check.h"
+#include "kernels/common/cu_runtime.h"
 #include "kernels/sparse/ilu0.cuh"
 
 namespace gt_ilu {
@@ -132,9 +135,7 @@ gt_status run(Ctx *c, const double *r, double *z, cudaStream_t st)
     return GT_OK;
 }
 
-} // namespace
-
-gt_status solve(Ctx *c, const double *r, double *z, cudaStream_t st)
+gt_status launch(Ctx *c, const double *r, double *z, cudaStream_t st)
 {
     switch (c->width) {
     case 2: return run<2>(c, r, z, st);
@@ -143,6 +144,43 @@ gt_status solve(Ctx *c, const double *r, double *z, cudaStream_t st)
     case 16: return run<16>(c, r, z, st);
     default: return run<32>(c, r, z, st);
     }
+}
+
+} // namespace
+
+gt_status prepare(Ctx *c)
+{
+    if (c->o.solve != GT_ILU_SOLVE_LEVELS) return GT_OK;
+    size_t vb = (size_t)c->n * sizeof(double) + 8;
+    GT_TRY(gt_cu_malloc((void **)&c->rbuf, vb, "ILU(0) solve vectors"));
+    GT_TRY(gt_cu_malloc((void **)&c->zbuf, vb, "ILU(0) solve vectors"));
+    cudaStream_t s;
+    GT_CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaGraph_t g = nullptr;
+    gt_status st = gt_cu_status_from(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal),
+                                     "cudaStreamBeginCapture", __FILE__, __LINE__);
+    if (st == GT_OK) {
+        gt_status ls = launch(c, c->rbuf, c->zbuf, s);
+        cudaError_t e = cudaStreamEndCapture(s, &g);
+        st = ls != GT_OK ? ls : gt_cu_status_from(e, "cudaStreamEndCapture", __FILE__, __LINE__);
+    }
+    if (st == GT_OK)
+        st = gt_cu_status_from(cudaGraphInstantiate(&c->exec, g, 0), "cudaGraphInstantiate", __FILE__, __LINE__);
+    if (g) cudaGraphDestroy(g);
+    cudaStreamDestroy(s);
+    return st;
+}
+
+gt_status solve(Ctx *c, const double *r, double *z, cudaStream_t st)
+{
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    GT_CU(cudaStreamIsCapturing(st, &cs));
+    if (!c->exec || cs != cudaStreamCaptureStatusNone) return launch(c, r, z, st);
+    size_t vb = (size_t)c->n * sizeof(double);
+    GT_CU(cudaMemcpyAsync(c->rbuf, r, vb, cudaMemcpyDeviceToDevice, st));
+    GT_CU(cudaGraphLaunch(c->exec, st));
+    GT_CU(cudaMemcpyAsync(z, c->zbuf, vb, cudaMemcpyDeviceToDevice, st));
+    return GT_OK;
 }
 
 } // namespace gt_ilu

@@ -1,6 +1,7 @@
 /* IC(0) / ILU(0) on the GPU against the CPU reference: the factors (GPU
  * factorisation and host factorisation + upload) and the apply (sync-free
- * and level-scheduled solves) on random, stencil, convection-diffusion and
+ * and level-scheduled solves, called directly and captured into a CUDA
+ * graph) on random, stencil, convection-diffusion and
  * tetrahedral-mesh matrices, to 1e-12 relative; the breakdown and bad-input
  * errors; and the set-up and apply times of each variant on the 7-point
  * 160^3 Laplacian and a 405k-row tetrahedral-mesh matrix (printed; the
@@ -81,6 +82,15 @@ static void check_matrix(const gt_csr *a, bool ic, const char *what)
                     fail_msg("%s %s %s/%s apply %d: GPU vs CPU %g", what, ic ? "ic0" : "ilu0", solve_name[s],
                              factor_name[f], k, e);
             }
+            /* captured into a graph (as the solvers do) and replayed */
+            GT_ASSERT_OK(gt_cu_memcpy_h2d(dr, r[1], (size_t)n * 8, NULL));
+            GT_ASSERT_OK(gt_cu_memset(dz, 0, (size_t)n * 8, NULL));
+            GT_ASSERT_OK(gt_cu_ilu0_apply_captured(&p, dr, dz));
+            GT_ASSERT_OK(gt_cu_memcpy_d2h(z, dz, (size_t)n * 8, NULL));
+            double e = max_rel_diff(n, z, ref[1]);
+            if (!(e <= 1e-12))
+                fail_msg("%s %s %s/%s captured apply: GPU vs CPU %g", what, ic ? "ic0" : "ilu0", solve_name[s],
+                         factor_name[f], e);
             if (s == 0 && f == 0) printf("%-28s %s n %lld: %s", what, ic ? "ic0 " : "ilu0", (long long)n, p.summary);
             p.destroy(p.ctx);
         }
@@ -128,6 +138,8 @@ static void expect_gpu_error(const double *dense, int64_t n, bool ic, const char
 {
     gt_csr a;
     GT_ASSERT_OK(gt_csr_from_dense(n, n, dense, &a));
+    size_t held = 0, blocks0 = 0, blocks = 0, pinned = 0;
+    gt_cu_held(&held, &blocks0, &pinned);
     gt_spd d;
     GT_ASSERT_OK(gt_cu_spd_upload(&a, 8, &d));
     for (int f = 0; f < 2; f++) {
@@ -139,9 +151,8 @@ static void expect_gpu_error(const double *dense, int64_t n, bool ic, const char
     }
     gt_cu_spd_free(&d);
     gt_csr_free(&a);
-    size_t held = 0, blocks = 0, pinned = 0;
     gt_cu_held(&held, &blocks, &pinned);
-    assert_int_equal(blocks, 0); /* nothing leaks on the error paths */
+    assert_int_equal(blocks, blocks0); /* nothing leaks on the error paths */
 }
 
 static void test_gpu_errors(void **st)
