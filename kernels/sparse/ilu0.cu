@@ -1,9 +1,10 @@
-// IC(0) / ILU(0) preconditioners on the GPU: the set-up (host checks and
-// level sets, the factorisation level by level on the GPU or on the host
-// followed by an upload), the apply (ilu0_solve.cu) and the tear-down.
+// IC(0) / ILU(0) preconditioners on the GPU: the set-up (host checks and,
+// where needed, level sets; the factorisation on the GPU, sync-free or
+// level by level, or on the host followed by an upload), the apply
+// (ilu0_solve.cu) and the tear-down.
 //
-// The GPU factorisation runs a thread per row over the lower level sets
-// (row i reads the finished rows k < i of its pattern), with the CPU's
+// The GPU factorisation runs a thread per row (row i reads the finished
+// rows k < i of its pattern), with the CPU's
 // operations in the CPU's order and explicit rounding (__dmul_rn, __dsub_rn:
 // no fused multiply-adds), so its factors match gt_ilu0_factor's to the last
 // bit wherever the host compiler does not contract either. A breakdown is
@@ -84,6 +85,83 @@ __global__ void __launch_bounds__(BLOCK) k_ic_level(int64_t cnt, const int32_t *
     val[di] = sqrt(d);
 }
 
+// The same two factorisations sync-free: a thread per row, rows taken in
+// ascending order from an atomic counter (every row waited for belongs to a
+// running thread, as in the sync-free solves), each row waiting on the
+// ready flag of every row k it reads; rows of other threads are read past
+// the L1 cache (__ldcg). A failed row still raises its flag (its dependents
+// compute garbage, but the smallest failing row is a true breakdown).
+__device__ __forceinline__ void wait_row(const int *ready, int32_t k)
+{
+    const volatile int *f = ready + k;
+    while (*f == 0) {
+    }
+    __threadfence();
+}
+__device__ __forceinline__ void publish_row(int *ready, int64_t i)
+{
+    __threadfence();
+    *(volatile int *)(ready + i) = 1;
+}
+
+__global__ void __launch_bounds__(BLOCK) k_ilu_syncfree(int64_t n, const int64_t *__restrict__ ptr,
+                                                         const int32_t *__restrict__ col, double *val,
+                                                         const int64_t *__restrict__ diag, int *ready,
+                                                         unsigned *next, unsigned long long *bad)
+{
+    const unsigned t = atomicAdd(next, 1u);
+    if ((int64_t)t >= n) return;
+    const int64_t i = t, ei = ptr[i + 1];
+    for (int64_t p = ptr[i]; p < diag[i]; p++) {
+        const int32_t k = col[p];
+        wait_row(ready, k);
+        const double lik = val[p] / __ldcg(val + diag[k]);
+        val[p] = lik;
+        int64_t pi = p + 1;
+        for (int64_t q = diag[k] + 1, ek = ptr[k + 1]; q < ek && pi < ei; q++) {
+            const int32_t j = col[q];
+            while (pi < ei && col[pi] < j) pi++;
+            if (pi < ei && col[pi] == j) val[pi] = __dsub_rn(val[pi], __dmul_rn(lik, __ldcg(val + q)));
+        }
+    }
+    const double piv = val[diag[i]];
+    if (piv == 0.0 || !isfinite(piv)) atomicMin(bad, (unsigned long long)i);
+    publish_row(ready, i);
+}
+
+__global__ void __launch_bounds__(BLOCK) k_ic_syncfree(int64_t n, const int64_t *__restrict__ ptr,
+                                                        const int32_t *__restrict__ col, double *val,
+                                                        const int64_t *__restrict__ diag, int *ready,
+                                                        unsigned *next, unsigned long long *bad)
+{
+    const unsigned t = atomicAdd(next, 1u);
+    if ((int64_t)t >= n) return;
+    const int64_t i = t, b = ptr[i], di = diag[i];
+    for (int64_t p = b; p < di; p++) {
+        const int32_t k = col[p];
+        wait_row(ready, k);
+        double s = val[p];
+        int64_t pi = b, pk = ptr[k];
+        const int64_t ek = diag[k];
+        while (pi < p && pk < ek) {
+            const int32_t ci = col[pi], ck = col[pk];
+            if (ci == ck) s = __dsub_rn(s, __dmul_rn(val[pi++], __ldcg(val + pk++)));
+            else if (ci < ck) pi++;
+            else pk++;
+        }
+        val[p] = s / __ldcg(val + ek);
+    }
+    double d = val[di];
+    for (int64_t p = b; p < di; p++) d = __dsub_rn(d, __dmul_rn(val[p], val[p]));
+    if (!(d > 0.0) || !isfinite(d)) {
+        val[di] = d;
+        atomicMin(bad, (unsigned long long)i);
+    } else {
+        val[di] = sqrt(d);
+    }
+    publish_row(ready, i);
+}
+
 // IC(0): the upper part of row j gets L^T: for each l_ij (j < i), the entry
 // (j, i) found by binary search in row j's upper part (the pattern is
 // symmetric: checked on the host)
@@ -141,7 +219,16 @@ gt_status factor_gpu(Ctx *c, const gt_spd *d, double *fact_ms)
         ~Free() { gt_cu_free(p); }
     } fb{bad};
     GT_TRY(gt_cu_memset(bad, 0xff, sizeof *bad, nullptr));
-    for (int64_t l = 0; l < c->nlev[0]; l++) {
+    if (c->o.factor == GT_ILU_FACTOR_GPU_SYNCFREE) {
+        // the ready flags and counter of the solves, cleared again below
+        unsigned g = gt_grid((size_t)c->n, BLOCK, 0x7fffffffu);
+        if (c->ic) k_ic_syncfree<<<g, BLOCK>>>(c->n, c->ptr, c->col, c->val, c->diag, c->ready, &c->sync->next[0], bad);
+        else k_ilu_syncfree<<<g, BLOCK>>>(c->n, c->ptr, c->col, c->val, c->diag, c->ready, &c->sync->next[0], bad);
+        GT_CU_LAUNCH("ilu0 factor sync-free");
+        GT_TRY(gt_cu_memset(c->ready, 0, (size_t)c->n * sizeof(int), nullptr));
+        GT_TRY(gt_cu_memset(c->sync, 0, sizeof(Sync), nullptr));
+    }
+    for (int64_t l = 0; c->o.factor == GT_ILU_FACTOR_GPU_LEVELS && l < c->nlev[0]; l++) {
         int64_t b = c->lptr[0][l], cnt = c->lptr[0][l + 1] - b;
         unsigned g = gt_grid((size_t)cnt, BLOCK, 0x7fffffffu);
         if (c->ic) k_ic_level<<<g, BLOCK>>>(cnt, c->lrows[0] + b, c->ptr, c->col, c->val, c->diag, bad);
@@ -231,7 +318,8 @@ gt_status create(const gt_spd *d, const gt_csr *host, bool ic, const gt_cu_ilu0_
         gt_levels lv[2];
         memset(lv, 0, sizeof lv);
         for (int u = 0; u < 2 && st == GT_OK; u++)
-            if (u == 0 || o->solve == GT_ILU_SOLVE_LEVELS) st = gt_ilu0_levels(host, diag, u == 1, &lv[u]);
+            if ((u == 0 && o->factor == GT_ILU_FACTOR_GPU_LEVELS) || o->solve == GT_ILU_SOLVE_LEVELS)
+                st = gt_ilu0_levels(host, diag, u == 1, &lv[u]);
         if (st == GT_OK) st = gt_cu_memcpy_h2d(c->diag, diag, (size_t)n * sizeof(int64_t), nullptr);
         free(diag);
         for (int u = 0; u < 2 && st == GT_OK; u++)
@@ -240,9 +328,9 @@ gt_status create(const gt_spd *d, const gt_csr *host, bool ic, const gt_cu_ilu0_
         gt_levels_free(&lv[1]);
         GT_TRY(st);
         GT_TRY(factor_gpu(c, d, &fact_ms));
-        where = "on the GPU";
+        where = o->factor == GT_ILU_FACTOR_GPU_LEVELS ? "on the GPU, level by level" : "on the GPU, sync-free";
         // the sync-free solves need no level sets: free the lower ones
-        if (o->solve == GT_ILU_SOLVE_SYNCFREE) {
+        if (o->solve == GT_ILU_SOLVE_SYNCFREE && c->lptr[0]) {
             free(c->lptr[0]);
             gt_cu_free(c->lrows[0]);
             c->lptr[0] = nullptr, c->lrows[0] = nullptr;
@@ -277,7 +365,7 @@ gt_status create(const gt_spd *d, const gt_csr *host, bool ic, const gt_cu_ilu0_
 extern "C" gt_status gt_cu_ilu0_create_ex(const gt_spd *d, const gt_csr *host, bool ic, const gt_cu_ilu0_opts *o,
                                           gt_precond *p)
 {
-    gt_cu_ilu0_opts def = {GT_ILU_SOLVE_SYNCFREE, GT_ILU_FACTOR_GPU};
+    gt_cu_ilu0_opts def = {GT_ILU_SOLVE_SYNCFREE, GT_ILU_FACTOR_GPU_SYNCFREE};
     return gt_ilu::create(d, host, ic, o ? o : &def, p);
 }
 

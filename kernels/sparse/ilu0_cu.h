@@ -2,16 +2,18 @@
  * out as in sparse/ilu0.h, on the pattern of the device matrix d, whose ptr
  * and col arrays the preconditioner borrows: d must outlive it).
  *
- * Factorisation: on the GPU one launch per level of the lower level sets
- * (row i reads the finished rows k < i of its pattern; a thread per row,
- * the same operations in the same order as the CPU, without contraction into
- * fused multiply-adds), or on the host (gt_ilu0_factor) followed by an upload.
+ * Factorisation: on the GPU, a thread per row with the same operations in
+ * the same order as the CPU, without contraction into fused multiply-adds
+ * (row i reads the finished rows k < i of its pattern), either sync-free
+ * (rows in order from an atomic counter, waiting on per-row ready flags: no
+ * level analysis) or one launch per level of the lower level sets; or on the
+ * host (gt_ilu0_factor) followed by an upload.
  * Triangular solves: sync-free (Liu et al. 2016: a subwarp per row takes
  * the rows in dependency order from an atomic counter and spins on per-row
  * ready flags; two launches per apply, whatever the number of levels) or
  * level-scheduled (one launch per level of each solve, captured once into a
  * CUDA graph). The defaults are the
- * GPU factorisation and the sync-free solves. */
+ * sync-free GPU factorisation and the sync-free solves. */
 #ifndef GT_KERNELS_SPARSE_ILU0_CU_H
 #define GT_KERNELS_SPARSE_ILU0_CU_H
 
@@ -27,7 +29,11 @@ extern "C" {
 #endif
 
 typedef enum { GT_ILU_SOLVE_SYNCFREE = 0, GT_ILU_SOLVE_LEVELS } gt_ilu_solve_scheme;
-typedef enum { GT_ILU_FACTOR_GPU = 0, GT_ILU_FACTOR_HOST } gt_ilu_factor_where;
+typedef enum {
+    GT_ILU_FACTOR_GPU_SYNCFREE = 0, /* a thread per row, rows in order from an atomic counter, ready flags */
+    GT_ILU_FACTOR_GPU_LEVELS,       /* one launch per level of the lower level sets (computed on the host) */
+    GT_ILU_FACTOR_HOST              /* gt_ilu0_factor, then an upload */
+} gt_ilu_factor_where;
 
 typedef struct gt_cu_ilu0_opts {
     gt_ilu_solve_scheme solve;

@@ -1,5 +1,6 @@
 /* IC(0) / ILU(0) on the GPU against the CPU reference: the factors (GPU
- * factorisation and host factorisation + upload) and the apply (sync-free
+ * factorisation sync-free and level by level, host factorisation + upload)
+ * and the apply (sync-free
  * and level-scheduled solves, called directly and captured into a CUDA
  * graph) on random, stencil, convection-diffusion and
  * tetrahedral-mesh matrices, to 1e-12 relative; the breakdown and bad-input
@@ -30,7 +31,7 @@
 #include "kernels/sparse/sparse_cu.h"
 
 static const char *const solve_name[2] = {"sync-free", "levels"};
-static const char *const factor_name[2] = {"gpu-factor", "host-factor"};
+static const char *const factor_name[3] = {"gpu-syncfree", "gpu-levels", "host"};
 
 static double max_rel_diff(int64_t n, const double *x, const double *ref)
 {
@@ -59,7 +60,7 @@ static void check_matrix(const gt_csr *a, bool ic, const char *what)
     GT_ASSERT_OK(gt_cu_malloc((void **)&dr, (size_t)n * 8 + 8, "r"));
     GT_ASSERT_OK(gt_cu_malloc((void **)&dz, (size_t)n * 8 + 8, "z"));
     for (int s = 0; s < 2; s++)
-        for (int f = 0; f < 2; f++) {
+        for (int f = 0; f < 3; f++) {
             gt_cu_ilu0_opts o = {(gt_ilu_solve_scheme)s, (gt_ilu_factor_where)f};
             gt_precond p;
             GT_ASSERT_OK(gt_cu_ilu0_create_ex(&d, a, ic, &o, &p));
@@ -142,7 +143,7 @@ static void expect_gpu_error(const double *dense, int64_t n, bool ic, const char
     gt_cu_held(&held, &blocks0, &pinned);
     gt_spd d;
     GT_ASSERT_OK(gt_cu_spd_upload(&a, 8, &d));
-    for (int f = 0; f < 2; f++) {
+    for (int f = 0; f < 3; f++) {
         gt_cu_ilu0_opts o = {GT_ILU_SOLVE_SYNCFREE, (gt_ilu_factor_where)f};
         gt_precond p;
         gt_status s = gt_cu_ilu0_create_ex(&d, &a, ic, &o, &p);
@@ -191,7 +192,7 @@ static void bench(const gt_csr *a, bool ic, const char *what)
     gt_ilu0_solve(&F, r, ref);
     double cpu_apply = gt_now_ms() - t0;
     GT_ASSERT_OK(gt_cu_memcpy_h2d(dr, r, (size_t)n * 8, NULL));
-    for (int f = 0; f < 2; f++)
+    for (int f = 0; f < 3; f++)
         for (int s = 0; s < 2; s++) {
             gt_cu_ilu0_opts o = {(gt_ilu_solve_scheme)s, (gt_ilu_factor_where)f};
             gt_precond p;
@@ -205,7 +206,7 @@ static void bench(const gt_csr *a, bool ic, const char *what)
             double ms = (gt_now_ms() - t0) / reps;
             GT_ASSERT_OK(gt_cu_memcpy_d2h(z, dz, (size_t)n * 8, NULL));
             double e = max_rel_diff(n, z, ref);
-            printf("  %-11s %-9s set-up %8.2f ms  apply %8.3f ms  (CPU apply %.1f ms)  GPU vs CPU %.1e\n",
+            printf("  %-12s %-9s set-up %8.2f ms  apply %8.3f ms  (CPU apply %.1f ms)  GPU vs CPU %.1e\n",
                    factor_name[f], solve_name[s], p.setup_ms, ms, cpu_apply, e);
             assert_true(e <= 1e-12);
             p.destroy(p.ctx);
