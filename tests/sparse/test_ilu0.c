@@ -268,6 +268,39 @@ static void test_errors(void **st)
     expect_error(nsym, 3, true, "symmetric", "try --precond ilu0");
     const double nsym2[9] = {2, 0, 1, 0, 2, 0, 0, 0, 2};
     expect_error(nsym2, 3, true, "entry (1, 3) has no mirror", NULL);
+    /* the same faults in a matrix large enough for the parallel check */
+    gt_csr big;
+    GT_ASSERT_OK(gt_laplacian(5, 400, 400, 1, &big));
+    gt_precond q;
+    double keep = big.val[big.ptr[150000] + 1];
+    big.val[big.ptr[150000] + 1] = NAN;
+    assert_int_equal(gt_precond_ilu0_cpu(&big, false, &q), GT_ERR_DATA);
+    assert_non_null(strstr(gt_errmsg(), "not a finite number (row 150001)"));
+    big.val[big.ptr[150000] + 1] = keep;
+    GT_ASSERT_OK(gt_precond_ilu0_cpu(&big, true, &q));
+    q.destroy(q.ctx);
+    for (int drop = 0; drop < 2; drop++) {
+        gt_coo c;
+        GT_ASSERT_OK(gt_csr_to_coo(&big, &c));
+        /* drop (1000, 1001) (0-based): the lower (1001, 1000) has no mirror;
+           drop (1001, 1000): the upper (1000, 1001) has none */
+        int64_t k = 0;
+        for (int64_t e = 0; e < c.nnz; e++) {
+            int32_t r = drop ? 1001 : 1000, cc = drop ? 1000 : 1001;
+            if (c.row[e] == r && c.col[e] == cc) continue;
+            c.row[k] = c.row[e], c.col[k] = c.col[e], c.val[k++] = c.val[e];
+        }
+        gt_csr cut;
+        GT_ASSERT_OK(gt_csr_from_triplets(c.nrows, c.ncols, k, c.row, c.col, c.val, &cut));
+        gt_coo_free(&c);
+        assert_int_equal(gt_precond_ilu0_cpu(&cut, true, &q), GT_ERR_DATA);
+        if (!strstr(gt_errmsg(), drop ? "entry (1001, 1002) has no mirror" : "entry (1002, 1001) has no mirror"))
+            fail_msg("drop %d: %s", drop, gt_errmsg());
+        GT_ASSERT_OK(gt_precond_ilu0_cpu(&cut, false, &q));
+        q.destroy(q.ctx);
+        gt_csr_free(&cut);
+    }
+    gt_csr_free(&big);
     /* ILU(0) takes the same nonsymmetric one */
     gt_csr a;
     GT_ASSERT_OK(gt_csr_from_dense(3, 3, nsym, &a));
