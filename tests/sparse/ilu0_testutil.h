@@ -1,7 +1,6 @@
 /* Matrices for the IC(0)/ILU(0) tests (header-only): a symmetric diagonally
  * dominant random matrix, the 2-D upwinded convection-diffusion operator, a
- * tetrahedral-mesh graph Laplacian and
- * the product of the factors on A's pattern. */
+ * tetrahedral-mesh graph Laplacian, and the factors as dense matrices. */
 #ifndef ILU0_TESTUTIL_H
 #define ILU0_TESTUTIL_H
 

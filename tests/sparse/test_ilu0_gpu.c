@@ -1,12 +1,13 @@
 /* IC(0) / ILU(0) on the GPU against the CPU reference: the factors (GPU
  * factorisation sync-free and level by level, host factorisation + upload)
- * and the apply (sync-free
- * and level-scheduled solves, called directly and captured into a CUDA
- * graph) on random, stencil, convection-diffusion and
+ * and the apply (sync-free and level-scheduled solves, called directly and
+ * captured into a CUDA graph) on random, stencil, convection-diffusion and
  * tetrahedral-mesh matrices, to 1e-12 relative; the breakdown and bad-input
- * errors; and the set-up and apply times of each variant on the 7-point
- * 160^3 Laplacian and a 405k-row tetrahedral-mesh matrix (printed; the
- * figures for the choice of the defaults). Skips (77) without a GPU. */
+ * errors; and the set-up and apply times of every variant on the 7-point
+ * 160^3 Laplacian and a 405k-row tetrahedral-mesh matrix, in lattice and in
+ * random order (printed: the figures behind the defaults;
+ * GT_ILU_BENCH_SMALL=1 shrinks them, e.g. under compute-sanitizer). Skips
+ * (77) without a GPU. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
