@@ -154,30 +154,37 @@ static gt_status factor_ilu(gt_csr *f, const int64_t *diag)
 }
 
 /* IC(0), row by row on the lower pattern: l_ik = (a_ik - sum_{j<k} l_ij l_kj)
-   / l_kk over the columns rows i and k share, l_ii = sqrt(a_ii - sum l_ij^2);
-   then the upper part gets L^T. */
+   / l_kk over the columns rows i and k share (found through pos, row i's
+   positions by column; the terms in ascending j, the order of the GPU's
+   merge), l_ii = sqrt(a_ii - sum l_ij^2); then the upper part gets L^T. */
 static gt_status factor_ic(gt_csr *f, const int64_t *diag)
 {
     int64_t n = f->nrows;
+    int64_t *pos = gt_malloc_array((size_t)n, sizeof *pos, "IC(0) work array");
+    if (!pos) return GT_ERR_RUNTIME;
+    for (int64_t j = 0; j < n; j++) pos[j] = -1;
     for (int64_t i = 0; i < n; i++) {
         int64_t b = f->ptr[i];
+        for (int64_t p = b; p < diag[i]; p++) pos[f->col[p]] = p;
         for (int64_t p = b; p < diag[i]; p++) {
             int32_t k = f->col[p];
             double s = f->val[p];
-            int64_t pi = b, pk = f->ptr[k], ek = diag[k];
-            while (pi < p && pk < ek) {
-                int32_t ci = f->col[pi], ck = f->col[pk];
-                if (ci == ck) s -= f->val[pi++] * f->val[pk++];
-                else if (ci < ck) pi++;
-                else pk++;
+            for (int64_t q = f->ptr[k]; q < diag[k]; q++) {
+                int64_t t = pos[f->col[q]];
+                if (t >= 0) s -= f->val[t] * f->val[q];
             }
             f->val[p] = s / f->val[diag[k]];
         }
+        for (int64_t p = b; p < diag[i]; p++) pos[f->col[p]] = -1;
         double d = f->val[diag[i]];
         for (int64_t p = b; p < diag[i]; p++) d -= f->val[p] * f->val[p];
-        if (!(d > 0.0) || !isfinite(d)) return gt_ilu0_breakdown(true, i, d);
+        if (!(d > 0.0) || !isfinite(d)) {
+            free(pos);
+            return gt_ilu0_breakdown(true, i, d);
+        }
         f->val[diag[i]] = sqrt(d);
     }
+    free(pos);
     int64_t *next = gt_malloc_array((size_t)n, sizeof *next, "IC(0) transpose");
     if (!next) return GT_ERR_RUNTIME;
     for (int64_t j = 0; j < n; j++) next[j] = diag[j] + 1;
