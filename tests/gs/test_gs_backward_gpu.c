@@ -6,7 +6,8 @@
  *    1e-5 (max abs);
  *  - gradients per group (pos, log_scale, rot, logit_opacity, SH): relative
  *    error ||g_gpu - g_cpu||_2 / ||g_cpu||_2 <= 1e-3 (float atomics and a
- *    float replay against the reference's double sums); the elementwise
+ *    float replay against the reference's double sums), also with the
+ *    reference's variant (ref_grad); the elementwise
  *    max |g_gpu - g_cpu| / max(|g_cpu|, 0.01 max|g_cpu|) is printed;
  *  - a second backward of the same forward adds the same gradient again.
  * Exits 77 without a GPU. */
@@ -72,10 +73,10 @@ static double group_err(const char *name, const float *g, const float *c, size_t
     return rel;
 }
 
-static void check(size_t n, int deg, int w, int h, int antialias, int square, uint64_t seed)
+static void check(size_t n, int deg, int w, int h, int antialias, int square, int ref, uint64_t seed)
 {
-    print_message("%zu Gaussians, SH %d, %dx%d%s%s\n", n, deg, w, h, antialias ? ", antialias" : "",
-                  square ? ", square binning" : "");
+    print_message("%zu Gaussians, SH %d, %dx%d%s%s%s\n", n, deg, w, h, antialias ? ", antialias" : "",
+                  square ? ", square binning" : "", ref ? ", reference gradients" : "");
     gt_gs_scene s;
     GT_ASSERT_OK(gs_random_scene(&s, n, deg, 0.01, 0.15, seed));
     gt_gs_raw r;
@@ -93,6 +94,7 @@ static void check(size_t n, int deg, int w, int h, int antialias, int square, ui
     gt_gs_params_init(&p);
     p.antialias = antialias;
     p.square_binning = square;
+    p.ref_grad = ref;
     p.bg[0] = 0.3f, p.bg[1] = 0.1f, p.bg[2] = 0.7f;
     size_t np = (size_t)w * h;
     float *dl = malloc(3 * np * sizeof *dl), *rgb_c = malloc(3 * np * sizeof *rgb_c),
@@ -171,22 +173,23 @@ static void check(size_t n, int deg, int w, int h, int antialias, int square, ui
 static void test_small(void **st)
 {
     (void)st;
-    check(300, 3, 256, 192, 0, 0, 101);
+    check(300, 3, 256, 192, 0, 0, 0, 101);
 }
 static void test_odd_size(void **st)
 {
     (void)st;
-    check(2000, 2, 203, 117, 0, 0, 102);
+    check(2000, 2, 203, 117, 0, 0, 0, 102);
 }
 static void test_antialias(void **st)
 {
     (void)st;
-    check(1500, 1, 256, 192, 1, 0, 103);
+    check(1500, 1, 256, 192, 1, 0, 0, 103);
 }
 static void test_square_binning(void **st)
 {
     (void)st;
-    check(3000, 3, 250, 190, 0, 1, 104);
+    check(3000, 3, 250, 190, 0, 1, 0, 104);
+    check(1000, 3, 256, 192, 0, 0, 1, 105);
 }
 
 int main(void)
