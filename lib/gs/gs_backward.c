@@ -2,8 +2,9 @@
  * parameters <-> scene, the forward pass from raw parameters that keeps the
  * per-pixel state (last contributor, final transmittance), and the
  * backward: each pixel replayed back to front into per-Gaussian dL/d(colour,
- * effective opacity, 2-D mean, conic), summed in double, then the
- * per-Gaussian chain of gs_math_grad.h to the raw parameters. The
+ * effective opacity, 2-D mean, conic), summed in double (tiles in parallel,
+ * OpenMP atomics), then the per-Gaussian chain of gs_math_grad.h to the raw
+ * parameters. The
  * projection, tile lists and blending are those of gt_gs_render_cpu
  * (gt_gs_preprocess_one, gt_gs_tiles_cpu, gs_math.h), so the image is its
  * image of the activated scene. */
@@ -208,7 +209,9 @@ static void pixel_backward(const fwd_state *f, const gt_gs_params *p, size_t b, 
             rest[ch] = last_alpha * last_rgb[ch] + (1.0 - last_alpha) * rest[ch];
             last_rgb[ch] = g->rgb[ch];
             dl_dalpha += (g->rgb[ch] - rest[ch]) * dpix[ch];
-            pg->rgb[3 * i + ch] += alpha * T * dpix[ch];
+            double add = alpha * T * dpix[ch];
+#pragma omp atomic
+            pg->rgb[3 * i + ch] += add;
         }
         dl_dalpha *= T;
         last_alpha = alpha;
@@ -216,10 +219,16 @@ static void pixel_backward(const fwd_state *f, const gt_gs_params *p, size_t b, 
         float dop = 0, dmean[2] = {0, 0}, dconic[3] = {0, 0, 0};
         gs_blend_grad(g->opacity, g->conic[0], g->conic[1], g->conic[2], dx, dy, (float)dl_dalpha, p->ref_grad,
                       &dop, dmean, dconic);
+#pragma omp atomic
         pg->op[i] += dop;
+#pragma omp atomic
         pg->mean[2 * i] += dmean[0];
+#pragma omp atomic
         pg->mean[2 * i + 1] += dmean[1];
-        for (int q = 0; q < 3; q++) pg->conic[3 * i + q] += dconic[q];
+        for (int q = 0; q < 3; q++) {
+#pragma omp atomic
+            pg->conic[3 * i + q] += dconic[q];
+        }
     }
 }
 
@@ -260,7 +269,9 @@ gt_status gt_gs_backward_cpu(const gt_gs_raw *r, int sh_deg, const gt_gs_camera 
     }
     int w = c->width, h = c->height;
     size_t np = (size_t)w * h;
-    /* sequential: the sums per Gaussian are shared by every pixel it covers */
+    /* tiles in parallel; a Gaussian's sums are shared by the tiles it
+     * covers (atomic adds, in double) */
+#pragma omp parallel for schedule(dynamic, 1)
     for (int t = 0; t < f.gx * f.gy; t++) {
         int tx = t % f.gx, ty = t / f.gx;
         for (int py = ty * GS_TILE; py < ty * GS_TILE + GS_TILE && py < h; py++)
