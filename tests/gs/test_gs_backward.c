@@ -477,13 +477,50 @@ static void test_forward_matches_render(void **st)
     gt_gs_raw_free(&r);
 }
 
+/* The backward adds into the caller's arrays; mismatched arrays are refused. */
+static void test_backward_adds(void **st)
+{
+    (void)st;
+    gt_gs_camera c;
+    assert_int_equal(gs_random_camera(&c, 3.0, 33, 21, 8), GT_OK);
+    gt_gs_params p;
+    gt_gs_params_init(&p);
+    gt_gs_raw r, g1, g2, bad;
+    random_raw(&r, 12, 1, 0.05, 0.3, 8);
+    size_t np = 33 * 21;
+    float *dl = malloc(3 * np * sizeof *dl);
+    gt_rng rng = {8};
+    for (size_t i = 0; i < 3 * np; i++) dl[i] = (float)gt_rng_range(&rng, -1, 1);
+    assert_int_equal(gt_gs_raw_alloc(&g1, r.n, 1), GT_OK);
+    assert_int_equal(gt_gs_raw_alloc(&g2, r.n, 1), GT_OK);
+    assert_int_equal(gt_gs_backward_cpu(&r, 1, &c, &p, dl, NULL, &g1), GT_OK);
+    assert_int_equal(gt_gs_backward_cpu(&r, 1, &c, &p, dl, NULL, &g2), GT_OK);
+    assert_int_equal(gt_gs_backward_cpu(&r, 1, &c, &p, dl, NULL, &g2), GT_OK);
+    double mx = 0;
+    for (size_t i = 0; i < 3 * r.n; i++) {
+        assert_float_equal(g2.pos[i], 2 * g1.pos[i], 1e-6 * (1 + fabs(g1.pos[i])));
+        mx = fmax(mx, fabs(g1.pos[i]));
+    }
+    assert_true(mx > 0);
+    for (size_t i = 0; i < r.n * 4 * 3; i++)
+        assert_float_equal(g2.sh[i], 2 * g1.sh[i], 1e-6 * (1 + fabs(g1.sh[i])));
+    assert_int_equal(gt_gs_raw_alloc(&bad, r.n, 0), GT_OK);
+    assert_int_not_equal(gt_gs_backward_cpu(&r, 1, &c, &p, dl, NULL, &bad), GT_OK);
+    assert_int_not_equal(gt_gs_forward_cpu(&r, 2, &c, &p, dl), GT_OK); /* degree above the scene's */
+    gt_gs_raw_free(&bad);
+    gt_gs_raw_free(&g1);
+    gt_gs_raw_free(&g2);
+    gt_gs_raw_free(&r);
+    free(dl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forward_matches_render), cmocka_unit_test(test_fd_random_deg0),
         cmocka_unit_test(test_fd_random_deg1),         cmocka_unit_test(test_fd_random_deg2),
         cmocka_unit_test(test_fd_random_deg3),         cmocka_unit_test(test_fd_random_antialias),
-        cmocka_unit_test(test_fd_placed),
+        cmocka_unit_test(test_fd_placed),             cmocka_unit_test(test_backward_adds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
