@@ -100,15 +100,15 @@ __global__ void __launch_bounds__(BLOCK) k_blend_back(int W, int H, int gx, cons
     const size_t np = (size_t)W * H, pix = (size_t)py * W + px;
     const float T_final = inside ? T_fin[pix] : 1.0f;
     const uint32_t last = inside ? last_c[pix] : 0;
-    const float d0 = inside ? dl[pix] : 0.0f, d1 = inside ? dl[np + pix] : 0.0f,
-                d2 = inside ? dl[2 * np + pix] : 0.0f;
-    const float bg_dot = bg0 * d0 + bg1 * d1 + bg2 * d2;
+    const float dpix[3] = {inside ? dl[pix] : 0.0f, inside ? dl[np + pix] : 0.0f, inside ? dl[2 * np + pix] : 0.0f};
+    const float bg[3] = {bg0, bg1, bg2};
+    gs_replay rp;
+    gs_replay_init(&rp, T_final, dpix, bg);
     if (tid == 0) s_max = 0;
     __syncthreads();
     if (last) atomicMax(&s_max, last);
     __syncthreads();
     const uint32_t end = range.x + s_max;
-    float T = T_final, r0 = 0.0f, r1 = 0.0f, r2 = 0.0f, la = 0.0f, l0 = 0.0f, l1 = 0.0f, l2 = 0.0f;
     for (uint32_t top = end; top > range.x; top -= min((uint32_t)BLOCK, top - range.x)) {
         const int cnt = (int)min((uint32_t)BLOCK, top - range.x);
         __syncthreads(); // the previous batch is consumed
@@ -133,18 +133,8 @@ __global__ void __launch_bounds__(BLOCK) k_blend_back(int W, int H, int gx, cons
                 if (alpha >= GS_ALPHA_MIN) {
                     contrib = true;
                     float4 cd = s_cd[j];
-                    T = T / (1.0f - alpha);
-                    float wgt = alpha * T;
-                    v[6] = wgt * d0;
-                    v[7] = wgt * d1;
-                    v[8] = wgt * d2;
-                    r0 = la * l0 + (1.0f - la) * r0;
-                    r1 = la * l1 + (1.0f - la) * r1;
-                    r2 = la * l2 + (1.0f - la) * r2;
-                    l0 = cd.x, l1 = cd.y, l2 = cd.z;
-                    float dl_dalpha = ((cd.x - r0) * d0 + (cd.y - r1) * d1 + (cd.z - r2) * d2) * T;
-                    la = alpha;
-                    dl_dalpha -= T_final / (1.0f - alpha) * bg_dot;
+                    const float rgb[3] = {cd.x, cd.y, cd.z};
+                    float dl_dalpha = gs_replay_step(&rp, alpha, rgb, &v[6]);
                     gs_blend_grad(co.w, co.x, co.y, co.z, dx, dy, dl_dalpha, ref, &v[5], &v[0], &v[2]);
                 }
             }

@@ -2,9 +2,9 @@
  * parameters <-> scene, the forward pass from raw parameters that keeps the
  * per-pixel state (last contributor, final transmittance), and the
  * backward: each pixel replayed back to front into per-Gaussian dL/d(colour,
- * effective opacity, 2-D mean, conic), summed in double (tiles in parallel,
- * OpenMP atomics), then the per-Gaussian chain of gs_math_grad.h to the raw
- * parameters. The
+ * effective opacity, 2-D mean, conic) by gs_math_grad.h's replay (the
+ * GPU's), summed per Gaussian in double (tiles in parallel, OpenMP atomics),
+ * then the per-Gaussian chain of gs_math_grad.h to the raw parameters. The
  * projection, tile lists and blending are those of gt_gs_render_cpu
  * (gt_gs_preprocess_one, gt_gs_tiles_cpu, gs_math.h), so the image is its
  * image of the activated scene. */
@@ -186,15 +186,13 @@ typedef struct pix_grads {
     double *conic; /* 3n */
 } pix_grads;
 
-/* Pixel (px, py) of tile list [b, b + last) replayed back to front: the
- * reference's recursion, C = sum_i c_i a_i T_i + T_final bg, dC/da_i =
- * T_i (c_i - rest_i) - T_final bg / (1 - a_i), rest_i the colour of what
- * lies behind i normalised by T_(i+1). */
+/* Pixel (px, py) of tile list [b, b + last) replayed back to front
+ * (gs_replay_step), its terms added to the Gaussians' sums. */
 static void pixel_backward(const fwd_state *f, const gt_gs_params *p, size_t b, uint32_t last, int px, int py,
                            float T_final, const float dpix[3], pix_grads *pg)
 {
-    double T = T_final, rest[3] = {0, 0, 0}, last_alpha = 0, last_rgb[3] = {0, 0, 0};
-    double bg_dot = p->bg[0] * (double)dpix[0] + p->bg[1] * (double)dpix[1] + p->bg[2] * (double)dpix[2];
+    gs_replay rp;
+    gs_replay_init(&rp, T_final, dpix, p->bg);
     for (size_t k = b + last; k-- > b;) {
         uint32_t i = f->list[k].idx;
         const gt_gs_proj *g = &f->pr[i];
@@ -203,22 +201,15 @@ static void pixel_backward(const fwd_state *f, const gt_gs_params *p, size_t b, 
         if (power > 0.0f) continue;
         float alpha = gs_alpha(g->opacity, power);
         if (alpha < GS_ALPHA_MIN) continue;
-        T /= 1.0 - alpha;
-        double dl_dalpha = 0;
-        for (int ch = 0; ch < 3; ch++) {
-            rest[ch] = last_alpha * last_rgb[ch] + (1.0 - last_alpha) * rest[ch];
-            last_rgb[ch] = g->rgb[ch];
-            dl_dalpha += (g->rgb[ch] - rest[ch]) * dpix[ch];
-            double add = alpha * T * dpix[ch];
-#pragma omp atomic
-            pg->rgb[3 * i + ch] += add;
-        }
-        dl_dalpha *= T;
-        last_alpha = alpha;
-        dl_dalpha -= T_final / (1.0 - alpha) * bg_dot;
+        float drgb[3];
+        float dl_dalpha = gs_replay_step(&rp, alpha, g->rgb, drgb);
         float dop = 0, dmean[2] = {0, 0}, dconic[3] = {0, 0, 0};
-        gs_blend_grad(g->opacity, g->conic[0], g->conic[1], g->conic[2], dx, dy, (float)dl_dalpha, p->ref_grad,
-                      &dop, dmean, dconic);
+        gs_blend_grad(g->opacity, g->conic[0], g->conic[1], g->conic[2], dx, dy, dl_dalpha, p->ref_grad, &dop,
+                      dmean, dconic);
+        for (int ch = 0; ch < 3; ch++) {
+#pragma omp atomic
+            pg->rgb[3 * i + ch] += drgb[ch];
+        }
 #pragma omp atomic
         pg->op[i] += dop;
 #pragma omp atomic

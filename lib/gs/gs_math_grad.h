@@ -3,6 +3,8 @@
  * once for the CPU reference (lib/gs/gs_backward.c) and the CUDA backward
  * (kernels/gs/gs_backward.cu):
  *
+ *   gs_replay_*       a pixel replayed back to front: dL/dalpha and
+ *                     dL/dcolour of each contributor
  *   gs_blend_grad     one (Gaussian, pixel) term: dL/dalpha -> dL/d(opacity,
  *                     2-D mean, conic), through alpha = min(0.99, o e^power)
  *   gs_sh_grad        SH colour -> SH coefficients and the view direction
@@ -34,6 +36,44 @@ typedef struct gs_gcam {
     float fx, fy;
     int w, h;
 } gs_gcam;
+
+/* The back-to-front replay of one pixel (the reference's recursion): with
+ * C = sum_i c_i a_i T_i + T_final bg, dC/dc_i = a_i T_i and dC/da_i =
+ * T_i (c_i - rest_i) - T_final bg / (1 - a_i), rest_i the colour of what
+ * lies behind i normalised by T_(i+1), rebuilt as the replay goes; T_i is
+ * recovered from T_final by dividing by (1 - a). */
+typedef struct gs_replay {
+    float T, T_final, bg_dot, last_alpha;
+    float rest[3], last_rgb[3], dpix[3];
+} gs_replay;
+
+GT_HD void gs_replay_init(gs_replay *r, float T_final, const float dpix[3], const float bg[3])
+{
+    r->T = r->T_final = T_final;
+    r->last_alpha = 0.0f;
+    for (int ch = 0; ch < 3; ch++) {
+        r->rest[ch] = r->last_rgb[ch] = 0.0f;
+        r->dpix[ch] = dpix[ch];
+    }
+    r->bg_dot = bg[0] * dpix[0] + bg[1] * dpix[1] + bg[2] * dpix[2];
+}
+
+/* The next contributor towards the front, with alpha and colour rgb:
+ * returns dL/dalpha and sets drgb = dL/dcolour. */
+GT_HD float gs_replay_step(gs_replay *r, float alpha, const float rgb[3], float drgb[3])
+{
+    r->T = r->T / (1.0f - alpha);
+    float wgt = alpha * r->T, dl_dalpha = 0.0f;
+    for (int ch = 0; ch < 3; ch++) {
+        r->rest[ch] = r->last_alpha * r->last_rgb[ch] + (1.0f - r->last_alpha) * r->rest[ch];
+        r->last_rgb[ch] = rgb[ch];
+        dl_dalpha += (rgb[ch] - r->rest[ch]) * r->dpix[ch];
+        drgb[ch] = wgt * r->dpix[ch];
+    }
+    dl_dalpha *= r->T;
+    r->last_alpha = alpha;
+    return dl_dalpha - r->T_final / (1.0f - alpha) * r->bg_dot;
+}
 
 /* One blended term at a pixel: the Gaussian with effective opacity o and
  * conic (a b c) at offset (dx, dy) = mean - pixel, whose alpha got dL/dalpha
