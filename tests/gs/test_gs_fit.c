@@ -1,0 +1,144 @@
+/* gsrender --fit's pieces on the CPU: the loss gradient against central
+ * finite differences, the SSIM of an image with itself and its range, Adam's
+ * first step (torch.optim.Adam moves every parameter by lr sign(g)) and the
+ * DC/rest split of the SH array, the position learning-rate decay, the SH
+ * degree schedule and the scene extent of the reference. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gs/gs_fit.h"
+#include "gt_test.h"
+
+static void random_pair(float *x, float *y, size_t n, uint64_t seed)
+{
+    gt_rng r = {seed};
+    for (size_t i = 0; i < n; i++) {
+        y[i] = (float)gt_rng_uniform(&r);
+        /* x: y plus a smooth-ish error, so SSIM is neither 0 nor 1 */
+        x[i] = (float)fmin(1.0, fmax(0.0, y[i] + gt_rng_range(&r, -0.3, 0.3)));
+    }
+}
+
+static void test_loss_gradient_fd(void **state)
+{
+    (void)state;
+    const int w = 23, h = 17;
+    size_t n = 3 * (size_t)w * h;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *g = malloc(n * sizeof *g);
+    random_pair(x, y, n, 7);
+    gt_gs_loss l0;
+    assert_int_equal(gt_gs_loss_cpu(x, y, w, h, GT_GS_LAMBDA_DSSIM, &l0, g), GT_OK);
+    double num = 0, den = 0;
+    int checked = 0;
+    gt_rng r = {11};
+    for (int s = 0; s < 300; s++) {
+        size_t i = (size_t)(gt_rng_uniform(&r) * n);
+        const float eps = 1e-3f;
+        if (fabsf(x[i] - y[i]) < 3 * eps) continue; /* the L1 kink */
+        float keep = x[i];
+        gt_gs_loss lp, lm;
+        x[i] = keep + eps;
+        float xp = x[i];
+        gt_gs_loss_cpu(x, y, w, h, GT_GS_LAMBDA_DSSIM, &lp, NULL);
+        x[i] = keep - eps;
+        float xm = x[i];
+        gt_gs_loss_cpu(x, y, w, h, GT_GS_LAMBDA_DSSIM, &lm, NULL);
+        x[i] = keep;
+        double fd = (lp.loss - lm.loss) / ((double)xp - xm);
+        num += (fd - g[i]) * (fd - g[i]);
+        den += fd * fd;
+        checked++;
+    }
+    double rel = sqrt(num / den);
+    printf("loss %.6f l1 %.6f ssim %.6f; gradient vs finite differences at %d pixels: rel. error %.2e\n",
+           l0.loss, l0.l1, l0.ssim, checked, rel);
+    assert_true(checked > 200);
+    assert_true(rel < 1e-3);
+    assert_true(l0.ssim > 0.05 && l0.ssim < 0.95);
+    assert_true(fabs(l0.loss - (0.8 * l0.l1 + 0.2 * (1 - l0.ssim))) < 1e-12);
+    free(x), free(y), free(g);
+}
+
+static void test_loss_identity(void **state)
+{
+    (void)state;
+    const int w = 16, h = 12;
+    size_t n = 3 * (size_t)w * h;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *g = malloc(n * sizeof *g);
+    random_pair(x, y, n, 3);
+    gt_gs_loss l;
+    assert_int_equal(gt_gs_loss_cpu(y, y, w, h, 0.2, &l, g), GT_OK);
+    assert_true(fabs(l.ssim - 1.0) < 1e-9 && l.l1 == 0 && fabs(l.loss) < 1e-9);
+    double gmax = 0;
+    for (size_t i = 0; i < n; i++) gmax = fmax(gmax, fabs(g[i]));
+    assert_true(gmax < 1e-9); /* a minimum: the SSIM part is flat, sign(0) = 0 */
+    float win[GT_GS_SSIM_WIN], s = 0;
+    gt_gs_ssim_window(win);
+    for (int k = 0; k < GT_GS_SSIM_WIN; k++) s += win[k];
+    assert_true(fabsf(s - 1.0f) < 1e-6f && win[5] > win[4] && fabsf(win[0] - win[10]) < 1e-9f);
+    free(x), free(y), free(g);
+}
+
+static void test_adam(void **state)
+{
+    (void)state;
+    /* two Gaussians of SH degree 1: 12 floats each, the first 3 DC */
+    float p[24], g[24], m[24] = {0}, v[24] = {0};
+    for (int i = 0; i < 24; i++) p[i] = 1.0f, g[i] = (i % 5 == 0) ? -0.5f : 0.01f * (float)(i + 1);
+    gt_gs_adam_cpu(p, g, m, v, 24, 0.01, 0.001, 12, 1);
+    for (int i = 0; i < 24; i++) {
+        double lr = (i % 12) < 3 ? 0.01 : 0.001;
+        double want = 1.0 - lr * (g[i] > 0 ? 1 : -1);
+        assert_true(fabs(p[i] - want) < 1e-6);
+    }
+    /* a zero gradient after a step still moves the parameter (momentum) */
+    float q = 0, gz = 1, mq = 0, vq = 0;
+    gt_gs_adam_cpu(&q, &gz, &mq, &vq, 1, 0.1, 0.1, 0, 1);
+    float q1 = q;
+    gz = 0;
+    gt_gs_adam_cpu(&q, &gz, &mq, &vq, 1, 0.1, 0.1, 0, 2);
+    assert_true(q < q1);
+}
+
+static void test_schedules(void **state)
+{
+    (void)state;
+    gt_gs_fit_rates r;
+    gt_gs_fit_rates_default(&r);
+    assert_true(fabs(r.sh_rest * 20 - r.sh_dc) < 1e-15);
+    double e = 3.0;
+    assert_true(fabs(gt_gs_fit_pos_lr(&r, 0, 2000, e) - 0.00016 * e) < 1e-12);
+    assert_true(fabs(gt_gs_fit_pos_lr(&r, 2000, 2000, e) - 0.0000016 * e) < 1e-12);
+    assert_true(fabs(gt_gs_fit_pos_lr(&r, 5000, 2000, e) - 0.0000016 * e) < 1e-12);
+    double mid = gt_gs_fit_pos_lr(&r, 1000, 2000, e);
+    assert_true(fabs(mid - sqrt(0.00016 * 0.0000016) * e) < 1e-12); /* log-linear */
+    assert_int_equal(gt_gs_fit_sh_degree(1, 3), 0);
+    assert_int_equal(gt_gs_fit_sh_degree(999, 3), 0);
+    assert_int_equal(gt_gs_fit_sh_degree(1000, 3), 1);
+    assert_int_equal(gt_gs_fit_sh_degree(3500, 3), 3);
+    assert_int_equal(gt_gs_fit_sh_degree(9000, 2), 2);
+    /* cameras on a circle of radius 2 around (1,1,1): extent 2.2 */
+    gt_gs_camera c[6];
+    double centre[3] = {1, 1, 1}, up[3] = {0, 1, 0};
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(gt_gs_camera_orbit(&c[i], centre, up, 2.0, 0.0, i, 6, 50, 32, 24), GT_OK);
+    assert_true(fabs(gt_gs_cameras_extent(c, 6) - 2.2) < 1e-5);
+    assert_true(gt_gs_cameras_extent(c, 1) == 1.0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_loss_gradient_fd),
+        cmocka_unit_test(test_loss_identity),
+        cmocka_unit_test(test_adam),
+        cmocka_unit_test(test_schedules),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
