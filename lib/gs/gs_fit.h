@@ -111,7 +111,6 @@ typedef struct gt_gs_fit_job {
     const char *cameras; /* cameras.json of the reference training */
     const char *output;  /* refined 3DGS PLY */
     const char *log;     /* CSV: iteration,loss,l1,ssim,psnr,seconds (or NULL) */
-    const char *eval_log;/* CSV of held-out evaluations (NULL: none) */
     const char *test_views; /* comma-separated img_names or indices held out (or NULL) */
     int test_every;      /* hold out every Nth camera from 0 (llffhold; 0: none) */
     int iterations;      /* default 2000 */
