@@ -2,7 +2,9 @@
  * finite differences, the SSIM of an image with itself and its range, Adam's
  * first step (torch.optim.Adam moves every parameter by lr sign(g)) and the
  * DC/rest split of the SH array, the position learning-rate decay, the SH
- * degree schedule and the scene extent of the reference. */
+ * degree schedule and the scene extent of the reference; the training
+ * images (alpha over the background, grey, downscaling, the data errors)
+ * and the PLY writer read back by the scene reader. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,8 +14,11 @@
 
 #include <cmocka.h>
 
+#include <unistd.h>
+
 #include "gs/gs_fit.h"
 #include "gt_test.h"
+#include "io/image.h"
 
 static void random_pair(float *x, float *y, size_t n, uint64_t seed)
 {
@@ -132,6 +137,117 @@ static void test_schedules(void **state)
     assert_true(gt_gs_cameras_extent(c, 1) == 1.0);
 }
 
+static char g_dir[64];
+
+static void path_in(char *p, size_t n, const char *name)
+{
+    snprintf(p, n, "%s/%s", g_dir, name);
+}
+
+static void test_images(void **state)
+{
+    (void)state;
+    strcpy(g_dir, "/tmp/gs_fit_XXXXXX");
+    assert_non_null(mkdtemp(g_dir));
+    char p[256];
+    gt_gs_camera cams[2];
+    double centre[3] = {0, 0, 0}, up[3] = {0, 1, 0};
+    for (int i = 0; i < 2; i++) assert_int_equal(gt_gs_camera_orbit(&cams[i], centre, up, 3, 10, i, 2, 50, 8, 6), GT_OK);
+    strcpy(cams[0].name, "a");      /* as the reference writes it */
+    strcpy(cams[1].name, "b.png");  /* with the extension */
+    uint8_t rgba[8 * 6 * 4], grey[8 * 6];
+    for (int i = 0; i < 48; i++) {
+        rgba[4 * i] = 255, rgba[4 * i + 1] = 0, rgba[4 * i + 2] = 0, rgba[4 * i + 3] = (uint8_t)(i < 24 ? 128 : 255);
+        grey[i] = (uint8_t)(i % 8 < 4 ? 0 : 200);
+    }
+    path_in(p, sizeof p, "a.png");
+    assert_int_equal(gt_png_write(p, 8, 6, 4, rgba), GT_OK);
+    path_in(p, sizeof p, "b.png");
+    assert_int_equal(gt_png_write(p, 8, 6, 1, grey), GT_OK);
+    path_in(p, sizeof p, "unused.jpg");
+    assert_int_equal(gt_png_write(p, 8, 6, 1, grey), GT_OK);
+    const float bg[3] = {0, 0, 1};
+    float **img;
+    assert_int_equal(gt_gs_fit_images_read(g_dir, cams, 2, bg, 1, &img), GT_OK);
+    size_t np = 48;
+    float a = 128.0f / 255.0f;
+    assert_true(fabsf(img[0][0] - a) < 1e-6f && img[0][np] == 0.0f && fabsf(img[0][2 * np] - (1 - a)) < 1e-6f);
+    assert_true(img[0][30] == 1.0f && img[0][2 * np + 30] == 0.0f); /* opaque rows */
+    assert_true(img[1][0] == 0.0f && fabsf(img[1][np + 5] - 200 / 255.0f) < 1e-6f);
+    gt_gs_fit_images_free(img, 2);
+    /* downscale 2: cameras 4x3, focal lengths halved, 2x2 box averages */
+    gt_gs_camera half[2] = {cams[0], cams[1]};
+    assert_int_equal(gt_gs_fit_images_read(g_dir, half, 2, bg, 2, &img), GT_OK);
+    assert_true(half[1].width == 4 && half[1].height == 3 && fabsf(half[1].fx - cams[1].fx / 2) < 1e-4f);
+    assert_true(img[1][0] == 0.0f && fabsf(img[1][3] - 200 / 255.0f) < 1e-6f && img[1][12 + 1] == 0.0f);
+    gt_gs_fit_images_free(img, 2);
+    /* a camera without an image: its name and the path tried */
+    gt_gs_camera three[3] = {cams[0], cams[1], cams[1]};
+    strcpy(three[2].name, "c");
+    assert_int_equal(gt_gs_fit_images_read(g_dir, three, 3, bg, 1, &img), GT_ERR_DATA);
+    assert_null(img);
+    printf("%s\n", gt_errmsg());
+    assert_non_null(strstr(gt_errmsg(), "camera 'c'"));
+    assert_non_null(strstr(gt_errmsg(), g_dir));
+    /* the wrong size: both sizes named */
+    uint8_t big[9 * 6 * 3] = {0};
+    path_in(p, sizeof p, "c.png");
+    assert_int_equal(gt_png_write(p, 9, 6, 3, big), GT_OK);
+    assert_int_equal(gt_gs_fit_images_read(g_dir, three, 3, bg, 1, &img), GT_ERR_DATA);
+    printf("%s\n", gt_errmsg());
+    assert_non_null(strstr(gt_errmsg(), "9x6"));
+    assert_non_null(strstr(gt_errmsg(), "8x6"));
+    /* an unreadable image */
+    FILE *f = fopen(p, "wb");
+    fputs("not a PNG at all", f);
+    fclose(f);
+    assert_int_equal(gt_gs_fit_images_read(g_dir, three, 3, bg, 1, &img), GT_ERR_DATA);
+    printf("%s\n", gt_errmsg());
+    assert_non_null(strstr(gt_errmsg(), "camera 'c'"));
+    remove(p);
+    path_in(p, sizeof p, "a.png"), remove(p);
+    path_in(p, sizeof p, "b.png"), remove(p);
+    path_in(p, sizeof p, "unused.jpg"), remove(p);
+    rmdir(g_dir);
+}
+
+static void test_ply_roundtrip(void **state)
+{
+    (void)state;
+    const size_t n = 7;
+    gt_gs_raw r = {n, 2, 9, NULL, NULL, NULL, NULL, NULL};
+    float pos[21], ls[21], rot[28], op[7], sh[7 * 27];
+    r.pos = pos, r.log_scale = ls, r.rot = rot, r.logit_opacity = op, r.sh = sh;
+    gt_rng g = {9};
+    for (int i = 0; i < 21; i++) pos[i] = (float)gt_rng_range(&g, -2, 2), ls[i] = (float)gt_rng_range(&g, -5, 0);
+    for (int i = 0; i < 28; i++) rot[i] = (float)gt_rng_range(&g, -1, 1);
+    for (int i = 0; i < 7; i++) op[i] = (float)gt_rng_range(&g, -4, 4);
+    for (int i = 0; i < 7 * 27; i++) sh[i] = (float)gt_rng_range(&g, -1, 1);
+    char p[256];
+    strcpy(g_dir, "/tmp/gs_fit_XXXXXX");
+    assert_non_null(mkdtemp(g_dir));
+    path_in(p, sizeof p, "r.ply");
+    assert_int_equal(gt_gs_raw_write_ply(p, &r), GT_OK);
+    gt_gs_scene s;
+    assert_int_equal(gt_gs_scene_read_ply(p, &s), GT_OK);
+    assert_int_equal(s.n, n);
+    assert_int_equal(s.sh_degree, 2);
+    for (size_t i = 0; i < n; i++) {
+        double q = 0;
+        for (int k = 0; k < 4; k++) q += (double)rot[4 * i + k] * rot[4 * i + k];
+        for (int k = 0; k < 4; k++) assert_true(fabs(s.rot[4 * i + k] - rot[4 * i + k] / sqrt(q)) < 1e-6);
+        for (int k = 0; k < 3; k++) {
+            assert_true(s.pos[3 * i + k] == pos[3 * i + k]);
+            assert_true(fabs(s.scale[3 * i + k] - exp(ls[3 * i + k])) < 1e-6 * exp(ls[3 * i + k]));
+        }
+        assert_true(fabs(s.opacity[i] - 1 / (1 + exp(-op[i]))) < 1e-6);
+        for (int k = 0; k < 27; k++) assert_true(s.sh[i * 27 + k] == sh[i * 27 + k]);
+    }
+    gt_gs_scene_free(&s);
+    remove(p);
+    rmdir(g_dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -139,6 +255,8 @@ int main(void)
         cmocka_unit_test(test_loss_identity),
         cmocka_unit_test(test_adam),
         cmocka_unit_test(test_schedules),
+        cmocka_unit_test(test_images),
+        cmocka_unit_test(test_ply_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
