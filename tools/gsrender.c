@@ -151,7 +151,7 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
     gt_guard_input(&g, f->scene, "the scene");
     gt_guard_input(&g, f->cameras, "--cameras");
     gt_guard_output(&g, f->output, "-o", "ply", NULL);
-    gt_guard_output(&g, f->log, "--log", "text", NULL);
+    gt_guard_output(&g, f->log, "--log", NULL, NULL);
     gt_status st = gt_guard_check(&g);
     gt_guard_free(&g);
     if (st == GT_OK) st = gt_gs_fit_run(f, NULL);
