@@ -69,7 +69,10 @@ static const char *USAGE =
     "                          at the start and the end)\n"
     "      --seed S            seed of the camera order (default 0)\n"
     "  -r, --resolution F      cameras and images downscaled by F (1, 2, 4, 8)\n"
-    "  --sh-degree caps the SH schedule (one degree more every 1000 iterations);\n"
+    "      --sh-start D        SH degree at the first iteration (default 0, the\n"
+    "                          reference's; 3 keeps a trained scene's view-dependent\n"
+    "                          colour); one degree more every 1000 iterations, up to\n"
+    "                          the scene's, capped by --sh-degree;\n"
     "  --background is the render's and what image alpha is composited over.\n"
     "\n" GT_COMMON_HELP
     "\nExit status: 0 ok, 1 runtime error, 2 usage, 3 bad input data, 4 GPU error.\n";
@@ -77,7 +80,7 @@ static const char *USAGE =
 enum {
     O_CAMERAS = GT_OPT_TOOL_BASE, O_VIEW, O_EYE, O_TARGET, O_UP, O_FOVY, O_SIZE, O_ORBIT, O_ORADIUS,
     O_OELEV, O_FRAMES, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS, O_BINNING, O_OUTFMT,
-    O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED
+    O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART
 };
 
 /* --frames A:B, A: or :B (frames A to B-1; a missing A is 0, a missing B the
@@ -112,6 +115,7 @@ static bool set_fit_option(gt_gs_fit_job *f, int c, const char *arg, gt_status *
     case O_TESTV: f->test_views = arg; return true;
     case O_TESTN: *st = gt_parse_int("--test-every", arg, 1, 1000000, &f->test_every); return true;
     case O_EVAL: *st = gt_parse_int("--eval-every", arg, 1, 100000000, &f->eval_every); return true;
+    case O_SHSTART: *st = gt_parse_int("--sh-start", arg, 0, 3, &f->sh_start); return true;
     case O_SEED:
         *st = gt_parse_long("--seed", arg, 0, 2147483647L, &seed);
         f->seed = (uint64_t)seed;
@@ -131,7 +135,7 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
 {
     if (!f->images) {
         if (fit_opts_only_set) return gt_report(gt_usage_error("--iterations, --log, --test-views, --test-every, "
-                                                               "--eval-every, --seed and -r go with --fit"));
+                                                               "--eval-every, --seed, --sh-start and -r go with --fit"));
         return -1;
     }
     if (j->orbit || j->view || j->have_eye || j->have_target || j->depth || j->alpha || j->have_frames ||
@@ -292,6 +296,7 @@ int main(int argc, char **argv)
         {"test-every", required_argument, 0, O_TESTN},
         {"eval-every", required_argument, 0, O_EVAL},
         {"seed", required_argument, 0, O_SEED},
+        {"sh-start", required_argument, 0, O_SHSTART},
         {"resolution", required_argument, 0, 'r'},
         GT_COMMON_LONGOPTS,
         {0, 0, 0, 0}};

@@ -324,7 +324,7 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
     uint64_t rng = j->seed ^ 0x5eed5eedull;
     int next = c->ntrain;
     double t0 = gt_now_ms();
-    gt_status st = evaluate(c, 0, &res->psnr_test_start);
+    gt_status st = evaluate(c, gt_gs_fit_sh_degree(1000 * j->sh_start, c->max_deg), &res->psnr_test_start);
     if (st == GT_OK && c->ntest) gt_notice("iteration 0: held-out PSNR %.2f dB (%d views)", res->psnr_test_start, c->ntest);
     if (log && log->fp) fprintf(log->fp, "iteration,loss,l1,ssim,psnr,seconds,test_psnr\n");
     if (log && log->fp && c->ntest)
@@ -339,7 +339,7 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
             shuffle(order, c->ntrain, &rng);
             next = 0;
         }
-        int cam = order[next++], deg = gt_gs_fit_sh_degree(it, c->max_deg);
+        int cam = order[next++], deg = gt_gs_fit_sh_degree(it + 1000 * j->sh_start, c->max_deg);
         gt_gs_loss l;
         double psnr;
         st = train_step(c, cam, deg, it, extent, &l, &psnr);

@@ -115,6 +115,8 @@ typedef struct gt_gs_fit_job {
     int test_every;      /* hold out every Nth camera from 0 (llffhold; 0: none) */
     int iterations;      /* default 2000 */
     int sh_degree;       /* cap on the scene's degree (-1: the scene's) */
+    int sh_start;        /* the degree at iteration 1 (0: the reference's schedule;
+                            a trained scene's degree keeps its view-dependent colour) */
     int eval_every;      /* PSNR on the held-out views every K iterations (0: start and end) */
     int downscale;       /* 1, 2, 4, 8 */
     uint64_t seed;
