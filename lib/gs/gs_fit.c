@@ -350,7 +350,7 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
         }
         if (it <= span) sfirst += l.loss, nfirst++;
         if (it > j->iterations - span) slast += l.loss, nlast++;
-        ema = isnan(ema) ? l.loss : 0.6 * l.loss + 0.4 * ema; /* the reference's progress smoothing */
+        ema = isnan(ema) ? l.loss : 0.4 * l.loss + 0.6 * ema; /* the reference's progress smoothing */
         double sec = (gt_now_ms() - t0) / 1000.0, tp = NAN;
         bool ev = c->ntest && (it == j->iterations || (j->eval_every > 0 && it % j->eval_every == 0));
         if (ev) {

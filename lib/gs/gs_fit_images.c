@@ -138,8 +138,8 @@ gt_status gt_gs_fit_images_read(const char *dir, gt_gs_camera *cams, int ncams, 
             break;
         }
         int w = c->width, h = c->height;
-        if (f > 1) { /* the reference: round(size / f), focal lengths / f */
-            w = (int)lround(c->width / (double)f), h = (int)lround(c->height / (double)f);
+        if (f > 1) { /* the reference: Python round(size / f) (halves to even), the same FoV */
+            w = (int)nearbyint(c->width / (double)f), h = (int)nearbyint(c->height / (double)f);
             if (w < 1) w = 1;
             if (h < 1) h = 1;
         }
