@@ -3,7 +3,8 @@
  * first step (torch.optim.Adam moves every parameter by lr sign(g)) and the
  * DC/rest split of the SH array, the position learning-rate decay, the SH
  * degree schedule and the scene extent of the reference; the training
- * images (alpha over the background, grey, downscaling, the data errors)
+ * images (alpha over the background, grey, 16 bit, downscaling, the data
+ * errors)
  * and the PLY writer read back by the scene reader. */
 #include <math.h>
 #include <setjmp.h>
@@ -211,6 +212,93 @@ static void test_images(void **state)
     rmdir(g_dir);
 }
 
+/* A 16-bit RGBA PNG (stored deflate blocks: no zlib needed), w*h*4 samples. */
+static uint32_t crc_update(uint32_t c, const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        c ^= b[i];
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return c;
+}
+
+static void put32(FILE *f, uint32_t v)
+{
+    uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+    fwrite(b, 1, 4, f);
+}
+
+static void chunk(FILE *f, const char *type, const uint8_t *data, uint32_t n)
+{
+    put32(f, n);
+    fwrite(type, 1, 4, f);
+    if (n) fwrite(data, 1, n, f);
+    uint32_t c = crc_update(0xFFFFFFFFu, (const uint8_t *)type, 4);
+    put32(f, ~crc_update(c, data, n));
+}
+
+static void write_png16(const char *path, int w, int h, const uint16_t *rgba)
+{
+    size_t row = 1 + (size_t)w * 8, raw_n = row * h;
+    uint8_t *raw = malloc(raw_n), *z = malloc(raw_n + 64);
+    for (int y = 0; y < h; y++) {
+        raw[y * row] = 0;
+        for (int i = 0; i < w * 4; i++) {
+            raw[y * row + 1 + 2 * i] = (uint8_t)(rgba[y * w * 4 + i] >> 8);
+            raw[y * row + 2 + 2 * i] = (uint8_t)rgba[y * w * 4 + i];
+        }
+    }
+    size_t zn = 0;
+    z[zn++] = 0x78, z[zn++] = 0x01;
+    z[zn++] = 1; /* one final stored block (raw_n < 65536) */
+    z[zn++] = (uint8_t)raw_n, z[zn++] = (uint8_t)(raw_n >> 8);
+    z[zn++] = (uint8_t)~raw_n, z[zn++] = (uint8_t)(~raw_n >> 8);
+    memcpy(z + zn, raw, raw_n), zn += raw_n;
+    uint32_t a = 1, b = 0;
+    for (size_t i = 0; i < raw_n; i++) a = (a + raw[i]) % 65521, b = (b + a) % 65521;
+    uint32_t ad = (b << 16) | a;
+    z[zn++] = (uint8_t)(ad >> 24), z[zn++] = (uint8_t)(ad >> 16), z[zn++] = (uint8_t)(ad >> 8), z[zn++] = (uint8_t)ad;
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fwrite("\x89PNG\r\n\x1a\n", 1, 8, f);
+    uint8_t ihdr[13] = {0, 0, 0, (uint8_t)w, 0, 0, 0, (uint8_t)h, 16, 6, 0, 0, 0};
+    chunk(f, "IHDR", ihdr, 13);
+    chunk(f, "IDAT", z, (uint32_t)zn);
+    chunk(f, "IEND", NULL, 0);
+    fclose(f);
+    free(raw), free(z);
+}
+
+/* 16-bit samples keep their precision (1000/65535 is no 8-bit value), alpha
+ * over the background. */
+static void test_images16(void **state)
+{
+    (void)state;
+    strcpy(g_dir, "/tmp/gs_fit_XXXXXX");
+    assert_non_null(mkdtemp(g_dir));
+    gt_gs_camera c;
+    double centre[3] = {0, 0, 0}, up[3] = {0, 1, 0};
+    assert_int_equal(gt_gs_camera_orbit(&c, centre, up, 3, 10, 0, 1, 50, 4, 3), GT_OK);
+    strcpy(c.name, "deep");
+    uint16_t px[4 * 3 * 4];
+    for (int i = 0; i < 12; i++)
+        px[4 * i] = 1000, px[4 * i + 1] = 65535, px[4 * i + 2] = 0, px[4 * i + 3] = (uint16_t)(i == 5 ? 16384 : 65535);
+    char p[256];
+    path_in(p, sizeof p, "deep.png");
+    write_png16(p, 4, 3, px);
+    const float bg[3] = {1, 1, 1};
+    float **img;
+    assert_int_equal(gt_gs_fit_images_read(g_dir, &c, 1, bg, 1, &img), GT_OK);
+    assert_true(fabsf(img[0][0] - 1000 / 65535.0f) < 1e-7f);
+    assert_true(img[0][12] == 1.0f && img[0][24] == 0.0f);
+    double a = 16384 / 65535.0;
+    assert_true(fabs(img[0][5] - (1000 / 65535.0 * a + (1 - a))) < 1e-6);
+    assert_true(fabs(img[0][24 + 5] - (1 - a)) < 1e-6);
+    gt_gs_fit_images_free(img, 1);
+    remove(p);
+    rmdir(g_dir);
+}
+
 static void test_ply_roundtrip(void **state)
 {
     (void)state;
@@ -256,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_adam),
         cmocka_unit_test(test_schedules),
         cmocka_unit_test(test_images),
+        cmocka_unit_test(test_images16),
         cmocka_unit_test(test_ply_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
