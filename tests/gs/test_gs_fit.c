@@ -4,8 +4,7 @@
  * DC/rest split of the SH array, the position learning-rate decay, the SH
  * degree schedule and the scene extent of the reference; the training
  * images (alpha over the background, grey, 16 bit, downscaling, the data
- * errors)
- * and the PLY writer read back by the scene reader. */
+ * errors) and the PLY writer read back by the scene reader. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
