@@ -16,6 +16,7 @@
 #include "gs/gs_math.h"
 #include "gs/gs_math_grad.h"
 #include "gs/gs_tiles.h"
+#include "gt_config.h"
 
 gt_status gt_gs_raw_alloc(gt_gs_raw *r, size_t n, int sh_degree)
 {
@@ -290,3 +291,38 @@ gt_status gt_gs_backward_cpu(const gt_gs_raw *r, int sh_deg, const gt_gs_camera 
     fwd_free(&f);
     return GT_OK;
 }
+
+#if !GT_HAVE_CUDA
+/* Without CUDA the GPU workspace reports that it is missing
+ * (kernels/gs/gs_backward.cu implements it). */
+gt_status gt_gs_diff_create(size_t n, int sh_degree, int max_w, int max_h, void *stream, gt_gs_diff **d)
+{
+    (void)n, (void)sh_degree, (void)max_w, (void)max_h, (void)stream;
+    *d = NULL;
+    return gt_fail(GT_ERR_GPU, "built without CUDA: no GPU backward pass");
+}
+
+gt_status gt_gs_diff_forward(gt_gs_diff *d, const gt_gs_raw *dev_r, int sh_deg, const gt_gs_camera *c,
+                             const gt_gs_params *p, float *dev_rgb)
+{
+    (void)d, (void)dev_r, (void)sh_deg, (void)c, (void)p, (void)dev_rgb;
+    return gt_fail(GT_ERR_GPU, "built without CUDA: no GPU backward pass");
+}
+
+gt_status gt_gs_diff_backward(gt_gs_diff *d, const float *dev_dl_drgb, gt_gs_raw *dev_grad)
+{
+    (void)d, (void)dev_dl_drgb, (void)dev_grad;
+    return gt_fail(GT_ERR_GPU, "built without CUDA: no GPU backward pass");
+}
+
+size_t gt_gs_diff_bytes(const gt_gs_diff *d)
+{
+    (void)d;
+    return 0;
+}
+
+void gt_gs_diff_destroy(gt_gs_diff *d)
+{
+    (void)d;
+}
+#endif
