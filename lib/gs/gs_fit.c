@@ -325,7 +325,7 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
     int next = c->ntrain;
     double t0 = gt_now_ms();
     gt_status st = evaluate(c, gt_gs_fit_sh_degree(1000 * j->sh_start, c->max_deg), &res->psnr_test_start);
-    if (st == GT_OK && c->ntest) gt_notice("iteration 0: held-out PSNR %.2f dB (%d views)", res->psnr_test_start, c->ntest);
+    if (st == GT_OK && c->ntest) gt_notice("iteration 0: held-out PSNR %.2f dB (%d view(s))", res->psnr_test_start, c->ntest);
     if (log && log->fp) fprintf(log->fp, "iteration,loss,l1,ssim,psnr,seconds,test_psnr\n");
     if (log && log->fp && c->ntest)
         fprintf(log->fp, "0,,,,,0.000,%.4f\n", res->psnr_test_start);
@@ -357,7 +357,7 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
             st = evaluate(c, deg, &tp);
             if (st != GT_OK) break;
             gt_progress_end(&pg);
-            gt_notice("iteration %d: held-out PSNR %.2f dB (%d views), training loss %.5f", it, tp, c->ntest, ema);
+            gt_notice("iteration %d: held-out PSNR %.2f dB (%d view(s)), training loss %.5f", it, tp, c->ntest, ema);
             gt_progress_start(&pg, "fit", j->iterations);
             if (it == j->iterations) res->psnr_test_end = tp;
         }
@@ -439,9 +439,10 @@ gt_status gt_gs_fit_run(const gt_gs_fit_job *j, gt_gs_fit_result *res_out)
     if (st == GT_OK && j->log) st = gt_out_commit(&log);
     else gt_out_abort(&log);
     if (st == GT_OK)
-        gt_info("%d iterations in %.2f s (%.2f ms each): loss %.5f -> %.5f, held-out PSNR %.2f -> %.2f dB",
-                res.iterations, res.seconds, 1000 * res.seconds / res.iterations, res.first_loss, res.last_loss,
-                res.psnr_test_start, res.psnr_test_end);
+        gt_info("%d iterations in %.2f s (%.2f ms each): loss %.5f -> %.5f (means of the first and last tenth)",
+                res.iterations, res.seconds, 1000 * res.seconds / res.iterations, res.first_loss, res.last_loss);
+    if (st == GT_OK && c.ntest)
+        gt_info("held-out PSNR %.2f -> %.2f dB", res.psnr_test_start, res.psnr_test_end);
     res.device_bytes = c.bytes;
 #if GT_HAVE_CUDA
     if (c.gpu) gpu_free(&c);
