@@ -5,11 +5,18 @@
 # views, -r 2; the data errors (missing, mis-sized, unreadable image: exit 3
 # naming the camera and the path, no output file), an image without a camera
 # (a -v note), and the options that do not go with --fit (exit 2).
+#   cli_fit.sh [DEVICE]   DEVICE cpu (default) or cuda (skips, exit 77,
+#                         without a GPU)
 set -u
 BIN=${GSRENDER:-$GT_BUILD_DIR/tools/gsrender}
+D=${1:-cpu}
 TD=$GT_TESTDATA/gs
 . "$(dirname "$0")/../lib/checks.sh"
-G="$BIN --device cpu -q"
+if [ "$D" != cpu ]; then
+    "$BIN" --device "$D" -q "$TD/scene.ply" --size 8x8 -o "$T/probe.png" 2>"$T/e"
+    [ $? = 4 ] && { echo "SKIP: no GPU ($(cat "$T/e"))"; exit 77; }
+fi
+G="$BIN --device $D -q"
 mkdir -p "$T/img"
 for v in view000 view001 view002 view003; do
     $G "$TD/scene.ply" --cameras "$TD/cameras.json" --view $v --background 0,0,0 -o "$T/img/$v.png" 2>"$T/e"
@@ -54,7 +61,7 @@ check "-r 3 refused" 2 $?
 
 # an image no camera names: a note with -v
 cp "$T/img/view000.png" "$T/img/extra.png"
-$BIN --device cpu -v --fit "$T/img" --cameras "$TD/cameras.json" "$TD/scene.ply" --iterations 1 -o "$T/v.ply" 2>"$T/e"
+$BIN --device $D -v --fit "$T/img" --cameras "$TD/cameras.json" "$TD/scene.ply" --iterations 1 -o "$T/v.ply" 2>"$T/e"
 check "extra image" 0 $?
 has "extra image noted" "$T/e" "extra.png: no camera"
 has "-v counts the memory" "$T/e" "Adam moments"
@@ -77,7 +84,7 @@ $BAD 2>"$T/e"
 check "unreadable image" 3 $?
 has "unreadable image: camera" "$T/e" "camera 'view002'"
 [ ! -e "$T/bad.ply" ] && ok "no output after a data error" || bad "bad.ply written"
-$BIN --device cpu --fit "$T/nodir" --cameras "$TD/cameras.json" "$TD/scene.ply" -o "$T/nd.ply" 2>"$T/e"
+$BIN --device $D --fit "$T/nodir" --cameras "$TD/cameras.json" "$TD/scene.ply" -o "$T/nd.ply" 2>"$T/e"
 check "no images directory" 3 $?
 
 # usage
