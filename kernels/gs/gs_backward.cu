@@ -50,7 +50,7 @@ struct gt_gs_diff {
     float *acc;     // n * ACC
     // the last forward
     bool have_fwd;
-    int w, h, gx, gy, sh_deg, antialias;
+    int w, h, gx, gy, sh_deg, antialias, ref;
     float mod, bg[3];
     gs_gcam gcam;
     gt_gs_raw raw; // device pointers
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(BLOCK) k_blend_back(int W, int H, int gx, cons
                                                       const float *__restrict__ T_fin,
                                                       const uint32_t *__restrict__ last_c,
                                                       const float *__restrict__ dl, float bg0, float bg1,
-                                                      float bg2, float *__restrict__ acc)
+                                                      float bg2, int ref, float *__restrict__ acc)
 {
     __shared__ uint32_t s_id[BLOCK];
     __shared__ float2 s_xy[BLOCK];
@@ -144,7 +144,7 @@ __global__ void __launch_bounds__(BLOCK) k_blend_back(int W, int H, int gx, cons
                     float dl_dalpha = ((cd.x - r0) * d0 + (cd.y - r1) * d1 + (cd.z - r2) * d2) * T;
                     la = alpha;
                     dl_dalpha -= T_final / (1.0f - alpha) * bg_dot;
-                    gs_blend_grad(co.w, co.x, co.y, co.z, dx, dy, dl_dalpha, &v[5], &v[0], &v[2]);
+                    gs_blend_grad(co.w, co.x, co.y, co.z, dx, dy, dl_dalpha, ref, &v[5], &v[0], &v[2]);
                 }
             }
             if (__any_sync(0xffffffffu, contrib)) {
@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(BLOCK) k_blend_back(int W, int H, int gx, cons
     }
 }
 
-__global__ void __launch_bounds__(256) k_gauss_back(size_t n, gs_gcam cam, float mod, int antialias, int deg,
+__global__ void __launch_bounds__(256) k_gauss_back(size_t n, gs_gcam cam, float mod, int antialias, int ref, int deg,
                                                     int sh_k, const uint32_t *__restrict__ touched,
                                                     const float *__restrict__ acc, gt_gs_raw r, gt_gs_raw g)
 {
@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(256) k_gauss_back(size_t n, gs_gcam cam, float
         const float *a = acc + i * ACC;
         float dmean[2] = {a[0], a[1]}, dconic[3] = {a[2], a[3], a[4]}, drgb[3] = {a[6], a[7], a[8]};
         size_t shs = (size_t)sh_k * 3 * i;
-        gs_gauss_grad(&cam, mod, antialias, deg, r.pos + 3 * i, r.log_scale + 3 * i, r.rot + 4 * i,
+        gs_gauss_grad(&cam, mod, antialias, ref, deg, r.pos + 3 * i, r.log_scale + 3 * i, r.rot + 4 * i,
                       r.logit_opacity[i], r.sh + shs, dmean, dconic, a[5], drgb, g.pos + 3 * i,
                       g.log_scale + 3 * i, g.rot + 4 * i, g.logit_opacity + i, g.sh + shs);
     }
@@ -276,6 +276,7 @@ extern "C" gt_status gt_gs_diff_forward(gt_gs_diff *d, const gt_gs_raw *r, int s
     d->gy = (c->height + TILE - 1) / TILE;
     d->sh_deg = sh_deg;
     d->antialias = cu->antialias;
+    d->ref = p->ref_grad ? 1 : 0;
     d->mod = p->scale_modifier;
     memcpy(d->bg, p->bg, sizeof d->bg);
     memcpy(d->gcam.R, c->R, sizeof d->gcam.R);
@@ -302,9 +303,10 @@ extern "C" gt_status gt_gs_diff_backward(gt_gs_diff *d, const float *dev_dl_drgb
     GT_CU(cudaMemsetAsync(d->acc, 0, d->n * ACC * sizeof(float), st));
     dim3 grid((unsigned)d->gx, (unsigned)d->gy), block(TILE, TILE);
     k_blend_back<<<grid, block, 0, st>>>(d->w, d->h, d->gx, cu->ranges, cu->vals_out, cu->xy, cu->conic_o, cu->rgbd,
-                                         d->T, d->last, dev_dl_drgb, d->bg[0], d->bg[1], d->bg[2], d->acc);
+                                         d->T, d->last, dev_dl_drgb, d->bg[0], d->bg[1], d->bg[2], d->ref,
+                                         d->acc);
     GT_CU_LAUNCH("k_blend_back");
-    k_gauss_back<<<gt_grid(d->n, 256), 256, 0, st>>>(d->n, d->gcam, d->mod, d->antialias, d->sh_deg, d->sh_k,
+    k_gauss_back<<<gt_grid(d->n, 256), 256, 0, st>>>(d->n, d->gcam, d->mod, d->antialias, d->ref, d->sh_deg, d->sh_k,
                                                        cu->touched, d->acc, d->raw, *g);
     GT_CU_LAUNCH("k_gauss_back");
     return GT_OK;

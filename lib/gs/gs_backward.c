@@ -214,8 +214,8 @@ static void pixel_backward(const fwd_state *f, const gt_gs_params *p, size_t b, 
         last_alpha = alpha;
         dl_dalpha -= T_final / (1.0 - alpha) * bg_dot;
         float dop = 0, dmean[2] = {0, 0}, dconic[3] = {0, 0, 0};
-        gs_blend_grad(g->opacity, g->conic[0], g->conic[1], g->conic[2], dx, dy, (float)dl_dalpha, &dop, dmean,
-                      dconic);
+        gs_blend_grad(g->opacity, g->conic[0], g->conic[1], g->conic[2], dx, dy, (float)dl_dalpha, p->ref_grad,
+                      &dop, dmean, dconic);
         pg->op[i] += dop;
         pg->mean[2 * i] += dmean[0];
         pg->mean[2 * i + 1] += dmean[1];
@@ -279,7 +279,7 @@ gt_status gt_gs_backward_cpu(const gt_gs_raw *r, int sh_deg, const gt_gs_camera 
         float dconic[3] = {(float)pg.conic[3 * i], (float)pg.conic[3 * i + 1], (float)pg.conic[3 * i + 2]};
         float drgb[3] = {(float)pg.rgb[3 * i], (float)pg.rgb[3 * i + 1], (float)pg.rgb[3 * i + 2]};
         size_t shs = (size_t)r->sh_k * 3 * i;
-        gs_gauss_grad(&gc, p->scale_modifier, p->antialias, sh_deg, r->pos + 3 * i, r->log_scale + 3 * i,
+        gs_gauss_grad(&gc, p->scale_modifier, p->antialias, p->ref_grad, sh_deg, r->pos + 3 * i, r->log_scale + 3 * i,
                       r->rot + 4 * i, r->logit_opacity[i], r->sh + shs, dmean, dconic, (float)pg.op[i], drgb,
                       grad->pos + 3 * i, grad->log_scale + 3 * i, grad->rot + 4 * i, grad->logit_opacity + i,
                       grad->sh + shs);

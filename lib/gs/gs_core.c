@@ -84,6 +84,7 @@ void gt_gs_params_init(gt_gs_params *p)
     p->scale_modifier = 1.0f;
     p->antialias = false;
     p->square_binning = false;
+    p->ref_grad = false;
 }
 
 gt_status gt_gs_image_alloc(gt_gs_image *im, int w, int h)

@@ -17,9 +17,11 @@
  *                     opacity through the sigmoid
  *
  * Where the reference approximates (it passes gradients through the 0.99
- * clamp of alpha, and treats the clamped J entries as if they did not
- * depend on z) this follows the function that is rendered, so that finite
- * differences agree (tests/gs/test_gs_backward.c). Float throughout. */
+ * clamp of alpha, and differentiates the clamped J entries in z as if the
+ * clamped x/z times z were constant) this follows the function that is
+ * rendered, so that finite differences agree (tests/gs/test_gs_backward.c);
+ * with ref (gt_gs_params.ref_grad) it does as the reference, for comparisons
+ * with diff-gaussian-rasterization. Float throughout. */
 #ifndef GT_GS_MATH_GRAD_H
 #define GT_GS_MATH_GRAD_H
 
@@ -35,13 +37,14 @@ typedef struct gs_gcam {
 
 /* One blended term at a pixel: the Gaussian with effective opacity o and
  * conic (a b c) at offset (dx, dy) = mean - pixel, whose alpha got dL/dalpha
- * = dl_dalpha. Adds dL/do, dL/d(mean x, y) and dL/dconic. */
-GT_HD void gs_blend_grad(float o, float a, float b, float c, float dx, float dy, float dl_dalpha, float *dl_do,
-                         float dl_dmean[2], float dl_dconic[3])
+ * = dl_dalpha. Adds dL/do, dL/d(mean x, y) and dL/dconic. A clamped alpha
+ * (0.99) passes nothing, unless ref (the reference passes it through). */
+GT_HD void gs_blend_grad(float o, float a, float b, float c, float dx, float dy, float dl_dalpha, int ref,
+                         float *dl_do, float dl_dmean[2], float dl_dconic[3])
 {
     float power = gs_power(a, b, c, dx, dy);
     float G = gs_exp(power);
-    if (o * G >= 0.99f) return; /* alpha clamped: no gradient */
+    if (!ref && o * G >= 0.99f) return; /* alpha clamped: no gradient */
     *dl_do += G * dl_dalpha;
     float dl_dpow = o * G * dl_dalpha;
     dl_dmean[0] += dl_dpow * (-a * dx - b * dy);
@@ -146,8 +149,9 @@ GT_HD void gs_activate(const float *rq, const float *ls, float logit, float q[4]
  * pixels) dmean, dL/dconic dconic, dL/d(effective opacity) dop, dL/dcolour
  * drgb, to the raw parameters, added into dpos[3], dls[3], drot[4],
  * *dlogit, dsh[sh_k*3]. The caller calls it only for Gaussians the forward
- * kept (in front of the near plane, det != 0, on screen). */
-GT_HD void gs_gauss_grad(const gs_gcam *c, float mod, int antialias, int deg, const float *pos, const float *ls,
+ * kept (in front of the near plane, det != 0, on screen). ref: the
+ * reference's z-derivative of a clamped Jacobian entry (twice the exact one). */
+GT_HD void gs_gauss_grad(const gs_gcam *c, float mod, int antialias, int ref, int deg, const float *pos, const float *ls,
                          const float *rq, float logit, const float *sh, const float dmean[2],
                          const float dconic[3], float dop, const float drgb[3], float *dpos, float *dls,
                          float *drot, float *dlogit, float *dsh)
@@ -210,14 +214,14 @@ GT_HD void gs_gauss_grad(const gs_gcam *c, float mod, int antialias, int deg, co
     float limx = 1.3f * tanx, limy = 1.3f * tany;
     if (txtz < -limx || txtz > limx) {
         float L = txtz < -limx ? -limx : limx; /* j02 = -fx L / tz */
-        dv[2] += c->fx * L * iz2 * dj02;
+        dv[2] += (ref ? 2.0f : 1.0f) * c->fx * L * iz2 * dj02;
     } else { /* j02 = -fx tx / tz^2 */
         dv[0] += -c->fx * iz2 * dj02;
         dv[2] += 2.0f * c->fx * v[0] * iz2 * iz * dj02;
     }
     if (tytz < -limy || tytz > limy) {
         float L = tytz < -limy ? -limy : limy;
-        dv[2] += c->fy * L * iz2 * dj12;
+        dv[2] += (ref ? 2.0f : 1.0f) * c->fy * L * iz2 * dj12;
     } else {
         dv[1] += -c->fy * iz2 * dj12;
         dv[2] += 2.0f * c->fy * v[1] * iz2 * iz * dj12;

@@ -1,8 +1,9 @@
 /* The CPU reference backward (gt_gs_backward_cpu) against central finite
  * differences of a double-precision forward, on tiny scenes: Gaussians on
  * tile borders, overlapping, partially off screen and beyond the 1.3 tan(fov/2)
- * clamp of the EWA Jacobian; SH degrees 0-3; antialias on and off; a random
- * upstream gradient dL/drgb. The double forward below is test-only: it
+ * clamp of the EWA Jacobian, one with alpha clamped at 0.99; SH degrees 0-3;
+ * antialias on and off; a random upstream gradient dL/drgb. The reference's
+ * variant (gt_gs_params.ref_grad) differs where it approximates. The double forward below is test-only: it
  * restates the reference rasterizer (lib/gs/gs_math.h, gt_gs_render_cpu) in
  * double, and is itself checked against gt_gs_forward_cpu's image.
  *
@@ -235,7 +236,7 @@ static void random_raw(gt_gs_raw *r, size_t n, int deg, double smin, double smax
  * means on a tile corner and a tile border, an overlapping pair, Gaussians
  * partially off the left and bottom edges, and one whose mean lies beyond
  * the Jacobian's 1.3 tan(fov/2) clamp but whose footprint reaches in. */
-static void placed_raw(gt_gs_raw *r, const gt_gs_camera *c, int deg, uint64_t seed)
+static void placed_raw(gt_gs_raw *r, const gt_gs_camera *c, int deg, int saturate, uint64_t seed)
 {
     static const double spot[][5] = {
         /* u, v, z, scale, opacity */
@@ -253,6 +254,10 @@ static void placed_raw(gt_gs_raw *r, const gt_gs_camera *c, int deg, uint64_t se
         for (int k = 0; k < 3; k++)
             r->log_scale[3 * i + k] = (float)(log(spot[i][3]) + gt_rng_range(&g, -0.4, 0.4));
         r->logit_opacity[i] = (float)log(spot[i][4] / (1 - spot[i][4]));
+    }
+    if (saturate) { /* the first on a pixel centre with alpha clamped at 0.99 there */
+        place(c, 15.0, 15.0, 4.0, r->pos);
+        r->logit_opacity[0] = (float)log(0.999 / 0.001);
     }
 }
 
@@ -384,17 +389,45 @@ static void test_fd_placed(void **st)
     gt_gs_params p;
     gt_gs_params_init(&p);
     p.bg[0] = 0.1f, p.bg[1] = 0.3f, p.bg[2] = 0.6f;
-    for (int aa = 0; aa <= 1; aa++) {
-        p.antialias = aa;
+    for (int run = 0; run < 3; run++) {
+        p.antialias = run == 1;
         gt_gs_raw r;
-        placed_raw(&r, &c, 3, 21);
-        /* the clamped one is on no pixel's centre but reaches the image */
+        placed_raw(&r, &c, 3, run == 2, 21);
+        /* the mean of Gaussian 3 lies beyond the Jacobian's clamp */
         float tanx = (float)c.width / (2 * c.fx);
         float v[3];
         gs_view(c.R, c.t, r.pos[9], r.pos[10], r.pos[11], v);
         assert_true(v[0] / v[2] > 1.3f * tanx);
-        print_message("placed scene, SH degree 3%s\n", aa ? ", antialias" : "");
-        run_fd(&r, 3, &c, &p, 22 + aa);
+        print_message("placed scene, SH degree 3%s%s\n", p.antialias ? ", antialias" : "",
+                      run == 2 ? ", alpha clamped at 0.99" : "");
+        run_fd(&r, 3, &c, &p, 22 + run);
+        /* that Gaussian reaches the image: it has a position gradient; and
+         * the reference's variant differs exactly where it approximates:
+         * Gaussian 3's depth (clamped Jacobian) and, when saturated,
+         * Gaussian 0's opacity */
+        size_t np = (size_t)c.width * c.height;
+        float *dl = malloc(3 * np * sizeof *dl);
+        gt_rng g = {99};
+        for (size_t i = 0; i < 3 * np; i++) dl[i] = (float)gt_rng_range(&g, -1, 1);
+        gt_gs_raw ge, gr;
+        assert_int_equal(gt_gs_raw_alloc(&ge, r.n, 3), GT_OK);
+        assert_int_equal(gt_gs_raw_alloc(&gr, r.n, 3), GT_OK);
+        assert_int_equal(gt_gs_backward_cpu(&r, 3, &c, &p, dl, NULL, &ge), GT_OK);
+        p.ref_grad = true;
+        assert_int_equal(gt_gs_backward_cpu(&r, 3, &c, &p, dl, NULL, &gr), GT_OK);
+        p.ref_grad = false;
+        double d3 = 0, e3 = 0;
+        for (int k = 0; k < 3; k++) {
+            d3 += fabs(ge.pos[9 + k] - gr.pos[9 + k]);
+            e3 += fabs(ge.pos[9 + k]);
+        }
+        assert_true(e3 > 0 && d3 > 1e-6 * e3);
+        if (run == 2) assert_true(fabsf(ge.logit_opacity[0] - gr.logit_opacity[0]) > 1e-3f * fabsf(gr.logit_opacity[0]));
+        /* colours are blended with the clamped alpha in both */
+        assert_memory_equal(ge.sh, gr.sh, r.n * r.sh_k * 3 * sizeof(float));
+        gt_gs_raw_free(&ge);
+        gt_gs_raw_free(&gr);
+        free(dl);
         gt_gs_raw_free(&r);
     }
 }
