@@ -150,6 +150,7 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
     f->sh_degree = j->render.sh_degree;
     f->device = j->device;
     f->gpu = j->gpu;
+    f->timings = j->timings;
     gt_guard g;
     gt_guard_init(&g);
     gt_guard_input(&g, f->scene, "the scene");

@@ -76,7 +76,21 @@ typedef struct fit_ctx {
     gt_gs_cu_loss *loss;
 #endif
     size_t bytes;
+    gt_timings tm;
+    gt_timer timer;
 } fit_ctx;
+
+/* --timings: each stage timed on its own (GPU events, which wait for the
+ * stage: the timed run is slower than an untimed one). */
+static void stage_start(fit_ctx *c)
+{
+    if (c->j->timings) gt_timer_start(&c->timer, c->gpu, NULL);
+}
+
+static void stage_stop(fit_ctx *c, const char *name)
+{
+    if (c->j->timings) gt_timings_add(&c->tm, name, gt_timer_stop(&c->timer));
+}
 
 /* ---- held-out and training views ---- */
 static gt_status split_views(fit_ctx *c)
@@ -238,14 +252,22 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
         float *a[5], *g[5], *m[5], *v[5];
         size_t len[5];
         groups(&c->dr, a, len), groups(&c->dg, g, len), groups(&c->dm, m, len), groups(&c->dv, v, len);
+        stage_start(c);
         for (int k = 0; k < 5; k++) GT_TRY(gt_cu_memset(g[k], 0, len[k] * sizeof(float), NULL));
         GT_TRY(gt_gs_diff_forward(c->diff, &c->dr, deg, cm, &j->render, c->drgb));
+        stage_stop(c, "forward");
+        stage_start(c);
         GT_TRY(gt_gs_cu_loss_eval(c->loss, c->drgb, c->dimg + c->img_off[cam], cm->width, cm->height, j->lambda,
                                   c->ddl));
+        stage_stop(c, "loss");
+        stage_start(c);
         GT_TRY(gt_gs_diff_backward(c->diff, c->ddl, &c->dg));
+        stage_stop(c, "backward");
+        stage_start(c);
         for (int k = 0; k < 5; k++)
             GT_TRY(gt_gs_cu_adam(a[k], g[k], m[k], v[k], len[k], lr[k], j->rates.sh_rest, k == 4 ? period : 0,
                                  it, NULL));
+        stage_stop(c, "adam");
         double sse;
         GT_TRY(gt_gs_cu_loss_fetch(c->loss, &out->loss, &out->l1, &out->ssim, &sse));
         *psnr = sse > 0 ? 10.0 * log10((double)n3 / sse) : INFINITY;
@@ -255,13 +277,21 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
     float *a[5], *g[5], *m[5], *v[5];
     size_t len[5];
     groups(&c->raw, a, len), groups(&c->grad, g, len), groups(&c->m, m, len), groups(&c->v, v, len);
+    stage_start(c);
     gt_gs_raw_zero(&c->grad);
     GT_TRY(gt_gs_forward_cpu(&c->raw, deg, cm, &j->render, c->rgb));
+    stage_stop(c, "forward");
+    stage_start(c);
     GT_TRY(gt_gs_loss_cpu(c->rgb, c->img[cam], cm->width, cm->height, j->lambda, out, c->dl));
     *psnr = gt_gs_psnr(c->rgb, c->img[cam], n3);
+    stage_stop(c, "loss");
+    stage_start(c); /* the CPU backward renders the view again */
     GT_TRY(gt_gs_backward_cpu(&c->raw, deg, cm, &j->render, c->dl, NULL, &c->grad));
+    stage_stop(c, "backward");
+    stage_start(c);
     for (int k = 0; k < 5; k++)
         gt_gs_adam_cpu(a[k], g[k], m[k], v[k], len[k], lr[k], j->rates.sh_rest, k == 4 ? period : 0, it);
+    stage_stop(c, "adam");
     return GT_OK;
 }
 
@@ -354,7 +384,9 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
         double sec = (gt_now_ms() - t0) / 1000.0, tp = NAN;
         bool ev = c->ntest && (it == j->iterations || (j->eval_every > 0 && it % j->eval_every == 0));
         if (ev) {
+            stage_start(c);
             st = evaluate(c, deg, &tp);
+            stage_stop(c, "evaluate");
             if (st != GT_OK) break;
             gt_progress_end(&pg);
             gt_notice("iteration %d: held-out PSNR %.2f dB (%d view(s)), training loss %.5f", it, tp, c->ntest, ema);
@@ -390,6 +422,7 @@ gt_status gt_gs_fit_run(const gt_gs_fit_job *j, gt_gs_fit_result *res_out)
     fit_ctx c;
     memset(&c, 0, sizeof c);
     c.j = j;
+    gt_timings_init(&c.tm);
     gt_gs_scene s;
     memset(&s, 0, sizeof s);
     gt_out log;
@@ -443,6 +476,8 @@ gt_status gt_gs_fit_run(const gt_gs_fit_job *j, gt_gs_fit_result *res_out)
                 res.iterations, res.seconds, 1000 * res.seconds / res.iterations, res.first_loss, res.last_loss);
     if (st == GT_OK && c.ntest)
         gt_info("held-out PSNR %.2f -> %.2f dB", res.psnr_test_start, res.psnr_test_end);
+    if (st == GT_OK && j->timings)
+        gt_timings_print(&c.tm, stderr, c.gpu ? "gsrender --fit timings (GPU)" : "gsrender --fit timings (CPU)");
     res.device_bytes = c.bytes;
 #if GT_HAVE_CUDA
     if (c.gpu) gpu_free(&c);

@@ -125,6 +125,7 @@ typedef struct gt_gs_fit_job {
     gt_gs_params render; /* background, antialias */
     gt_device_kind device;
     int gpu;
+    bool timings;        /* per-stage table (forward, loss, backward, adam, eval) on stderr */
 } gt_gs_fit_job;
 void gt_gs_fit_job_init(gt_gs_fit_job *j);
 /* What one training iteration reports (for callers and tests). */
