@@ -13,7 +13,7 @@
 //  k_bwd_v   vertical pass and dL/dx = W(gm) + 2x W(gxx) + y W(gxy) + L1 part
 // Launch shape: 32x8 threads per block over (x, y), blockIdx.z the channel;
 // the taps are read from global memory (neighbouring threads share them
-// through L1).  k_adam: a grid-stride loop, one thread per parameter.
+// through L1).  k_adam, k_u8: grid-stride loops, one thread per element.
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdlib.h>
@@ -152,6 +152,20 @@ __global__ void k_adam(float *p, const float *g, float *m, float *v, size_t n, f
         float a = (period > 0 && (int)(i % (size_t)period) >= 3) ? lr_rest : lr;
         p[i] -= a / bc1 * mi / (sqrtf(vi) / bc2s + (float)GT_GS_ADAM_EPS);
     }
+}
+
+__global__ void k_u8(const unsigned char *src, float *dst, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = src[i] * (1.0f / 255.0f);
+}
+
+extern "C" gt_status gt_gs_cu_u8_to_float(const unsigned char *src, float *dst, size_t n, void *stream)
+{
+    if (n == 0) return GT_OK;
+    k_u8<<<gt_grid(n, 256, 65536), 256, 0, (cudaStream_t)stream>>>(src, dst, n);
+    GT_CU_LAUNCH("k_u8");
+    return GT_OK;
 }
 
 extern "C" gt_status gt_gs_cu_loss_create(int max_w, int max_h, void *stream, gt_gs_cu_loss **out)

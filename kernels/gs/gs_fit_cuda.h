@@ -26,6 +26,9 @@ gt_status gt_gs_cu_loss_eval(gt_gs_cu_loss *L, const float *x, const float *y, i
  * squared differences (for PSNR). */
 gt_status gt_gs_cu_loss_fetch(gt_gs_cu_loss *L, double *loss, double *l1, double *ssim, double *sse);
 
+/* dst[i] = src[i] / 255 (training images kept as 8 bits on the device). */
+gt_status gt_gs_cu_u8_to_float(const unsigned char *src, float *dst, size_t n, void *stream);
+
 /* Adam step t (1-based) on device arrays, as gt_gs_adam_cpu. */
 gt_status gt_gs_cu_adam(float *p, const float *g, float *m, float *v, size_t n, double lr, double lr_rest,
                         int period, int t, void *stream);

@@ -4,8 +4,10 @@
  * permutation per epoch), the SH degree of the schedule, forward, loss
  * (L1 + D-SSIM), backward, Adam on the five parameter groups with the
  * reference's learning rates. On the GPU everything stays on the device
- * (parameters, gradients, Adam moments, the training images uploaded once
- * as floats); only the loss sums come back each iteration. The CPU path
+ * (parameters, gradients, Adam moments, the training images uploaded once:
+ * as bytes when every value is a multiple of 1/255, as 8-bit photographs
+ * without alpha are, else as floats); only the loss sums come back each
+ * iteration. The CPU path
  * (--device cpu) is the same loop over gt_gs_backward_cpu, for tests.
  * Held-out views (--test-views, --test-every) are rendered every
  * --eval-every iterations and at the start and end; their PSNR is of the
@@ -70,7 +72,8 @@ typedef struct fit_ctx {
     float *rgb, *dl;
 #if GT_HAVE_CUDA
     gt_gs_raw dr, dg, dm, dv;
-    float *dimg, *drgb, *ddl;
+    float *dimg, *drgb, *ddl, *dtarget; /* dtarget: the view's image as floats (8-bit storage) */
+    unsigned char *dimg8;
     size_t *img_off;
     gt_gs_diff *diff;
     gt_gs_cu_loss *loss;
@@ -193,30 +196,52 @@ static gt_status gpu_setup(fit_ctx *c)
     for (int i = 0; i < c->ncams; i++)
         c->img_off[i + 1] = c->img_off[i] + 3 * (size_t)c->cams[i].width * c->cams[i].height;
     size_t total = c->img_off[c->ncams], maxpx = 3 * (size_t)c->max_w * c->max_h;
-    GT_TRY(gt_cu_malloc((void **)&c->dimg, total * sizeof(float), "training images"));
-    for (int i = 0; i < c->ncams; i++)
-        GT_TRY(gt_cu_memcpy_h2d(c->dimg + c->img_off[i], c->img[i],
-                                3 * (size_t)c->cams[i].width * c->cams[i].height * sizeof(float), NULL));
+    bool bytes = true; /* every value k/255: 8-bit photographs without alpha */
+    for (int i = 0; i < c->ncams && bytes; i++)
+        for (size_t k = 0; k < c->img_off[i + 1] - c->img_off[i] && bytes; k++) {
+            float v = c->img[i][k] * 255.0f;
+            bytes = v == rintf(v) && (float)(rintf(v) / 255.0f) == c->img[i][k];
+        }
+    size_t isz = bytes ? 1 : sizeof(float);
+    if (bytes) {
+        GT_TRY(gt_cu_malloc((void **)&c->dimg8, total, "training images (8-bit)"));
+        GT_TRY(gt_cu_malloc((void **)&c->dtarget, maxpx * sizeof(float), "training image"));
+        unsigned char *tmp = malloc(maxpx);
+        if (!tmp) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+        gt_status st = GT_OK;
+        for (int i = 0; i < c->ncams && st == GT_OK; i++) {
+            size_t n = c->img_off[i + 1] - c->img_off[i];
+            for (size_t k = 0; k < n; k++) tmp[k] = (unsigned char)rintf(c->img[i][k] * 255.0f);
+            st = gt_cu_memcpy_h2d(c->dimg8 + c->img_off[i], tmp, n, NULL);
+        }
+        free(tmp);
+        GT_TRY(st);
+    } else {
+        GT_TRY(gt_cu_malloc((void **)&c->dimg, total * sizeof(float), "training images"));
+        for (int i = 0; i < c->ncams; i++)
+            GT_TRY(gt_cu_memcpy_h2d(c->dimg + c->img_off[i], c->img[i],
+                                    3 * (size_t)c->cams[i].width * c->cams[i].height * sizeof(float), NULL));
+    }
     GT_TRY(gt_cu_malloc((void **)&c->drgb, maxpx * sizeof(float), "rendered image"));
     GT_TRY(gt_cu_malloc((void **)&c->ddl, maxpx * sizeof(float), "image gradient"));
     GT_TRY(gt_gs_cu_loss_create(c->max_w, c->max_h, NULL, &c->loss));
     GT_TRY(gt_gs_diff_create(c->raw.n, c->raw.sh_degree, c->max_w, c->max_h, NULL, &c->diff));
     size_t params = nf * sizeof(float);
-    size_t imgs = total * sizeof(float), work = 2 * maxpx * sizeof(float) + gt_gs_cu_loss_bytes(c->loss) +
-                                              gt_gs_diff_bytes(c->diff);
+    size_t imgs = total * isz, work = (bytes ? 3 : 2) * maxpx * sizeof(float) + gt_gs_cu_loss_bytes(c->loss) +
+                                      gt_gs_diff_bytes(c->diff);
     c->bytes = 4 * params + imgs + work;
     gt_info("GPU memory: %zu Gaussians (SH degree %d): parameters %.1f MB, gradients %.1f MB, Adam moments "
-            "%.1f MB, %d training images %.1f MB, renderer and loss workspace %.1f MB; total %.1f MB "
+            "%.1f MB, %d training images %.1f MB (%s), renderer and loss workspace %.1f MB; total %.1f MB "
             "(%.0f bytes per Gaussian besides the images and workspace)",
             c->raw.n, c->raw.sh_degree, params / 1e6, params / 1e6, 2 * params / 1e6, c->ncams, imgs / 1e6,
-            work / 1e6, c->bytes / 1e6, c->raw.n ? 4.0 * params / c->raw.n : 0.0);
+            bytes ? "8-bit" : "float", work / 1e6, c->bytes / 1e6, c->raw.n ? 4.0 * params / c->raw.n : 0.0);
     return GT_OK;
 }
 
 static void gpu_free(fit_ctx *c)
 {
     dev_raw_free(&c->dr), dev_raw_free(&c->dg), dev_raw_free(&c->dm), dev_raw_free(&c->dv);
-    gt_cu_free(c->dimg), gt_cu_free(c->drgb), gt_cu_free(c->ddl);
+    gt_cu_free(c->dimg), gt_cu_free(c->drgb), gt_cu_free(c->ddl), gt_cu_free(c->dimg8), gt_cu_free(c->dtarget);
     free(c->img_off);
     if (c->loss) gt_gs_cu_loss_destroy(c->loss);
     if (c->diff) gt_gs_diff_destroy(c->diff);
@@ -257,8 +282,9 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
         GT_TRY(gt_gs_diff_forward(c->diff, &c->dr, deg, cm, &j->render, c->drgb));
         stage_stop(c, "forward");
         stage_start(c);
-        GT_TRY(gt_gs_cu_loss_eval(c->loss, c->drgb, c->dimg + c->img_off[cam], cm->width, cm->height, j->lambda,
-                                  c->ddl));
+        const float *target = c->dimg ? c->dimg + c->img_off[cam] : c->dtarget;
+        if (!c->dimg) GT_TRY(gt_gs_cu_u8_to_float(c->dimg8 + c->img_off[cam], c->dtarget, n3, NULL));
+        GT_TRY(gt_gs_cu_loss_eval(c->loss, c->drgb, target, cm->width, cm->height, j->lambda, c->ddl));
         stage_stop(c, "loss");
         stage_start(c);
         GT_TRY(gt_gs_diff_backward(c->diff, c->ddl, &c->dg));

@@ -65,7 +65,18 @@ $BIN --device $D -v --fit "$T/img" --cameras "$TD/cameras.json" "$TD/scene.ply" 
 check "extra image" 0 $?
 has "extra image noted" "$T/e" "extra.png: no camera"
 has "-v counts the memory" "$T/e" "Adam moments"
+[ "$D" = cpu ] || has "8-bit photographs kept as bytes on the GPU" "$T/e" "(8-bit)"
 rm "$T/img/extra.png"
+# RGBA images (gsrender --alpha): alpha over the background, kept as floats
+mkdir -p "$T/rgba"
+for v in view000 view001 view002 view003; do
+    $G "$TD/scene.ply" --cameras "$TD/cameras.json" --view $v --alpha -o "$T/rgba/$v.png" 2>"$T/e"
+done
+$BIN --device $D -v --fit "$T/rgba" --cameras "$TD/cameras.json" "$TD/scene.ply" --iterations 3 --background 0.5,0.5,0.5 \
+    --test-views 0 -o "$T/a.ply" 2>"$T/e"
+check "RGBA images" 0 $?
+[ "$D" = cpu ] || has "composited images kept as floats on the GPU" "$T/e" "(float)"
+has "RGBA images: held-out PSNR" "$T/e" "held-out PSNR"
 
 # data errors: exit 3, the camera and the path named, no output
 mkdir -p "$T/bad"

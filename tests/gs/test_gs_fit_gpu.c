@@ -1,7 +1,8 @@
 /* gsrender --fit's GPU kernels against the CPU oracle: the loss, its parts
  * and dLoss/dimage (kernels/gs/gs_fit.cu vs lib/gs/gs_fit_loss.c) on images
  * of odd sizes, and Adam steps with the SH DC/rest split (vs
- * gt_gs_adam_cpu). Exits 77 without a GPU. */
+ * gt_gs_adam_cpu), and the 8-bit training images' conversion. Exits 77
+ * without a GPU. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -110,12 +111,31 @@ static void test_adam(void **state)
 #endif
 }
 
+static void test_u8(void **state)
+{
+    (void)state;
+#if GT_HAVE_CUDA
+    unsigned char b[256];
+    float f[256], *df = NULL;
+    unsigned char *db = NULL;
+    for (int i = 0; i < 256; i++) b[i] = (unsigned char)i;
+    assert_int_equal(gt_cu_malloc((void **)&db, 256, "test"), GT_OK);
+    assert_int_equal(gt_cu_malloc((void **)&df, 256 * 4, "test"), GT_OK);
+    assert_int_equal(gt_cu_memcpy_h2d(db, b, 256, NULL), GT_OK);
+    assert_int_equal(gt_gs_cu_u8_to_float(db, df, 256, NULL), GT_OK);
+    assert_int_equal(gt_cu_memcpy_d2h(f, df, 256 * 4, NULL), GT_OK);
+    for (int i = 0; i < 256; i++) assert_true(fabsf(f[i] - i / 255.0f) <= 1e-7f);
+    gt_cu_free(db), gt_cu_free(df);
+#endif
+}
+
 int main(void)
 {
     gt_test_require_gpu();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loss),
         cmocka_unit_test(test_adam),
+        cmocka_unit_test(test_u8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
