@@ -139,9 +139,10 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
         return -1;
     }
     if (j->orbit || j->view || j->have_eye || j->have_target || j->depth || j->alpha || j->have_frames ||
-        j->have_size)
+        j->have_size || j->render.scale_modifier != 1.0f)
         return gt_report(gt_usage_error("--fit trains against the cameras of --cameras: --view, --orbit, --eye, "
-                                        "--target, --size, --frames, --depth and --alpha do not apply"));
+                                        "--target, --size, --frames, --depth, --alpha and --scale-modifier do "
+                                        "not apply"));
     if (!j->cameras) return gt_report(gt_usage_error("--fit needs --cameras (the cameras of the images)"));
     f->scene = j->scene;
     f->cameras = j->cameras;
