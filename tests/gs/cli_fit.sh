@@ -107,6 +107,8 @@ $G --fit "$T/img" "$TD/scene.ply" -o "$T/u.ply" 2>"$T/e"
 check "--fit without --cameras" 2 $?
 $FIT --orbit 3 -o "$T/u.ply" 2>"$T/e"
 check "--fit with --orbit" 2 $?
+$FIT --scale-modifier 0.5 -o "$T/u.ply" 2>"$T/e"
+check "--fit with --scale-modifier" 2 $?
 $FIT -o "$TD/scene.ply" 2>"$T/e"
 check "output over the scene refused" 2 $?
 exit $fail
