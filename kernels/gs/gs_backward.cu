@@ -148,13 +148,15 @@ __global__ void __launch_bounds__(BLOCK) k_blend_back(int W, int H, int gx, cons
                 }
             }
             if (__any_sync(0xffffffffu, contrib)) {
+                // every lane gets the warp's sums; lane k adds sum k, so the
+                // 9 atomics of a (warp, Gaussian) go out as one instruction
+                float mine = 0.0f;
 #pragma unroll
-                for (int k = 0; k < ACC; k++) v[k] = warp_sum(v[k]);
-                if (lane == 0) {
-                    float *a = acc + (size_t)s_id[j] * ACC;
-#pragma unroll
-                    for (int k = 0; k < ACC; k++) atomicAdd(a + k, v[k]);
+                for (int k = 0; k < ACC; k++) {
+                    float sum = warp_sum(v[k]);
+                    if (lane == k) mine = sum;
                 }
+                if (lane < ACC) atomicAdd(acc + (size_t)s_id[j] * ACC + lane, mine);
             }
         }
     }
