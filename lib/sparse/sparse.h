@@ -282,6 +282,9 @@ typedef struct gt_sparse_job {
     gt_device_kind device;    /* default auto; resolved with gt_device_choose */
     int gpu;                  /* default 0 */
     bool progress;            /* default true: a bar where gt_progress_enabled() */
+    int reorder;              /* a gt_reorder_kind (sparse/reorder.h): 0 auto (default: RCM when
+                                 the locality measure says it pays, -v says why), 1 none, 2 rcm;
+                                 the solver runs on P A P^T, x is mapped back (stage "reorder") */
 } gt_sparse_job;
 void gt_sparse_job_init(gt_sparse_job *job);
 
@@ -297,6 +300,7 @@ typedef struct gt_sparse_result {
     double solve_ms;
     bool exact;                /* no rhs: err_max and err_rms are |x - 1| */
     double err_max, err_rms;   /* NaN when not exact */
+    bool reordered;            /* the solver ran on the RCM-permuted matrix */
 } gt_sparse_result;
 
 /* Solve A x = b as the job says: b and x0 read and checked against A
