@@ -165,7 +165,9 @@ typedef struct gt_solve_opts {
     double omega;      /* Jacobi / Gauss-Seidel relaxation (default 1; Jacobi 2/3 is typical) */
     double tau;        /* Richardson step; <= 0: estimated */
     int check_every;   /* GPU: iterations between host convergence checks */
-    int cg_kernels;    /* GPU CG/PCG: kernels per iteration, 1 (fused, the default when 0) or 2 */
+    int cg_kernels;    /* GPU CG/PCG: 0 (default) split for CSR/ELL, fused for DIA; 1 fused (one
+                          kernel, neighbours' p formed on the fly); 2 classic two kernels; 3 split
+                          (p stored: an update kernel and a product kernel, krylov_cg.cu) */
     int64_t stagnation; /* iterations without a 1e-3 relative improvement of the best residual: stagnation (0 = 1000) */
     /* Called with the relative residual of each iteration (may be NULL). */
     void (*on_iter)(void *ctx, int64_t it, double relres);
