@@ -251,7 +251,12 @@ gt_status gt_sparse_solve(const gt_sparse_matrix *m, const gt_sparse_job *job, g
     if (s == GT_OK) {
         double t0 = gt_now_ms();
         char why[512];
-        s = gt_reorder_apply(&m->a, m->info.symmetric, job->reorder, &perm, &pa, why, sizeof why);
+        if (job->reorder == GT_REORDER_AUTO && res->format == GT_SP_DIA) {
+            /* a stencil in DIA: its diagonals read x in order already, and RCM would break them */
+            snprintf(why, sizeof why, "reorder none: the DIA format reads x along its diagonals");
+        } else {
+            s = gt_reorder_apply(&m->a, m->info.symmetric, job->reorder, &perm, &pa, why, sizeof why);
+        }
         if (s == GT_OK && perm) {
             int64_t n = m->a.nrows;
             double *pb = malloc((size_t)n * sizeof *pb), *px = malloc((size_t)n * sizeof *px);

@@ -81,7 +81,11 @@ gt_status gt_sparse_spmv_bench(const gt_sparse_matrix *m, const gt_sparse_job *j
     gt_csr pa = {0};
     char why[512];
     double t0 = gt_now_ms();
-    GT_TRY(gt_reorder_apply(a, m->info.symmetric, job->reorder, &perm, &pa, why, sizeof why));
+    char fwhy[256];
+    int kind = job->reorder;
+    if (kind == GT_REORDER_AUTO && gt_sp_choose_format(&m->info, fwhy, sizeof fwhy) == GT_SP_DIA)
+        kind = GT_REORDER_NONE; /* a stencil: as the solve job, keep the DIA order */
+    GT_TRY(gt_reorder_apply(a, m->info.symmetric, kind, &perm, &pa, why, sizeof why));
     if (perm) {
         fprintf(out, "%s (%.1f ms on the CPU)\n", why, gt_now_ms() - t0);
         a = &pa;

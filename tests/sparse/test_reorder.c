@@ -280,12 +280,43 @@ static void test_job_reorder(void **st)
     gt_csr_free(&lap), gt_csr_free(&big);
 }
 
+/* A 27-point stencil on 70x70 planes has only its own plane's 9 entries
+   within 4096 columns (the planes above and below are 4900 +- 71 away), so
+   the locality rule alone would reorder it; the job keeps the DIA order. */
+static void test_job_keeps_dia(void **st)
+{
+    (void)st;
+    gt_sparse_matrix m;
+    memset(&m, 0, sizeof m);
+    GT_ASSERT_OK(gt_laplacian(27, 70, 70, 28, &m.a)); /* 137200 rows: x over 1 MB */
+    GT_ASSERT_OK(gt_sp_analyze(&m.a, &m.info));
+    m.path = strdup("lap27");
+    gt_locality l;
+    gt_sp_locality(&m.a, &l);
+    char why[300];
+    assert_true(l.near < 0.4);
+    assert_true(gt_reorder_pays(&m.a, &l, why, sizeof why));
+    gt_sparse_job job;
+    gt_sparse_job_init(&job);
+    job.device = GT_DEVICE_CPU;
+    job.progress = false;
+    job.solve.maxiter = 2;
+    gt_sparse_result res;
+    gt_status s = gt_sparse_solve(&m, &job, NULL, &res);
+    assert_int_equal(s, GT_ERR_RUNTIME); /* 2 iterations: not converged */
+    assert_true(res.solved);
+    assert_int_equal(res.format, GT_SP_DIA);
+    assert_false(res.reordered);
+    gt_sparse_matrix_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tetmesh_regular),   cmocka_unit_test(test_tetmesh_jittered),
         cmocka_unit_test(test_rcm_banded),        cmocka_unit_test(test_rcm_components_unsym),
         cmocka_unit_test(test_vec_permute),       cmocka_unit_test(test_job_reorder),
+        cmocka_unit_test(test_job_keeps_dia),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
