@@ -226,7 +226,8 @@ int main(int argc, char **argv)
     printf("# %s: %lld rows, %lld nnz, %s; device %s; copy bandwidth %.0f GB/s\n", name, (long long)a.nrows,
            (long long)a.nnz, prec == 8 ? "double" : "single", dev, copy);
     Cusp c;
-    gt_csr orig = {0};
+    gt_csr orig;
+    memset(&orig, 0, sizeof orig);
     cusp_init(c, &a); // cuSPARSE: the matrix in the given order
     if (rcm) {
         gt_csr r;
