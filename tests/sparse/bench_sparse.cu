@@ -27,6 +27,7 @@
 #include "sparse/reorder.h"
 #include "sparse/sparse.h"
 #include "sparse/sparse_gpu.h"
+#include "kernels/sparse/sparse_cu.h"
 extern "C" bool bench_read_mtx(const char *path, gt_csr *out); // bench_io.c
 
 #define CK(x)                                                                                \
@@ -175,6 +176,43 @@ static void cusp_cg(Cusp &c, const double *hb, double tol, int maxit, int *iters
     cudaFree(x), cudaFree(r), cudaFree(p), cudaFree(q);
 }
 
+// The CSR vector kernel at each subwarp width (the library picks one from
+// the mean row length, csr_row.cuh): ms and % of the copy bandwidth at the
+// CSR floor (row offsets, columns, values, x and y once).
+static void csr_width_sweep(const gt_csr *a, int prec, int reps, double copy)
+{
+    gt_spd d;
+    if (gt_cu_spd_upload(a, prec, &d) != GT_OK) {
+        printf("csr width sweep: %s\n", gt_errmsg());
+        return;
+    }
+    int chosen = d.csr_vec_width;
+    void *x, *y;
+    CK(cudaMalloc(&x, (size_t)a->ncols * prec));
+    CK(cudaMalloc(&y, (size_t)a->nrows * prec));
+    CK(cudaMemset(x, 0, (size_t)a->ncols * prec));
+    double bytes = (double)gt_cu_spmv_bytes(&d, GT_SPMV_CSR_VECTOR);
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0), cudaEventCreate(&e1);
+    printf("csr-vector width sweep (library's choice %d):", chosen);
+    for (int v = 2; v <= 32; v *= 2) {
+        d.csr_vec_width = v;
+        for (int w = 0; w < 3; w++) CK(gt_cu_spmv(&d, GT_SPMV_CSR_VECTOR, x, y, NULL));
+        cudaEventRecord(e0);
+        for (int r = 0; r < reps; r++) CK(gt_cu_spmv(&d, GT_SPMV_CSR_VECTOR, x, y, NULL));
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        float ms;
+        cudaEventElapsedTime(&ms, e0, e1);
+        ms /= reps;
+        printf("  V=%d %.4f ms (%.0f%%)", v, ms, 100 * bytes / (ms * 1e6) / copy);
+    }
+    printf("\n");
+    d.csr_vec_width = chosen;
+    cudaFree(x), cudaFree(y);
+    gt_cu_spd_free(&d);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -265,6 +303,7 @@ int main(int argc, char **argv)
             printf("%-18s %9.4f %12zu %8.0f %6.0f%% %8.1f %7.2fx\n", gt_spmv_kind_name((gt_spmv_kind)k), b.ms,
                    b.bytes, b.gbs, 100 * b.gbs / copy, b.gflops, prec == 8 ? cms / b.ms : 0.0);
         }
+        csr_width_sweep(&a, prec, reps, copy);
     }
     if (cg) {
         std::vector<double> one((size_t)a.nrows, 1.0), b((size_t)a.nrows), x((size_t)a.nrows, 0.0);
