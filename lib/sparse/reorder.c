@@ -45,17 +45,21 @@ bool gt_reorder_pays(const gt_csr *a, const gt_locality *l, char *why, size_t wh
     return true;
 }
 
-/* The adjacency of A + A^T without the diagonal (CSR pattern, int64 ptr). */
+/* The adjacency of A + A^T (CSR pattern, int64 ptr): A's own arrays when A
+   is symmetric (the diagonal entry is skipped by the searches: a node is
+   marked before its list is read), else a built copy without the diagonal. */
 typedef struct graph {
     int64_t n;
     int64_t *ptr;
     int32_t *adj;
-    int32_t *deg; /* ptr[i+1] - ptr[i], compact for the searches' random reads */
+    int32_t *deg; /* neighbours other than the node, compact for the searches' random reads */
+    bool borrowed; /* ptr and adj are A's */
 } graph;
 
 static void graph_free(graph *g)
 {
-    free(g->ptr), free(g->adj), free(g->deg);
+    if (!g->borrowed) free(g->ptr), free(g->adj);
+    free(g->deg);
     memset(g, 0, sizeof *g);
 }
 
@@ -64,6 +68,19 @@ static gt_status graph_build(const gt_csr *a, bool symmetric, graph *g)
     int64_t n = a->nrows;
     memset(g, 0, sizeof *g);
     g->n = n;
+    if (symmetric) {
+        g->borrowed = true;
+        g->ptr = a->ptr, g->adj = a->col;
+        g->deg = malloc(((size_t)n + 1) * sizeof *g->deg);
+        if (!g->deg) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; i++) {
+            int32_t d = 0;
+            for (int64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) d += a->col[p] != i;
+            g->deg[i] = d;
+        }
+        return GT_OK;
+    }
     g->ptr = calloc((size_t)n + 1, sizeof *g->ptr);
     if (!g->ptr) return gt_fail(GT_ERR_RUNTIME, "out of memory");
     size_t cap = (size_t)a->nnz * (symmetric ? 1 : 2);
@@ -174,8 +191,14 @@ gt_status gt_rcm(const gt_csr *a, bool symmetric, int32_t *perm)
     }
     int64_t placed = 0;
     int32_t stamp = 0;
-    for (int64_t seed = 0; seed < n; seed++) {
-        if (mark[seed] < 0) continue;
+    /* the first component from a node of least degree (a mesh's corner: one
+       search then finds the far side), the others from their first node */
+    int64_t first = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (g.deg[i] < g.deg[first]) first = i;
+    for (int64_t k = -1; k < n; k++) {
+        int64_t seed = k < 0 ? first : k;
+        if (n == 0 || mark[seed] < 0) continue;
         /* pseudo-peripheral node (George & Liu): search from a node of least
            degree in the last level while the depth grows (at most 4
            searches). Each search is already the Cuthill-McKee order from its
