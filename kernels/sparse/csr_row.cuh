@@ -51,6 +51,28 @@ __device__ __forceinline__ T row_sum(const int32_t *__restrict__ col, const T *_
     return acc;
 }
 
+// The same with the value at column j given by xf(j) (the fused CG forms
+// p_k at each neighbour from the previous vectors).
+template <typename T, int V, typename XF>
+__device__ __forceinline__ T row_sum_f(const int32_t *__restrict__ col, const T *__restrict__ val, int64_t s,
+                                       int64_t e, int lane, XF xf)
+{
+    T acc = 0;
+    int64_t p = s + lane;
+    for (; p + V < e; p += 2 * V) {
+        int32_t c0 = __ldcs(col + p), c1 = __ldcs(col + p + V);
+        T v0 = __ldcs(val + p), v1 = __ldcs(val + p + V);
+        T x0 = xf(c0), x1 = xf(c1);
+        acc += v0 * x0;
+        acc += v1 * x1;
+    }
+    if (p < e) acc += __ldcs(val + p) * xf(__ldcs(col + p));
+    const unsigned m = sub_mask<V>();
+#pragma unroll
+    for (int o = V / 2; o > 0; o /= 2) acc += __shfl_xor_sync(m, acc, o, V);
+    return acc;
+}
+
 } // namespace gt_csr_row
 
 #endif

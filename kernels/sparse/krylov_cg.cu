@@ -1,10 +1,13 @@
 // CG and Jacobi-preconditioned CG on the GPU (the Krylov driver is
-// krylov.cu; krylov.cuh holds what the methods share). By default one fused
-// kernel per iteration (k_cg1), or the classic two kernels (k_cg_a, k_cg_b:
-// --cg-kernels 2). Scalars stay on the device; each kernel's reduction ends
-// in its last block.
+// krylov.cu; krylov.cuh holds what the methods share). Variants
+// (gt_solve_opts.cg_kernels): one fused kernel per iteration (k_cg1; the
+// default for DIA), the classic two kernels (k_cg_a, k_cg_b), and the split
+// pair with p stored (k_pcg_update, k_pcg_spmv; the default for CSR and
+// ELL). Scalars stay on the device; each kernel's reduction ends in its last
+// block.
 //
-// Launch shape: one thread per row, BLOCK threads a block, grid-stride over
+// Launch shape: one thread per row (a subwarp per row for CSR in the fused
+// and split kernels, csr_row.cuh), BLOCK threads a block, grid-stride over
 // as many blocks as fit on the device at once (Grids: the occupancy), so
 // the last block of a reduction adds a few thousand partials, not one per
 // 256 rows. DIA matrices with 7 or 27 diagonals get the offsets as kernel
@@ -276,6 +279,80 @@ void launch_pcg_split(Solver<T> &S)
     }
 }
 
+// The fused kernel on CSR with a subwarp of V lanes per row (csr_row.cuh):
+// the row product as in k_cg1 (p_k at each neighbour formed on the fly),
+// the row's own updates and dot products by lane 0.
+template <typename T, int V, bool PRE>
+__global__ void __launch_bounds__(BLOCK) k_cg1_csr(Mat<T> A, T *const *bufs, T *x, const T *dinv, Sc *sc,
+                                                   double *part)
+{
+    if (sc->flag) return;
+    long long it = sc->iter;
+    int c = (int)(it & 1);
+    const T *r0 = bufs[c], *q0 = bufs[2 + c], *p0 = bufs[4 + c];
+    T *r1 = bufs[1 - c], *q1 = bufs[3 - c], *p1 = bufs[5 - c];
+    const T alpha = (T)sc->alpha, beta = (T)sc->beta, nalpha = -alpha;
+    auto pv = [&](int64_t j) -> T {
+        T rj = fma(nalpha, __ldg(q0 + j), __ldg(r0 + j));
+        T zj = PRE ? mul_rn(__ldg(dinv + j), rj) : rj;
+        return fma(beta, __ldg(p0 + j), zj);
+    };
+    double d[5] = {0, 0, 0, 0, 0};
+    const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = (int)(t % V);
+    const int64_t nsub = (int64_t)gridDim.x * blockDim.x / V;
+    for (int64_t i = t / V; i < A.n; i += nsub) {
+        T qi = gt_csr_row::row_sum_f<T, V>(A.col, A.val, __ldg(A.ptr + i), __ldg(A.ptr + i + 1), lane, pv);
+        if (lane != 0) continue;
+        T ri = fma(nalpha, __ldg(q0 + i), __ldg(r0 + i));
+        T di = PRE ? __ldg(dinv + i) : (T)1;
+        T zi = PRE ? mul_rn(di, ri) : ri;
+        T pold = __ldg(p0 + i);
+        T pi = fma(beta, pold, zi);
+        x[i] = fma(alpha, pold, x[i]);
+        r1[i] = ri;
+        p1[i] = pi;
+        q1[i] = qi;
+        double dq = (double)qi;
+        d[0] += (double)pi * dq;
+        d[1] += (double)ri * (double)zi;
+        d[2] += (double)ri * (double)ri;
+        d[3] += (double)zi * dq;
+        d[4] += PRE ? dq * (double)di * dq : dq * dq;
+    }
+    double tot[5];
+    if (reduce_last<5>(d, part, &sc->counter, tot) && threadIdx.x == 0) {
+        if (it >= 1) record(sc, tot[2]);
+        if (sc->flag == FL_RUN) {
+            double pq = tot[0], rz = tot[1];
+            sc->pq = pq;
+            if (!(pq > 0)) {
+                sc->flag = isnan(pq) ? FL_NAN : FL_NOTSPD;
+                sc->bad = pq;
+            } else {
+                double a = rz / pq;
+                double rzn = rz - 2 * a * tot[3] + a * a * tot[4];
+                sc->alpha = a;
+                sc->beta = rzn > 0 ? rzn / rz : 0;
+                sc->rz = rz;
+            }
+        }
+        sc->iter = it + 1;
+    }
+}
+
+template <typename T, bool PRE>
+void launch_cg1_csr(Solver<T> &S)
+{
+    switch (S.d->csr_vec_width) {
+    case 2: KRYLOV_LAUNCH(S, (k_cg1_csr<T, 2, PRE>), S.A, S.cgbuf, S.x, S.dinv, S.sc, S.part); break;
+    case 4: KRYLOV_LAUNCH(S, (k_cg1_csr<T, 4, PRE>), S.A, S.cgbuf, S.x, S.dinv, S.sc, S.part); break;
+    case 8: KRYLOV_LAUNCH(S, (k_cg1_csr<T, 8, PRE>), S.A, S.cgbuf, S.x, S.dinv, S.sc, S.part); break;
+    case 16: KRYLOV_LAUNCH(S, (k_cg1_csr<T, 16, PRE>), S.A, S.cgbuf, S.x, S.dinv, S.sc, S.part); break;
+    default: KRYLOV_LAUNCH(S, (k_cg1_csr<T, 32, PRE>), S.A, S.cgbuf, S.x, S.dinv, S.sc, S.part); break;
+    }
+}
+
 template <typename T, int FF, int ND, bool PRE>
 void launch_cg1(Solver<T> &S, const Offs<ND> &of)
 {
@@ -288,6 +365,7 @@ void launch_cg1_nd(Solver<T> &S)
         if (S.nd == 7) return launch_cg1<T, FF, 7, PRE>(S, S.off7);
         if (S.nd == 27) return launch_cg1<T, FF, 27, PRE>(S, S.off27);
     }
+    if constexpr (FF == F_CSR) return launch_cg1_csr<T, PRE>(S); // a subwarp per row
     launch_cg1<T, FF, 0, PRE>(S, Offs<0>{});
 }
 template <typename T, int FF>
