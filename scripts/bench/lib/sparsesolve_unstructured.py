@@ -16,7 +16,9 @@ one run:
 and a table: time per SpMV, per iteration, iterations, setup, whole command,
 ratios against the peer. Floors: SpMV bytes = (n+1)*8 + nnz*12 + 2n*8 (CSR,
 int64 row offsets, double), printed with the % achieved.
-  sparsesolve_unstructured.py --prog P --gen G --out DIR [--bench B] [--quick]
+  sparsesolve_unstructured.py --prog P --gen G --out DIR [--work DIR] [--quick]
+--out gets table.txt and runs.log (every command's output) only; the
+matrices (~0.5 GB) and x files go to --work (default /dev/shm/sparsesolve-u).
 """
 import argparse
 import os
@@ -168,7 +170,7 @@ def ours(prog, args, out_dir, tag):
 
 def spmv_rows(prog, path, reorder, out_dir):
     rc, wall, so, se = sh([prog, "--spmv-bench", "200", "--reorder", reorder, path], 400)
-    with open(os.path.join(out_dir, f"spmv-{reorder}.log"), "w") as f:
+    with open(os.path.join(out_dir, f"spmv-{os.path.basename(path)}-{reorder}.log"), "w") as f:
         f.write(so + "\n--- stderr\n" + se)
     if rc == 2:
         rc, wall, so, se = sh([prog, "--spmv-bench", "200", path], 400)  # a build without --reorder
@@ -193,21 +195,22 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--prog", required=True)
     ap.add_argument("--gen", required=True)
-    ap.add_argument("--bench")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--work", default="/dev/shm/sparsesolve-u")
     ap.add_argument("--tet", type=int, default=74)
     ap.add_argument("--lap", type=int, default=160)
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--quick", action="store_true", help="skip the CPU peers on the 160^3 Laplacian")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    os.makedirs(a.work, exist_ok=True)
     env = dict(os.environ)
     site = "/tmp/site"
     if os.path.isdir(site):
         env["PYTHONPATH"] = site + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
 
-    tet = os.path.join(a.out, f"tet{a.tet}.mtx")
-    lap = os.path.join(a.out, f"lap7_{a.lap}.mtx")
+    tet = os.path.join(a.work, f"tet{a.tet}.mtx")
+    lap = os.path.join(a.work, f"lap7_{a.lap}.mtx")
     if not os.path.exists(tet):
         rc, wall, so, se = sh([a.gen, str(a.tet), tet], 600)
         say(f"== generated {tet} ({wall:.1f} s): {se.strip()}")
@@ -239,8 +242,8 @@ def main():
     for name, path, slow in (("tet-mesh %d^3" % a.tet, tet, False), ("7-pt %d^3" % a.lap, lap, True)):
         say(f"\n== {name}: {path}")
         # SpMV: ours (CSR vector etc., file order and RCM) vs cuSPARSE through CuPy (file order)
-        sp_none = spmv_rows(a.prog, path, "none", a.out)
-        sp_rcm = spmv_rows(a.prog, path, "rcm", a.out) if not slow else {}
+        sp_none = spmv_rows(a.prog, path, "none", a.work)
+        sp_rcm = spmv_rows(a.prog, path, "rcm", a.work) if not slow else {}
         cus = peer("cupy-spmv", path, a.tol, env)
         ccg = peer("cupy-cg", path, a.tol, env)
         runs = {
@@ -257,7 +260,7 @@ def main():
             if slow and "rcm" in tag:
                 continue
             res[tag] = ours(a.prog, [*args, "--tol", str(a.tol), "--maxiter", "20000", path,
-                                     "-o", os.path.join(a.out, "x.mtx")], a.out,
+                                     "-o", os.path.join(a.work, "x.mtx")], a.work,
                             re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{name}-{tag}"))
         scg = pam = None
         if not (slow and a.quick):
@@ -296,7 +299,7 @@ def main():
         name = os.path.basename(path)
         say(f"\n== nonsymmetric {name}")
         r = ours(a.prog, ["-m", "gmres", "--restart", "30", "--precond", "ilu0", "--tol", str(a.tol), path,
-                          "-o", os.path.join(a.out, "x.mtx")], a.out, f"nonsym-{name}")
+                          "-o", os.path.join(a.work, "x.mtx")], a.work, f"nonsym-{name}")
         p = peer("scipy-ilu-gmres", path, a.tol, env, 500)
         table.append((name, "ours gmres(30)+ilu0", None, r and r.get("iter_ms"), r and r.get("iters"),
                       None, r and r["wall_s"], None))
@@ -317,6 +320,11 @@ def main():
         lines.append(line)
     with open(os.path.join(a.out, "table.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    with open(os.path.join(a.out, "runs.log"), "w") as f:  # every run's command line and output
+        for name in sorted(os.listdir(a.work)):
+            if name.endswith(".log"):
+                with open(os.path.join(a.work, name)) as g:
+                    f.write(f"===== {name}\n{g.read()}\n")
 
 
 if __name__ == "__main__":
