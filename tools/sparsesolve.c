@@ -53,7 +53,8 @@ static void usage(FILE *f)
             "      --reorder R         auto|none|rcm: solve (and --spmv-bench) on the matrix with rows\n"
             "                          and columns in reverse Cuthill-McKee order, x mapped back\n"
             "                          (default auto: RCM when x is over 1 MB and fewer than half the\n"
-            "                          entries lie within 4096 columns of the diagonal; -v says why)\n"
+            "                          entries lie within 4096 columns of the diagonal, never for\n"
+            "                          DIA; -v says why)\n"
             "      --check-every N     GPU: iterations between convergence checks (default 16)\n"
             "\n" GT_COMMON_HELP
             "\n"
