@@ -78,6 +78,11 @@ if [ $grc != 4 ]; then
         done
     done
     check gpu-single 0 "$B" --device cuda --precision single --tol 1e-5 "$T/lap.mtx" -o "$T/g.mtx"
+    # --reorder rcm on the GPU (split PCG in CSR and ELL): the CPU's x without reordering
+    for f in csr ell; do
+        check "gpu-reorder-$f" 0 "$B" --device cuda --reorder rcm --format $f --method pcg --tol 1e-12 "$T/perm.mtx" -b "$T/bp.mtx" -o "$T/g.mtx"
+        if paste "$T/x0.mtx" "$T/g.mtx" | awk 'NR>3 { d = $1 - $2; if (d < 0) d = -d; s = $1 < 0 ? -$1 : $1; if (d > 1e-8 * (s + 1)) bad = 1 } END { exit bad }'; then echo "ok gpu-reorder-$f-x"; else echo "FAIL gpu-reorder-$f-x"; fail=1; fi
+    done
     check gpu-bench 0 "$B" --device cuda --spmv-bench 5 "$T/lap.mtx"; has gpu-bench-merge "$T/out" "csr-merge"
     rm -f "$T/g.mtx"; check gpu-notspd 1 "$B" --device cuda --method cg "$T/indef.mtx" -b "$T/bind.mtx" -o "$T/g.mtx"; has gpu-notspd-msg "$T/err" "bicgstab"
 else
