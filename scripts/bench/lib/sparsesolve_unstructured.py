@@ -250,6 +250,7 @@ def main():
             "pcg --reorder none": ["-m", "pcg", "--reorder", "none"],
             "pcg --reorder rcm": ["-m", "pcg", "--reorder", "rcm"],
             "pcg (auto)": ["-m", "pcg"],
+            "pcg --format csr --reorder none": ["-m", "pcg", "--format", "csr", "--reorder", "none"],
             "pcg --format csr --reorder rcm": ["-m", "pcg", "--format", "csr", "--reorder", "rcm"],
             "pcg --precond amg": ["-m", "pcg", "--precond", "amg"],
             "pcg --precond ic0": ["-m", "pcg", "--precond", "ic0"],
