@@ -50,6 +50,11 @@ static void usage(FILE *f)
             "      --spmv-bench N      time N SpMVs with every kernel (ms, GB/s, GFLOP/s),\n"
             "                          then exit unless -o is given\n"
             "      --history FILE      write 'iteration relative-residual' lines\n"
+            "      --reorder R         auto|none|rcm: solve (and --spmv-bench) on the matrix with rows\n"
+            "                          and columns in reverse Cuthill-McKee order, x mapped back\n"
+            "                          (default auto: RCM when x is over 1 MB and fewer than half the\n"
+            "                          entries lie within 4096 columns of the diagonal, never for\n"
+            "                          DIA; -v says why)\n"
             "      --check-every N     GPU: iterations between convergence checks (default 16)\n"
             "\n" GT_COMMON_HELP
             "\n"
@@ -71,7 +76,8 @@ enum {
     OPT_BENCH,
     OPT_HISTORY,
     OPT_CHECK,
-    OPT_OUTFMT
+    OPT_OUTFMT,
+    OPT_REORDER
 };
 
 typedef struct args {
@@ -92,6 +98,7 @@ static int parse_args(int argc, char **argv, args *a)
     static const char *const formats[] = {"auto", "coo", "csr", "ell", "dia", "hyb"};
     static const char *const precs[] = {"single", "double"};
     static const char *const outfmts[] = {"mtx"};
+    static const char *const reorders[] = {"auto", "none", "rcm"}; /* gt_reorder_kind order */
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"rhs", required_argument, 0, 'b'},
         {"x0", required_argument, 0, OPT_X0},    {"method", required_argument, 0, 'm'},
@@ -100,7 +107,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"precision", required_argument, 0, OPT_PRECISION}, {"format", required_argument, 0, OPT_FORMAT},
         {"info", no_argument, 0, OPT_INFO},      {"spmv-bench", required_argument, 0, OPT_BENCH},
         {"history", required_argument, 0, OPT_HISTORY}, {"check-every", required_argument, 0, OPT_CHECK},
-        {"out-format", required_argument, 0, OPT_OUTFMT},
+        {"out-format", required_argument, 0, OPT_OUTFMT}, {"reorder", required_argument, 0, OPT_REORDER},
         GT_COMMON_LONGOPTS,                      {0, 0, 0, 0}};
     int opt;
     gt_status s = GT_OK;
@@ -130,6 +137,7 @@ static int parse_args(int argc, char **argv, args *a)
         case OPT_INFO: a->info = 1; break;
         case OPT_BENCH: s = gt_parse_int("--spmv-bench", optarg, 1, 1000000, &a->bench); break;
         case OPT_HISTORY: s = gt_parse_path_once("--history", optarg, &job->history); break;
+        case OPT_REORDER: s = gt_parse_enum("--reorder", optarg, reorders, 3, &job->reorder); break;
         case OPT_OUTFMT: s = gt_parse_enum("--out-format", optarg, outfmts, 1, &a->outfmt); break;
         case OPT_CHECK: s = gt_parse_int("--check-every", optarg, 1, 64, &job->solve.check_every); break;
         case 'h': usage(stdout); return 0;

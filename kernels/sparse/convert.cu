@@ -8,6 +8,7 @@
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
 #include "kernels/common/cu_runtime.h"
+#include "kernels/sparse/csr_row.cuh"
 #include "kernels/sparse/sparse_cu.h"
 
 namespace {
@@ -296,10 +297,9 @@ gt_status upload(const gt_csr *a, gt_spd *d)
         gt_cu_free(tmp);
         GT_CU(e);
     }
-    // subwarp width for CSR vector: the power of two nearest the mean row length
+    // subwarp width for CSR vector: about two rounds of entries per row (csr_row.cuh)
     double mean = n ? (double)z / (double)n : 0;
-    int v = 2;
-    while (v < 32 && v < mean) v *= 2;
+    int v = gt_csr_row::csr_sub_width(mean);
     d->csr_vec_width = v;
     // merge-path carries
     d->merge_threads = (int64_t)((n + z + MERGE_ITEMS - 1) / MERGE_ITEMS);

@@ -3,6 +3,7 @@
 
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_runtime.h"
+#include "kernels/sparse/csr_row.cuh"
 #include "kernels/sparse/sparse_cu.h"
 
 namespace {
@@ -22,20 +23,19 @@ __global__ void k_csr_scalar(int64_t n, const int64_t *__restrict__ ptr, const i
     y[i] = s;
 }
 
+// CSR vector: a subwarp of V lanes per row (csr_row.cuh: two entries per
+// lane in flight, streaming loads of the matrix, x through __ldg).
 template <typename T, int V>
-__global__ void k_csr_vector(int64_t n, const int64_t *__restrict__ ptr, const int32_t *__restrict__ col,
-                             const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y)
+__global__ void __launch_bounds__(BLOCK) k_csr_vector(int64_t n, const int64_t *__restrict__ ptr,
+                                                      const int32_t *__restrict__ col, const T *__restrict__ val,
+                                                      const T *__restrict__ x, T *__restrict__ y)
 {
     int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int64_t i = t / V;
     int lane = (int)(t % V);
     // every thread of a subwarp has the same i: the whole subwarp returns or stays
     if (i >= n) return;
-    T s = 0;
-    for (int64_t p = ptr[i] + lane, e = ptr[i + 1]; p < e; p += V) s += val[p] * __ldg(x + col[p]);
-    // subwarp reduction; the mask covers this subwarp's lanes only
-    unsigned mask = (V == 32) ? 0xffffffffu : (((1u << V) - 1u) << ((threadIdx.x % 32) / V * V));
-    for (int o = V / 2; o > 0; o /= 2) s += __shfl_down_sync(mask, s, o, V);
+    T s = gt_csr_row::row_sum<T, V>(col, val, x, __ldg(ptr + i), __ldg(ptr + i + 1), lane);
     if (lane == 0) y[i] = s;
 }
 

@@ -13,6 +13,7 @@
 #include "common/progress.h"
 #include "common/trace.h"
 #include "io/mtx.h"
+#include "sparse/reorder.h"
 #include "sparse/sparse.h"
 #include "sparse/sparse_gpu.h"
 
@@ -177,7 +178,7 @@ static gt_status read_vectors(const gt_sparse_matrix *m, const gt_sparse_job *jo
 }
 
 /* The solver on the chosen device, with the progress bar; hc collects the residuals. */
-static gt_status run_solver(const gt_sparse_matrix *m, const gt_sparse_job *job, const double *b, double *x,
+static gt_status run_solver(const gt_csr *a, const gt_sparse_job *job, const double *b, double *x,
                             hist_ctx *hc, gt_sparse_result *res)
 {
     gt_solve_opts so = job->solve;
@@ -192,9 +193,9 @@ static gt_status run_solver(const gt_sparse_matrix *m, const gt_sparse_job *job,
     gt_status s;
     double t0 = gt_now_ms();
     if (res->device == GT_DEVICE_CUDA) {
-        s = gt_solve_gpu(&m->a, res->format, res->prec, b, x, &so, &res->solve, &res->solve_ms);
+        s = gt_solve_gpu(a, res->format, res->prec, b, x, &so, &res->solve, &res->solve_ms);
     } else {
-        s = gt_solve_cpu_prec(&m->a, res->prec, b, x, &so, &res->solve);
+        s = gt_solve_cpu_prec(a, res->prec, b, x, &so, &res->solve);
         res->solve_ms = gt_now_ms() - t0;
     }
     if (show) gt_progress_end(&prog);
@@ -244,11 +245,54 @@ gt_status gt_sparse_solve(const gt_sparse_matrix *m, const gt_sparse_job *job, g
     double *b = NULL, *x = NULL;
     hist_ctx hc = {0};
     gt_status s = read_vectors(m, job, res->method, &b, &x);
+    /* --reorder: the solver runs on P A P^T with P b and P x0; x mapped back */
+    int32_t *perm = NULL;
+    gt_csr pa = {0};
+    if (s == GT_OK) {
+        double t0 = gt_now_ms();
+        char why[512];
+        if (job->reorder == GT_REORDER_AUTO && res->format == GT_SP_DIA) {
+            /* a stencil in DIA: its diagonals read x in order already, and RCM would break them */
+            snprintf(why, sizeof why, "reorder none: the DIA format reads x along its diagonals");
+        } else {
+            s = gt_reorder_apply(&m->a, m->info.symmetric, job->reorder, &perm, &pa, why, sizeof why);
+        }
+        if (s == GT_OK && perm) {
+            int64_t n = m->a.nrows;
+            double *pb = malloc((size_t)n * sizeof *pb), *px = malloc((size_t)n * sizeof *px);
+            if (!pb || !px) {
+                free(pb), free(px);
+                s = gt_fail(GT_ERR_RUNTIME, "out of memory");
+            } else {
+                gt_vec_permute(b, perm, n, pb);
+                gt_vec_permute(x, perm, n, px);
+                free(b), free(x);
+                b = pb, x = px;
+                res->reordered = true;
+            }
+        }
+        if (s == GT_OK) gt_info("%s", why);
+        if (tm && perm) gt_timings_add(tm, "reorder", gt_now_ms() - t0);
+    }
     if (s == GT_OK) {
         gt_trace(res->device == GT_DEVICE_CUDA ? "first kernel" : "computing on the CPU");
-        s = run_solver(m, job, b, x, &hc, res);
+        s = run_solver(res->reordered ? &pa : &m->a, job, b, x, &hc, res);
         gt_trace("job done");
     }
+    if (s == GT_OK && res->reordered) { /* x back to the file's order */
+        double t0 = gt_now_ms();
+        int64_t n = m->a.nrows;
+        double *xo = malloc((size_t)n * sizeof *xo);
+        if (!xo) s = gt_fail(GT_ERR_RUNTIME, "out of memory");
+        else {
+            gt_vec_unpermute(x, perm, n, xo);
+            free(x);
+            x = xo;
+        }
+        if (tm) gt_timings_add(tm, "reorder", gt_now_ms() - t0);
+    }
+    gt_csr_free(&pa);
+    free(perm);
     if (s == GT_OK && tm) gt_timings_add(tm, "solve", res->solve_ms);
     if (s == GT_OK && job->history) s = write_history(job->history, &hc);
     if (s == GT_OK) {

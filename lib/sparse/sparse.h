@@ -165,7 +165,9 @@ typedef struct gt_solve_opts {
     double omega;      /* Jacobi / Gauss-Seidel relaxation (default 1; Jacobi 2/3 is typical) */
     double tau;        /* Richardson step; <= 0: estimated */
     int check_every;   /* GPU: iterations between host convergence checks */
-    int cg_kernels;    /* GPU CG/PCG: kernels per iteration, 1 (fused, the default when 0) or 2 */
+    int cg_kernels;    /* GPU CG/PCG: 0 (default) split for CSR/ELL, fused for DIA; 1 fused (one
+                          kernel, neighbours' p formed on the fly); 2 classic two kernels; 3 split
+                          (p stored: an update kernel and a product kernel, krylov_cg.cu) */
     int64_t stagnation; /* iterations without a 1e-3 relative improvement of the best residual: stagnation (0 = 1000) */
     /* Called with the relative residual of each iteration (may be NULL). */
     void (*on_iter)(void *ctx, int64_t it, double relres);
@@ -282,6 +284,9 @@ typedef struct gt_sparse_job {
     gt_device_kind device;    /* default auto; resolved with gt_device_choose */
     int gpu;                  /* default 0 */
     bool progress;            /* default true: a bar where gt_progress_enabled() */
+    int reorder;              /* a gt_reorder_kind (sparse/reorder.h): 0 auto (default: RCM when
+                                 the locality measure says it pays, -v says why), 1 none, 2 rcm;
+                                 the solver runs on P A P^T, x is mapped back (stage "reorder") */
 } gt_sparse_job;
 void gt_sparse_job_init(gt_sparse_job *job);
 
@@ -297,6 +302,7 @@ typedef struct gt_sparse_result {
     double solve_ms;
     bool exact;                /* no rhs: err_max and err_rms are |x - 1| */
     double err_max, err_rms;   /* NaN when not exact */
+    bool reordered;            /* the solver ran on the RCM-permuted matrix */
 } gt_sparse_result;
 
 /* Solve A x = b as the job says: b and x0 read and checked against A

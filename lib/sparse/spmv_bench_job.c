@@ -6,11 +6,15 @@
 
 #include "common/log.h"
 #include "common/timer.h"
+#include "sparse/reorder.h"
 #include "sparse/sparse.h"
 #include "sparse/sparse_gpu.h"
 
 /* One GPU kernel's row. GT_ERR_GPU stops the benchmark; any other failure
  * (the format does not fit) is printed as the row. */
+static gt_status spmv_rows(const gt_sparse_matrix *m, const gt_csr *a, const gt_sparse_job *job,
+                           gt_device_kind dev, int reps, FILE *out);
+
 static gt_status gpu_row(const gt_csr *a, gt_spmv_kind kind, int prec, int reps, FILE *out)
 {
     gt_spmv_bench b;
@@ -27,9 +31,8 @@ static gt_status gpu_row(const gt_csr *a, gt_spmv_kind kind, int prec, int reps,
 
 /* The CPU reference of the kernel's format: converted from CSR, then timed
  * (double). A conversion that fails is printed as the row. */
-static gt_status cpu_row(const gt_sparse_matrix *m, gt_spmv_kind kind, int reps, FILE *out)
+static gt_status cpu_row(const gt_sparse_matrix *m, const gt_csr *a, gt_spmv_kind kind, int reps, FILE *out)
 {
-    const gt_csr *a = &m->a;
     gt_sp_format f = gt_spmv_kind_format(kind);
     double *x = malloc((size_t)(a->ncols + 1) * 8), *y = malloc((size_t)(a->nrows + 1) * 8);
     if (!x || !y) {
@@ -71,9 +74,34 @@ static gt_status cpu_row(const gt_sparse_matrix *m, gt_spmv_kind kind, int reps,
 gt_status gt_sparse_spmv_bench(const gt_sparse_matrix *m, const gt_sparse_job *job, int reps, FILE *out)
 {
     const gt_csr *a = &m->a;
-    int prec = job->prec;
     gt_device_kind dev;
     GT_TRY(gt_device_choose(job->device, job->gpu, &dev));
+    /* --reorder: the kernels run on P A P^T (the matrix the solver would run on) */
+    int32_t *perm = NULL;
+    gt_csr pa = {0};
+    char why[512];
+    double t0 = gt_now_ms();
+    char fwhy[256];
+    int kind = job->reorder;
+    if (kind == GT_REORDER_AUTO && gt_sp_choose_format(&m->info, fwhy, sizeof fwhy) == GT_SP_DIA)
+        kind = GT_REORDER_NONE; /* a stencil: as the solve job, keep the DIA order */
+    GT_TRY(gt_reorder_apply(a, m->info.symmetric, kind, &perm, &pa, why, sizeof why));
+    if (perm) {
+        fprintf(out, "%s (%.1f ms on the CPU)\n", why, gt_now_ms() - t0);
+        a = &pa;
+    } else {
+        gt_info("%s", why);
+    }
+    gt_status s = spmv_rows(m, a, job, dev, reps, out);
+    gt_csr_free(&pa);
+    free(perm);
+    return s;
+}
+
+static gt_status spmv_rows(const gt_sparse_matrix *m, const gt_csr *a, const gt_sparse_job *job,
+                           gt_device_kind dev, int reps, FILE *out)
+{
+    int prec = job->prec;
     fprintf(out, "SpMV benchmark: %lld x %lld, nnz %lld, %s precision, %d repetitions (%s)\n", (long long)a->nrows,
             (long long)a->ncols, (long long)a->nnz, prec == 8 ? "double" : "single", reps,
             dev == GT_DEVICE_CUDA ? "cuda" : "cpu");
@@ -84,7 +112,7 @@ gt_status gt_sparse_spmv_bench(const gt_sparse_matrix *m, const gt_sparse_job *j
             GT_TRY(gpu_row(a, kind, prec, reps, out));
         } else if (kind != GT_SPMV_K_CSR_VECTOR && kind != GT_SPMV_K_CSR_MERGE) {
             /* CPU reference: one kernel per format */
-            GT_TRY(cpu_row(m, kind, reps, out));
+            GT_TRY(cpu_row(m, a, kind, reps, out));
         }
     }
     return GT_OK;

@@ -51,6 +51,19 @@ it=$(grep -c -v '^#' "$T/h.txt"); grep -q "after $it iterations" "$T/err" && ech
 check verbose 0 "$B" --device cpu -v "$T/lap.mtx" -o "$T/x.mtx"; has verbose-format "$T/err" "format dia"; has verbose-method "$T/err" "method pcg"
 check bench 0 "$B" --device cpu --spmv-bench 2 "$T/lap.mtx"; has bench-table "$T/out" "GB/s"
 check timings 0 "$B" --device cpu --timings "$T/lap.mtx" -o "$T/x.mtx"; has timings-solve "$T/err" "solve"
+# --reorder: a randomly numbered path (node i is 7i mod 31) and a b that is not constant, solved with
+# rcm and none: the same x in the file's order; -v says the choice, --timings has the stage; bad value 2
+{ echo "%%MatrixMarket matrix coordinate real symmetric"; echo "$n $n $((2*n-1))"
+  for i in $(seq 1 $n); do echo "$(( i*7 % 31 )) $(( i*7 % 31 )) 2"; done
+  for i in $(seq 2 $n); do a=$(( i*7 % 31 )) b=$(( (i-1)*7 % 31 )); [ $a -lt $b ] && { t=$a; a=$b; b=$t; }; echo "$a $b -1"; done; } > "$T/perm.mtx"
+{ echo "%%MatrixMarket matrix array real general"; echo "$n 1"; for i in $(seq 1 $n); do echo "$(( i*i % 11 ))"; done; } > "$T/bp.mtx"
+check reorder-none 0 "$B" --device cpu --reorder none --method cg --tol 1e-12 "$T/perm.mtx" -b "$T/bp.mtx" -o "$T/x0.mtx"
+check reorder-rcm 0 "$B" --device cpu -v --timings --reorder rcm --method cg --tol 1e-12 "$T/perm.mtx" -b "$T/bp.mtx" -o "$T/x1.mtx"
+has reorder-rcm-msg "$T/err" "reorder rcm"; has reorder-rcm-band "$T/err" "bandwidth 2[0-9] -> 1,"; has reorder-stage "$T/err" "^ *reorder "
+if paste "$T/x0.mtx" "$T/x1.mtx" | awk 'NR>3 { d = $1 - $2; if (d < 0) d = -d; s = $1 < 0 ? -$1 : $1; if (d > 1e-8 * (s + 1)) bad = 1 } END { exit bad }'; then echo "ok reorder-same-x"; else echo "FAIL reorder-same-x"; paste "$T/x0.mtx" "$T/x1.mtx" | head; fail=1; fi
+check reorder-auto 0 "$B" --device cpu -v "$T/perm.mtx" -o "$T/x2.mtx"; has reorder-auto-msg "$T/err" "reorder none: x (0 KB) fits in cache"
+check reorder-bad 2 "$B" --reorder nope "$T/perm.mtx" -o "$T/x2.mtx"; has reorder-bad-msg "$T/err" "--reorder"
+check reorder-bench 0 "$B" --device cpu --reorder rcm --spmv-bench 2 "$T/perm.mtx"; has reorder-bench-msg "$T/out" "reorder rcm"
 # single precision on the CPU: converges, says so with -v, and x is made of floats near all-ones
 check cpu-single 0 "$B" --device cpu -v --precision single --tol 1e-6 "$T/lap.mtx" -o "$T/xs.mtx"; has cpu-single-msg "$T/err" "single"
 if awk 'NR>3 && ($1 < 1-1e-3 || $1 > 1+1e-3) {bad=1} END {exit bad}' "$T/xs.mtx"; then echo "ok cpu-single-ones"; else echo "FAIL cpu-single-ones"; fail=1; fi
@@ -65,6 +78,11 @@ if [ $grc != 4 ]; then
         done
     done
     check gpu-single 0 "$B" --device cuda --precision single --tol 1e-5 "$T/lap.mtx" -o "$T/g.mtx"
+    # --reorder rcm on the GPU (split PCG in CSR and ELL): the CPU's x without reordering
+    for f in csr ell; do
+        check "gpu-reorder-$f" 0 "$B" --device cuda --reorder rcm --format $f --method pcg --tol 1e-12 "$T/perm.mtx" -b "$T/bp.mtx" -o "$T/g.mtx"
+        if paste "$T/x0.mtx" "$T/g.mtx" | awk 'NR>3 { d = $1 - $2; if (d < 0) d = -d; s = $1 < 0 ? -$1 : $1; if (d > 1e-8 * (s + 1)) bad = 1 } END { exit bad }'; then echo "ok gpu-reorder-$f-x"; else echo "FAIL gpu-reorder-$f-x"; fail=1; fi
+    done
     check gpu-bench 0 "$B" --device cuda --spmv-bench 5 "$T/lap.mtx"; has gpu-bench-merge "$T/out" "csr-merge"
     rm -f "$T/g.mtx"; check gpu-notspd 1 "$B" --device cuda --method cg "$T/indef.mtx" -b "$T/bind.mtx" -o "$T/g.mtx"; has gpu-notspd-msg "$T/err" "bicgstab"
 else

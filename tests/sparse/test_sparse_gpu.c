@@ -15,6 +15,7 @@
 
 #include "gt_test.h"
 #include "sparse/laplace.h"
+#include "sparse/reorder.h"
 #include "sparse/sparse.h"
 #include "sparse/sparse_gpu.h"
 #include "sparse_testutil.h"
@@ -168,7 +169,8 @@ static void test_convert(void **st)
     gt_dia_free(&d), gt_csr_free(&a);
 }
 
-/* GPU CG/PCG variant under test: 1 fused kernel per iteration, 2 kernels */
+/* GPU CG/PCG variant under test: 1 fused kernel per iteration, 2 kernels,
+   3 split (p stored; CSR and ELL), 0 the default choice */
 static int g_cg_kernels = 1;
 
 /* GPU solver vs CPU solver: both converge; solutions agree to the
@@ -240,7 +242,7 @@ static void test_cg_variants(void **st)
     GT_ASSERT_OK(gt_laplacian(27, 11, 10, 9, &m[2]));
     GT_ASSERT_OK(gt_laplacian(7, 90, 80, 70, &m[3])); /* 504000 rows */
     const gt_sp_format fmts[3] = {GT_SP_DIA, GT_SP_ELL, GT_SP_CSR};
-    for (int kern = 1; kern <= 2; kern++) {
+    for (int kern = 1; kern <= 3; kern++) {
         g_cg_kernels = kern;
         for (int k = 0; k < 4; k++)
             for (int fi = 0; fi < (k == 3 ? 1 : 3); fi++)
@@ -280,6 +282,49 @@ static void test_cg_fused_matches_two_kernel(void **st)
     for (int64_t i = 0; i < n; i++) err = fmax(err, fabs(x1[i] - x2[i])), xm = fmax(xm, fabs(x2[i]));
     if (err > 1e-7 * xm) fail_msg("max |x_fused - x_2k| = %g (max |x| %g)", err, xm);
     free(b), free(x1), free(x2), gt_csr_free(&a);
+}
+
+/* The unstructured matrices the CSR subwarp kernels are for: the tet-mesh
+   Laplacian in random numbering and in RCM order (every SpMV kernel, and CG
+   and Jacobi-PCG in CSR and ELL with the split, fused and default variants
+   against the CPU), and rows of about 40 and 60 entries (subwarps of 32 and
+   two rounds). Also a system larger than one wave of blocks (rows per
+   subwarp > 1 in the grid-stride loop). */
+static void test_unstructured(void **st)
+{
+    (void)st;
+    gt_csr t, r;
+    GT_ASSERT_OK(gt_tetmesh_laplacian(24, 0.2, 3, true, &t));
+    int32_t *perm = malloc((size_t)t.nrows * 4);
+    GT_ASSERT_OK(gt_rcm(&t, true, perm));
+    GT_ASSERT_OK(gt_csr_permute(&t, perm, &r));
+    free(perm);
+    check_spmv(&t, "tetmesh 24 random order", true);
+    check_spmv(&r, "tetmesh 24 rcm", true);
+    gt_rng rng = {77};
+    for (int len = 40; len <= 60; len += 20) {
+        gt_csr a;
+        sp_random(&rng, 3000, 3000, (double)len / 3000.0, 0, &a);
+        check_spmv(&a, len == 40 ? "rows of ~40" : "rows of ~60", true);
+        gt_csr_free(&a);
+    }
+    const int kerns[3] = {0, 3, 1};
+    const gt_sp_format fmts[2] = {GT_SP_CSR, GT_SP_ELL};
+    for (int k = 0; k < 3; k++) {
+        g_cg_kernels = kerns[k];
+        for (int fi = 0; fi < 2; fi++)
+            for (int prec = 4; prec <= 8; prec += 4)
+                for (int meth = GT_SOLVE_CG; meth <= GT_SOLVE_PCG; meth++) {
+                    solve_pair(&t, (gt_solve_method)meth, fmts[fi], prec, 1.0);
+                    solve_pair(&r, (gt_solve_method)meth, fmts[fi], prec, 1.0);
+                }
+    }
+    gt_csr big;
+    GT_ASSERT_OK(gt_tetmesh_laplacian(64, 0.2, 4, true, &big)); /* 262144 rows */
+    g_cg_kernels = 0;
+    solve_pair(&big, GT_SOLVE_PCG, GT_SP_CSR, 8, 1.0);
+    g_cg_kernels = 1;
+    gt_csr_free(&t), gt_csr_free(&r), gt_csr_free(&big);
 }
 
 /* multicolour GS (GPU) and sequential GS (CPU) reach the same solution */
@@ -336,7 +381,7 @@ static void test_not_spd_gpu(void **st)
     gt_solve_opts_init(&o);
     o.method = GT_SOLVE_CG;
     gt_solve_result r;
-    for (int kern = 1; kern <= 2; kern++) {
+    for (int kern = 1; kern <= 3; kern++) {
         o.cg_kernels = kern;
         x[0] = x[1] = x[2] = 0;
         GT_ASSERT_OK(gt_solve_gpu(&a, GT_SP_CSR, 8, b, x, &o, &r, NULL));
@@ -355,7 +400,7 @@ int main(void)
         cmocka_unit_test(test_solvers),     cmocka_unit_test(test_gs_multicolour),
         cmocka_unit_test(test_cg_variants), cmocka_unit_test(test_cg_fused_matches_two_kernel),
         cmocka_unit_test(test_richardson_power_tau_gpu),
-        cmocka_unit_test(test_not_spd_gpu),
+        cmocka_unit_test(test_not_spd_gpu), cmocka_unit_test(test_unstructured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
