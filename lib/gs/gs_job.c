@@ -118,16 +118,11 @@ gt_status gt_gs_job_check(const gt_gs_job *j)
     return gt_gs_job_frames(j, all ? 1000000 : j->orbit, &first, &end);
 }
 
+/* RGB or RGBA straight from the rgba8 pixels (the encoder skips alpha) */
 static gt_status write_png(const char *path, const gt_gs_image *im, bool alpha)
 {
-    if (alpha) return gt_png_write(path, im->w, im->h, 4, im->rgba8);
-    size_t np = (size_t)im->w * im->h;
-    uint8_t *rgb = malloc(np * 3);
-    if (!rgb) return gt_fail(GT_ERR_RUNTIME, "out of memory");
-    for (size_t i = 0; i < np; i++) memcpy(rgb + 3 * i, im->rgba8 + 4 * i, 3);
-    gt_status st = gt_png_write(path, im->w, im->h, 3, rgb);
-    free(rgb);
-    return st;
+    gt_image img = {im->w, im->h, alpha ? 4 : 3, 8, im->rgba8};
+    return gt_png_write_image(path, &img, 4, -1);
 }
 
 static gt_status write_depth(const char *path, const gt_gs_image *im)
