@@ -156,7 +156,10 @@ static gt_status write_depth(const char *path, const gt_gs_image *im)
 
 /* Orbit frames are written by a second thread while the next frame
  * renders (two image buffers), so that RGB->YUV conversion, PNG encoding and
- * the pipe overlap the GPU work. */
+ * the pipe overlap the GPU work. A Y4M stream rendered on the GPU is
+ * converted there and downloaded into two pinned slots (gt_gs_gpu_render_yuv)
+ * on a second stream: the writer waits for frame k's download and writes it
+ * while k+1 renders. */
 typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -171,22 +174,52 @@ typedef struct {
     gt_yuv_writer *yw;
     uint8_t *rgb, *yuv;
     gt_pixfmt pf;
-    double write_ms;
+    gt_gs_gpu *g; /* gpu_yuv: frames come from its slots */
+    bool gpu_yuv;
+    gt_timings tm; /* the writer's stages, per frame; merged into the job's at the end */
     gt_progress *pg;
 } frame_writer;
 
 static gt_status write_one(frame_writer *w, int f)
 {
     const gt_gs_image *im = &w->im[f % 2];
+    double t0 = gt_now_ms();
+    if (w->gpu_yuv) {
+        const uint8_t *frame;
+        double dl = 0;
+        GT_TRY(gt_gs_gpu_yuv_frame(w->g, f % GT_GS_GPU_YUV_SLOTS, &frame, &dl));
+        gt_timings_add(&w->tm, "download (GPU, overlapped)", dl);
+        gt_timings_add(&w->tm, "download wait (writer)", gt_now_ms() - t0);
+        t0 = gt_now_ms();
+        gt_status st = gt_yuv_write_frame(w->yw, frame);
+        gt_timings_add(&w->tm, "write (overlapped)", gt_now_ms() - t0);
+        return st;
+    }
     if (w->y4m) {
         size_t np = (size_t)im->w * im->h;
         for (size_t i = 0; i < np; i++) memcpy(w->rgb + 3 * i, im->rgba8 + 4 * i, 3);
         GT_TRY(gt_rgb_to_yuv(w->rgb, im->w, im->h, GT_BT601, GT_RANGE_LIMITED, w->yuv, w->pf));
-        return gt_yuv_write_frame(w->yw, w->yuv);
+        gt_timings_add(&w->tm, "yuv convert (cpu, overlapped)", gt_now_ms() - t0);
+        t0 = gt_now_ms();
+        gt_status st = gt_yuv_write_frame(w->yw, w->yuv);
+        gt_timings_add(&w->tm, "write (overlapped)", gt_now_ms() - t0);
+        return st;
     }
     char path[4096];
     snprintf(path, sizeof path, w->pattern, w->first + f);
-    return write_png(path, im, w->alpha);
+    gt_status st = write_png(path, im, w->alpha);
+    gt_timings_add(&w->tm, "write png (overlapped)", gt_now_ms() - t0);
+    return st;
+}
+
+/* the writer's stages into the job's table, their call counts kept */
+static void merge_timings(gt_timings *dst, const gt_timings *src)
+{
+    for (int i = 0; i < src->n; i++) {
+        gt_timings_add(dst, src->stage[i].name, src->stage[i].ms);
+        for (int k = 0; k < dst->n; k++)
+            if (!strcmp(dst->stage[k].name, src->stage[i].name)) dst->stage[k].count += src->stage[i].count - 1;
+    }
 }
 
 static void *writer_main(void *arg)
@@ -201,9 +234,7 @@ static void *writer_main(void *arg)
         }
         int f = w->written;
         pthread_mutex_unlock(&w->mu);
-        double t0 = gt_now_ms();
         gt_status st = write_one(w, f);
-        w->write_ms += gt_now_ms() - t0;
         pthread_mutex_lock(&w->mu);
         if (st != GT_OK) {
             w->st = st;
@@ -235,6 +266,7 @@ typedef struct {
     int first;                       /* the slice's first frame in the orbit */
     gt_gs_image im, im2[2];          /* one view; the orbit's two buffers */
     bool y4m;
+    bool gpu_yuv;                    /* Y4M converted and downloaded by the GPU */
     gt_pixfmt pf;
     gt_yuv_writer *yw;
     uint8_t *rgb, *yuv;
@@ -377,12 +409,15 @@ static gt_status job_setup(job_ctx *c)
         c->y4m = !pattern;
     }
     c->pf = (c->W % 2 == 0 && c->H % 2 == 0) ? GT_PIX_YUV420P : GT_PIX_YUV444P;
-    if (c->y4m) {
+    c->gpu_yuv = c->y4m && c->gpu;
+    if (c->gpu_yuv) {
+        GT_TRY(gt_gs_gpu_yuv_start(c->g, c->W, c->H, c->pf, GT_BT601, GT_RANGE_LIMITED));
+    } else if (c->y4m) {
         c->rgb = malloc((size_t)c->W * c->H * 3);
         c->yuv = malloc(gt_pixfmt_frame_bytes(c->pf, c->W, c->H));
         if (!c->rgb || !c->yuv) return gt_fail(GT_ERR_RUNTIME, "out of memory");
-        GT_TRY(gt_yuv_create(j->output, true, c->W, c->H, c->pf, j->fps, 1, &c->yw));
     }
+    if (c->y4m) GT_TRY(gt_yuv_create(j->output, true, c->W, c->H, c->pf, j->fps, 1, &c->yw));
     return GT_OK;
 }
 
@@ -431,7 +466,8 @@ static gt_status render_frames(job_ctx *c, frame_writer *w)
             st = gt_gs_image_alloc(im, cam.width, cam.height);
             if (st != GT_OK) break;
         }
-        st = render_frame(c, &cam, im);
+        if (c->gpu_yuv) st = gt_gs_gpu_render_yuv(c->g, &cam, f % GT_GS_GPU_YUV_SLOTS, j->timings ? &c->tm : NULL);
+        else st = render_frame(c, &cam, im);
         if (st != GT_OK) break;
         pthread_mutex_lock(&w->mu);
         w->posted = f + 1;
@@ -457,6 +493,9 @@ static gt_status render_orbit(job_ctx *c, gt_progress *pg)
     w.rgb = c->rgb;
     w.yuv = c->yuv;
     w.pf = c->pf;
+    w.g = c->g;
+    gt_timings_init(&w.tm);
+    w.gpu_yuv = c->gpu_yuv;
     w.pg = pg;
     pthread_t th;
     if (pthread_create(&th, NULL, writer_main, &w) != 0) {
@@ -469,7 +508,7 @@ static gt_status render_orbit(job_ctx *c, gt_progress *pg)
         pthread_mutex_unlock(&w.mu);
         pthread_join(th, NULL);
         if (st == GT_OK && w.st != GT_OK) st = gt_fail(w.st, "%s", w.msg);
-        gt_timings_add(&c->tm, "write (overlapped)", w.write_ms);
+        merge_timings(&c->tm, &w.tm);
     }
     pthread_cond_destroy(&w.cv);
     pthread_mutex_destroy(&w.mu);
