@@ -34,7 +34,8 @@ gt_status gt_png_write(const char *path, int w, int h, int channels, const uint8
  * Up and deflated in `threads` bands of rows, each on its own thread
  * (at most 16 and one a row; <= 0: one per core, each of at least 256 KiB). src_channels: samples per pixel in img->data, of which the
  * first img->channels are written (RGBA data to an RGB file); <= 0: as
- * img->channels. level: zlib level 0..9, -1 for GT_PNG_LEVEL_DEFAULT.
+ * img->channels. level: 0 stores, 1 (GT_PNG_LEVEL_DEFAULT; -1 asks for it)
+ * is zlib's Z_RLE strategy, the fastest, 2..9 zlib's LZ77 at that level.
  * *png (malloc'ed, the caller frees) holds the whole file. */
 #define GT_PNG_LEVEL_DEFAULT 1
 gt_status gt_png_encode(const gt_image *img, int src_channels, int level, int threads, uint8_t **png,
