@@ -231,6 +231,8 @@ typedef struct gt_gs_job {
                              every camera in order, a sequence like an orbit's */
     const char *depth;    /* view only: expected depth, .pfm (float) or .pgm (16-bit), or NULL */
     bool alpha;           /* RGBA PNGs (alpha = 1 - final transmittance) */
+    int png_level;        /* PNG compression 0..9 (gt_png_encode's level; gt_gs_job_init:
+                             -1, the default 1, fastest) */
     bool have_eye, have_target, have_up, have_size;
     double eye[3], target[3], up[3];
     double fovy;          /* degrees */

@@ -29,6 +29,7 @@ void gt_gs_job_init(gt_gs_job *j)
     j->fps = 30;
     j->frame_end = -1;
     j->device = GT_DEVICE_AUTO;
+    j->png_level = -1;
 }
 
 bool gt_gs_job_all_views(const gt_gs_job *j)
@@ -90,6 +91,8 @@ gt_status gt_gs_job_check(const gt_gs_job *j)
 {
     if (!j->scene) return gt_fail(GT_ERR_USAGE, "no scene given");
     if (!j->output) return gt_fail(GT_ERR_USAGE, "no output given");
+    if (j->png_level < -1 || j->png_level > 9)
+        return gt_fail(GT_ERR_USAGE, "--png-level %d: give 0..9", j->png_level);
     if (j->have_eye != j->have_target && !j->orbit)
         return gt_fail(GT_ERR_USAGE, "--eye and --target go together");
     if (j->have_eye && j->cameras)
@@ -119,10 +122,10 @@ gt_status gt_gs_job_check(const gt_gs_job *j)
 }
 
 /* RGB or RGBA straight from the rgba8 pixels (the encoder skips alpha) */
-static gt_status write_png(const char *path, const gt_gs_image *im, bool alpha)
+static gt_status write_png(const char *path, const gt_gs_image *im, bool alpha, int level)
 {
     gt_image img = {im->w, im->h, alpha ? 4 : 3, 8, im->rgba8};
-    return gt_png_write_image(path, &img, 4, -1);
+    return gt_png_write_image(path, &img, 4, level);
 }
 
 static gt_status write_depth(const char *path, const gt_gs_image *im)
@@ -169,6 +172,7 @@ typedef struct {
     char msg[1024];
     gt_gs_image *im; /* [2] */
     bool y4m, alpha;
+    int png_level;
     const char *pattern;
     int first; /* global number of frame 0 of the slice (the pattern's %d) */
     gt_yuv_writer *yw;
@@ -207,7 +211,7 @@ static gt_status write_one(frame_writer *w, int f)
     }
     char path[4096];
     snprintf(path, sizeof path, w->pattern, w->first + f);
-    gt_status st = write_png(path, im, w->alpha);
+    gt_status st = write_png(path, im, w->alpha, w->png_level);
     gt_timings_add(&w->tm, "write png (overlapped)", gt_now_ms() - t0);
     return st;
 }
@@ -436,7 +440,7 @@ static gt_status render_one(job_ctx *c)
     if (st == GT_OK) {
         gt_timer t;
         gt_timer_start(&t, false, NULL);
-        st = write_png(c->j->output, &c->im, c->j->alpha);
+        st = write_png(c->j->output, &c->im, c->j->alpha, c->j->png_level);
         if (st == GT_OK && c->j->depth) st = write_depth(c->j->depth, &c->im);
         gt_timings_add(&c->tm, "write", gt_timer_stop(&t));
     }
@@ -487,6 +491,7 @@ static gt_status render_orbit(job_ctx *c, gt_progress *pg)
     w.im = c->im2;
     w.y4m = c->y4m;
     w.alpha = c->j->alpha;
+    w.png_level = c->j->png_level;
     w.pattern = c->j->output;
     w.first = c->first;
     w.yw = c->yw;

@@ -5,7 +5,8 @@
 # a folder that is not there. Each run fails (exit 1; a closed pipe: SIGPIPE
 # or exit 1) with a message naming the output, leaves no file and no
 # temporary beside it, and does not hang (the frame writer's error stops the
-# render loop). --timings names the writer's stages.
+# render loop). --timings names the writer's stages; --png-level orders the
+# file sizes and is checked.
 #   cli_output.sh GSRENDER [DEVICE]   DEVICE cpu (default) or cuda (skips,
 #                                     exit 77, without a GPU)
 set -u
@@ -47,4 +48,16 @@ if [ "$D" != cpu ]; then
     has "--timings: the GPU conversion" "$T/e" "yuv convert"
     has "--timings: the overlapped download" "$T/e" "download (GPU, overlapped)"
 fi
+# --png-level: 0 stores (more than the 64x48x3 samples), 1 and 9 compress
+# (which is smaller depends on the image: 9 is LZ77, 1 runs only)
+for l in 0 1 9; do
+    "${G[@]}" --size 64x48 --png-level $l -o "$T/l$l.png" 2>"$T/e"
+    check "--png-level $l" 0 $?
+done
+s0=$(stat -c %s "$T/l0.png"); s1=$(stat -c %s "$T/l1.png"); s9=$(stat -c %s "$T/l9.png")
+[ "$s0" -gt $((64 * 48 * 3)) ] && [ "$s9" -lt "$s0" ] && [ "$s1" -lt "$s0" ] &&
+    ok "--png-level sizes: 0 $s0, 1 $s1, 9 $s9 bytes" || bad "--png-level sizes: 0 $s0, 1 $s1, 9 $s9 bytes"
+"${G[@]}" --size 64x48 --png-level 10 -o "$T/l10.png" 2>"$T/e"
+check "--png-level 10: usage error" 2 $?
+[ ! -e "$T/l10.png" ] && ok "--png-level 10: no file" || bad "--png-level 10 left a file"
 exit $fail
