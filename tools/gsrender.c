@@ -13,6 +13,7 @@
 #include "common/trace.h"
 #include "common/status.h"
 #include "gs/gs.h"
+#include "gs/gs_fit.h"
 
 static const char *USAGE =
     "Usage: gsrender [options] SCENE -o OUT\n"
@@ -57,13 +58,31 @@ static const char *USAGE =
     "      --tile-binning exact|square  GPU binning of Gaussians to 16x16 tiles: the\n"
     "                          tiles where alpha can reach 1/255 (default), or the\n"
     "                          reference's bounding square (same image, slower)\n"
+    "Refining a scene against posed photographs (--fit; the reference training's\n"
+    "loss and Adam, the number of Gaussians fixed):\n"
+    "      --fit IMAGES        train SCENE on the images of --cameras (PNG/JPEG named\n"
+    "                          by img_name) in directory IMAGES; -o: the refined\n"
+    "                          3DGS PLY\n"
+    "      --iterations N      training iterations (default 2000)\n"
+    "      --log FILE          CSV: iteration,loss,l1,ssim,psnr,seconds,test_psnr\n"
+    "      --test-views LIST   hold out these cameras (img_names or indices, commas)\n"
+    "      --test-every N      hold out every Nth camera from 0 (the reference: 8)\n"
+    "      --eval-every K      PSNR of the held-out views every K iterations (always\n"
+    "                          at the start and the end)\n"
+    "      --seed S            seed of the camera order (default 0)\n"
+    "  -r, --resolution F      cameras and images downscaled by F (1, 2, 4, 8)\n"
+    "      --sh-start D        SH degree at the first iteration (default 0, the\n"
+    "                          reference's; 3 keeps a trained scene's view-dependent\n"
+    "                          colour); one degree more every 1000 iterations, up to\n"
+    "                          the scene's, capped by --sh-degree;\n"
+    "  --background is the render's and what image alpha is composited over.\n"
     "\n" GT_COMMON_HELP
     "\nExit status: 0 ok, 1 runtime error, 2 usage, 3 bad input data, 4 GPU error.\n";
 
 enum {
     O_CAMERAS = GT_OPT_TOOL_BASE, O_VIEW, O_EYE, O_TARGET, O_UP, O_FOVY, O_SIZE, O_ORBIT, O_ORADIUS,
     O_OELEV, O_FRAMES, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS, O_BINNING, O_OUTFMT,
-    O_PNGLEVEL
+    O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL
 };
 
 /* --frames A:B, A: or :B (frames A to B-1; a missing A is 0, a missing B the
@@ -85,6 +104,67 @@ static gt_status parse_frames(gt_gs_job *j, const char *arg)
         return gt_usage_error("--frames '%s': an empty range (A:B renders frames A to B-1; B > A)", arg);
     j->have_frames = true;
     return GT_OK;
+}
+
+/* --fit's options into the fit job (true when c is one of them). */
+static bool set_fit_option(gt_gs_fit_job *f, int c, const char *arg, gt_status *st)
+{
+    long seed = 0;
+    switch (c) {
+    case O_FIT: *st = gt_parse_path_once("--fit", arg, &f->images); return true;
+    case O_ITERS: *st = gt_parse_int("--iterations", arg, 1, 100000000, &f->iterations); return true;
+    case O_LOG: *st = gt_parse_path_once("--log", arg, &f->log); return true;
+    case O_TESTV: f->test_views = arg; return true;
+    case O_TESTN: *st = gt_parse_int("--test-every", arg, 1, 1000000, &f->test_every); return true;
+    case O_EVAL: *st = gt_parse_int("--eval-every", arg, 1, 100000000, &f->eval_every); return true;
+    case O_SHSTART: *st = gt_parse_int("--sh-start", arg, 0, 3, &f->sh_start); return true;
+    case O_SEED:
+        *st = gt_parse_long("--seed", arg, 0, 2147483647L, &seed);
+        f->seed = (uint64_t)seed;
+        return true;
+    case 'r':
+        *st = gt_parse_int("--resolution", arg, 1, 8, &f->downscale);
+        if (*st == GT_OK && (f->downscale & (f->downscale - 1)))
+            *st = gt_usage_error("--resolution %s: give 1, 2, 4 or 8", arg);
+        return true;
+    }
+    return false;
+}
+
+/* gsrender --fit: the render options that apply (cameras, background, SH
+ * degree cap, antialias, device) into the fit job, the others refused. */
+static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
+{
+    if (!f->images) {
+        if (fit_opts_only_set) return gt_report(gt_usage_error("--iterations, --log, --test-views, --test-every, "
+                                                               "--eval-every, --seed, --sh-start and -r go with --fit"));
+        return -1;
+    }
+    if (j->orbit || j->view || j->have_eye || j->have_target || j->depth || j->alpha || j->have_frames ||
+        j->have_size || j->render.scale_modifier != 1.0f)
+        return gt_report(gt_usage_error("--fit trains against the cameras of --cameras: --view, --orbit, --eye, "
+                                        "--target, --size, --frames, --depth, --alpha and --scale-modifier do "
+                                        "not apply"));
+    if (!j->cameras) return gt_report(gt_usage_error("--fit needs --cameras (the cameras of the images)"));
+    f->scene = j->scene;
+    f->cameras = j->cameras;
+    f->output = j->output;
+    f->render = j->render;
+    f->sh_degree = j->render.sh_degree;
+    f->device = j->device;
+    f->gpu = j->gpu;
+    f->timings = j->timings;
+    gt_guard g;
+    gt_guard_init(&g);
+    gt_guard_input(&g, f->scene, "the scene");
+    gt_guard_input(&g, f->cameras, "--cameras");
+    gt_guard_output(&g, f->output, "-o", "ply", NULL);
+    gt_guard_output(&g, f->log, "--log", NULL, NULL);
+    gt_status st = gt_guard_check(&g);
+    gt_guard_free(&g);
+    if (st == GT_OK) st = gt_gs_fit_run(f, NULL);
+    gt_device_shutdown();
+    return gt_report(st);
 }
 
 /* One of gsrender's own options into the job. */
@@ -189,6 +269,9 @@ int main(int argc, char **argv)
     gt_common_opts co;
     gt_common_opts_init(&co);
     int outfmt = -1; /* --out-format: -1 from the name, 0 png, 1 y4m */
+    gt_gs_fit_job fit; /* --fit */
+    gt_gs_fit_job_init(&fit);
+    bool fit_opts = false;
     static const struct option lo[] = {
         {"output", required_argument, 0, 'o'},
         {"cameras", required_argument, 0, O_CAMERAS},
@@ -212,11 +295,20 @@ int main(int argc, char **argv)
         {"png-level", required_argument, 0, O_PNGLEVEL},
         {"tile-binning", required_argument, 0, O_BINNING},
         {"out-format", required_argument, 0, O_OUTFMT},
+        {"fit", required_argument, 0, O_FIT},
+        {"iterations", required_argument, 0, O_ITERS},
+        {"log", required_argument, 0, O_LOG},
+        {"test-views", required_argument, 0, O_TESTV},
+        {"test-every", required_argument, 0, O_TESTN},
+        {"eval-every", required_argument, 0, O_EVAL},
+        {"seed", required_argument, 0, O_SEED},
+        {"sh-start", required_argument, 0, O_SHSTART},
+        {"resolution", required_argument, 0, 'r'},
         GT_COMMON_LONGOPTS,
         {0, 0, 0, 0}};
     int c;
     gt_status st = GT_OK;
-    while (st == GT_OK && (c = getopt_long(argc, argv, "o:" GT_COMMON_SHORTOPTS, lo, NULL)) != -1) {
+    while (st == GT_OK && (c = getopt_long(argc, argv, "o:r:" GT_COMMON_SHORTOPTS, lo, NULL)) != -1) {
         gt_cli_result cr = gt_common_option(&co, c, optarg);
         if (cr == GT_CLI_HANDLED) continue;
         if (cr == GT_CLI_EXIT_OK) return 0;
@@ -230,6 +322,10 @@ int main(int argc, char **argv)
             st = gt_parse_enum("--out-format", optarg, names, 2, &outfmt);
             continue;
         }
+        if (set_fit_option(&fit, c, optarg, &st)) {
+            fit_opts = true;
+            continue;
+        }
         st = set_option(&j, c, optarg);
     }
     if (st != GT_OK) return gt_report(st);
@@ -241,11 +337,12 @@ int main(int argc, char **argv)
     j.device = co.device;
     j.gpu = co.gpu;
     j.timings = co.timings;
+    int fit_rc = run_fit(&fit, &j, fit_opts);
+    if (fit_rc >= 0) return fit_rc;
     st = gt_gs_job_check(&j); /* a valid pattern before the guard expands it */
     if (st == GT_OK) st = check_paths(&j, outfmt);
     if (st != GT_OK) return gt_report(st);
     /* the job checks the options that go together (gt_gs_job_check) first */
     st = j.orbit ? gt_gs_render_orbit(&j) : gt_gs_render_view(&j);
-    gt_device_shutdown();
-    return gt_report(st);
+    return gt_program_exit(gt_report(st));
 }

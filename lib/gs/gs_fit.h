@@ -1,0 +1,145 @@
+/* Refining a scene against posed photographs (gsrender --fit): the
+ * reference training's loss, optimiser and schedules (graphdeco
+ * gaussian-splatting, train.py, arguments/__init__.py, utils/loss_utils.py)
+ * with the number of Gaussians fixed (no densification or pruning).
+ *
+ *   gs_fit_loss.c     loss (1-lambda) L1 + lambda (1 - SSIM) and dL/dimage, CPU
+ *   gs_fit_adam.c     Adam, learning rates, SH degree schedule, scene extent
+ *   gs_fit_images.c   the training images named by the cameras
+ *   gs_ply_write.c    raw parameters -> standard 3DGS PLY
+ *   gs_fit.c          the job: the training loop on the GPU or the CPU
+ *   kernels/gs/gs_fit.cu  loss, SSIM and Adam on the GPU
+ * Images are planar float RGB (gs_grad.h): channel c of pixel (x, y) at
+ * (c*h + y)*w + x. */
+#ifndef GT_GS_FIT_H
+#define GT_GS_FIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/device.h"
+#include "common/status.h"
+#include "gs/gs.h"
+#include "gs/gs_grad.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- loss (gs_fit_loss.c) ----
+ * SSIM as utils/loss_utils.py: per channel, an 11x11 Gaussian window
+ * (sigma 1.5, normalised) applied with zero padding ("same" size),
+ * C1 = 0.01^2, C2 = 0.03^2, the mean of the SSIM map over channels and
+ * pixels. L1: the mean absolute difference. */
+#define GT_GS_SSIM_WIN 11
+#define GT_GS_SSIM_SIGMA 1.5
+#define GT_GS_SSIM_C1 (0.01 * 0.01)
+#define GT_GS_SSIM_C2 (0.03 * 0.03)
+#define GT_GS_LAMBDA_DSSIM 0.2
+
+typedef struct gt_gs_loss {
+    double loss; /* (1-lambda) l1 + lambda (1 - ssim) */
+    double l1;
+    double ssim;
+} gt_gs_loss;
+
+/* The normalised 1-D window (GT_GS_SSIM_WIN taps). */
+void gt_gs_ssim_window(float win[GT_GS_SSIM_WIN]);
+/* Loss of the rendered x against the target y (planar 3*w*h); dl_dx (may be
+ * NULL) gets dLoss/dx. */
+gt_status gt_gs_loss_cpu(const float *x, const float *y, int w, int h, double lambda, gt_gs_loss *out,
+                         float *dl_dx);
+/* PSNR in dB of x against y (n values in [0,1]): 10 log10(1/MSE). */
+double gt_gs_psnr(const float *x, const float *y, size_t n);
+
+/* ---- optimiser (gs_fit_adam.c) ---- */
+typedef struct gt_gs_fit_rates {
+    double pos_init, pos_final; /* times the scene extent, exponential decay */
+    double sh_dc, sh_rest, opacity, scale, rot;
+} gt_gs_fit_rates;
+/* The reference's: position 1.6e-4 -> 1.6e-6, SH DC 0.0025, SH rest
+ * 0.0025/20, opacity 0.025 (the current reference; versions before 2024
+ * used 0.05), scaling 0.005, rotation 0.001. */
+void gt_gs_fit_rates_default(gt_gs_fit_rates *r);
+#define GT_GS_ADAM_BETA1 0.9
+#define GT_GS_ADAM_BETA2 0.999
+#define GT_GS_ADAM_EPS 1e-15
+/* The position learning rate of (1-based) step `step` of max_steps: the
+ * reference's get_expon_lr_func (log-linear from pos_init to pos_final,
+ * no delay) times extent. */
+double gt_gs_fit_pos_lr(const gt_gs_fit_rates *r, int step, int max_steps, double extent);
+/* The SH degree active at (1-based) iteration `iter`: 0, one more every
+ * 1000 iterations, at most max_deg. */
+int gt_gs_fit_sh_degree(int iter, int max_deg);
+/* cameras_extent of the reference (getNerfppNorm): 1.1 x the largest
+ * distance of a camera centre from the centres' mean; 1 when it is 0. */
+double gt_gs_cameras_extent(const gt_gs_camera *c, int n);
+
+/* Adam step t (1-based) as torch.optim.Adam: m, v updated in place, p -=
+ * lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps). With period > 0 the array
+ * is SH coefficients of `period` floats per Gaussian (K*3): its first 3
+ * (DC) use lr, the rest lr_rest. */
+void gt_gs_adam_cpu(float *p, const float *g, float *m, float *v, size_t n, double lr, double lr_rest,
+                    int period, int t);
+
+/* ---- training images (gs_fit_images.c) ---- */
+/* Read the image of each camera from directory `dir` (img_name as is, else
+ * with .png, .jpg, .jpeg and the upper-case forms added): PNG or JPEG, 8 or
+ * 16 bit, grey or RGB, with alpha composited over bg. rgb[i] gets a
+ * malloc'ed planar 3*w*h float image in [0,1]. The size must be the
+ * camera's; with downscale > 1 (the reference's --resolution 2, 4, 8) the
+ * cameras are scaled down by it (size rounded, focal lengths divided) and an
+ * image of the original size is box-filtered, one of the new size taken as
+ * it is. A missing, unreadable or mis-sized image is GT_ERR_DATA naming the
+ * camera and the path. Image files in dir that no camera names are listed
+ * with -v. */
+gt_status gt_gs_fit_images_read(const char *dir, gt_gs_camera *cams, int ncams, const float bg[3],
+                                int downscale, float ***rgb);
+void gt_gs_fit_images_free(float **rgb, int ncams);
+
+/* ---- output (gs_ply_write.c) ---- */
+/* Standard 3DGS PLY (binary little endian: x y z nx ny nz f_dc_0..2
+ * f_rest_* opacity scale_0..2 rot_0..3, the raw values), written
+ * atomically. */
+gt_status gt_gs_raw_write_ply(const char *path, const gt_gs_raw *r);
+
+/* ---- the job (gs_fit.c) ---- */
+typedef struct gt_gs_fit_job {
+    const char *scene;   /* 3DGS PLY or .splat to refine */
+    const char *images;  /* directory of the training images */
+    const char *cameras; /* cameras.json of the reference training */
+    const char *output;  /* refined 3DGS PLY */
+    const char *log;     /* CSV: iteration,loss,l1,ssim,psnr,seconds (or NULL) */
+    const char *test_views; /* comma-separated img_names or indices held out (or NULL) */
+    int test_every;      /* hold out every Nth camera from 0 (llffhold; 0: none) */
+    int iterations;      /* default 2000 */
+    int sh_degree;       /* cap on the scene's degree (-1: the scene's) */
+    int sh_start;        /* the degree at iteration 1 (0: the reference's schedule;
+                            a trained scene's degree keeps its view-dependent colour) */
+    int eval_every;      /* PSNR on the held-out views every K iterations (0: start and end) */
+    int downscale;       /* 1, 2, 4, 8 */
+    uint64_t seed;
+    double lambda;       /* D-SSIM weight, 0.2 */
+    gt_gs_fit_rates rates;
+    gt_gs_params render; /* background, antialias */
+    gt_device_kind device;
+    int gpu;
+    bool timings;        /* per-stage table (forward, loss, backward, adam, eval) on stderr */
+} gt_gs_fit_job;
+void gt_gs_fit_job_init(gt_gs_fit_job *j);
+/* What one training iteration reports (for callers and tests). */
+typedef struct gt_gs_fit_result {
+    int iterations;
+    double first_loss, last_loss;  /* means over the first / last 10% of iterations */
+    double psnr_test_start, psnr_test_end; /* mean over held-out views (NAN: none) */
+    double seconds;
+    size_t device_bytes;            /* counted parameters, gradients, Adam state, images */
+} gt_gs_fit_result;
+/* Read, train, write the output; res may be NULL. */
+gt_status gt_gs_fit_run(const gt_gs_fit_job *j, gt_gs_fit_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,114 @@
+#!/bin/bash
+# gsrender --fit as a user runs it (CPU path, so that it runs without a GPU):
+# the views of testdata/gs rendered to PNGs named by img_name, refined for a
+# few iterations; the log, the output PLY (read back by gsrender), held-out
+# views, -r 2; the data errors (missing, mis-sized, unreadable image: exit 3
+# naming the camera and the path, no output file), an image without a camera
+# (a -v note), and the options that do not go with --fit (exit 2).
+#   cli_fit.sh [DEVICE]   DEVICE cpu (default) or cuda (skips, exit 77,
+#                         without a GPU)
+set -u
+BIN=${GSRENDER:-$GT_BUILD_DIR/tools/gsrender}
+D=${1:-cpu}
+TD=$GT_TESTDATA/gs
+. "$(dirname "$0")/../lib/checks.sh"
+if [ "$D" != cpu ]; then
+    "$BIN" --device "$D" -q "$TD/scene.ply" --size 8x8 -o "$T/probe.png" 2>"$T/e"
+    [ $? = 4 ] && { echo "SKIP: no GPU ($(cat "$T/e"))"; exit 77; }
+fi
+G="$BIN --device $D -q"
+mkdir -p "$T/img"
+for v in view000 view001 view002 view003; do
+    $G "$TD/scene.ply" --cameras "$TD/cameras.json" --view $v --background 0,0,0 -o "$T/img/$v.png" 2>"$T/e"
+done
+# the fit starts from the scene that made the images: these tests are of the
+# command, the recovery of a perturbed scene is test_gs_fit_train.c's
+FIT="$G --fit $T/img --cameras $TD/cameras.json $TD/scene.ply"
+
+$FIT --iterations 20 --log "$T/loss.csv" -o "$T/out.ply" 2>"$T/e"
+check "fit runs" 0 $?
+has "log header" "$T/loss.csv" "iteration,loss,l1,ssim,psnr,seconds,test_psnr"
+[ "$(grep -c '^[0-9]' "$T/loss.csv")" = 20 ] && ok "a log row per iteration" || bad "log rows: $(grep -c '^[0-9]' "$T/loss.csv")"
+head -c 2000 "$T/out.ply" | strings >"$T/h"
+has "output is a 3DGS PLY" "$T/h" "element vertex 1000"
+has "output keeps SH rest" "$T/h" "f_rest_44"
+$G "$T/out.ply" --cameras "$TD/cameras.json" --view 1 -o "$T/r.png" 2>"$T/e"
+check "gsrender reads the refined scene" 0 $?
+
+$FIT --iterations 10 --test-views view001,3 --eval-every 5 --log "$T/t.csv" -o "$T/t.ply" 2>"$T/e"
+check "held-out views" 0 $?
+matches "held-out PSNR logged at 5" "$T/t.csv" '^5,[0-9.]*,.*,[0-9][0-9.]*$'
+matches "held-out PSNR at the start" "$T/t.csv" '^0,,,,,'
+# the scene made the images: at its own SH degree (--sh-start 3) the held-out
+# view matches them to 8-bit rounding; the reference's start at degree 0 leaves
+# out the view-dependent colour
+$FIT --iterations 1 --test-views 1 --sh-start 3 --log "$T/s3.csv" -o "$T/s3.ply" 2>"$T/e"
+check "--sh-start 3" 0 $?
+$FIT --iterations 1 --test-views 1 --log "$T/s0.csv" -o "$T/s0.ply" 2>"$T/e"
+p3=$(awk -F, '$1 == 0 {print $7}' "$T/s3.csv"); p0=$(awk -F, '$1 == 0 {print $7}' "$T/s0.csv")
+awk -v a="$p3" -v b="$p0" 'BEGIN {exit !(a > 45 && a > b + 5)}' && ok "--sh-start 3 renders the full SH ($p3 vs $p0 dB)" \
+    || bad "held-out PSNR at --sh-start 3: $p3 dB, at 0: $p0 dB"
+$FIT --iterations 2 --test-views view000,view001,view002,view003 -o "$T/x.ply" 2>"$T/e"
+check "every view held out" 2 $?
+$FIT --iterations 2 --test-views nosuch -o "$T/x.ply" 2>"$T/e"
+check "unknown held-out view" 2 $?
+has "unknown view named" "$T/e" "nosuch"
+
+$FIT --iterations 3 -r 2 -o "$T/r2.ply" 2>"$T/e"
+check "-r 2 with full-size images" 0 $?
+$FIT --iterations 3 -r 3 -o "$T/r3.ply" 2>"$T/e"
+check "-r 3 refused" 2 $?
+
+# an image no camera names: a note with -v
+cp "$T/img/view000.png" "$T/img/extra.png"
+$BIN --device $D -v --fit "$T/img" --cameras "$TD/cameras.json" "$TD/scene.ply" --iterations 1 -o "$T/v.ply" 2>"$T/e"
+check "extra image" 0 $?
+has "extra image noted" "$T/e" "extra.png: no camera"
+has "-v counts the memory" "$T/e" "Adam moments"
+[ "$D" = cpu ] || has "8-bit photographs kept as bytes on the GPU" "$T/e" "(8-bit)"
+rm "$T/img/extra.png"
+# RGBA images (gsrender --alpha): alpha over the background, kept as floats
+mkdir -p "$T/rgba"
+for v in view000 view001 view002 view003; do
+    $G "$TD/scene.ply" --cameras "$TD/cameras.json" --view $v --alpha -o "$T/rgba/$v.png" 2>"$T/e"
+done
+$BIN --device $D -v --fit "$T/rgba" --cameras "$TD/cameras.json" "$TD/scene.ply" --iterations 3 --background 0.5,0.5,0.5 \
+    --test-views 0 -o "$T/a.ply" 2>"$T/e"
+check "RGBA images" 0 $?
+[ "$D" = cpu ] || has "composited images kept as floats on the GPU" "$T/e" "(float)"
+has "RGBA images: held-out PSNR" "$T/e" "held-out PSNR"
+
+# data errors: exit 3, the camera and the path named, no output
+mkdir -p "$T/bad"
+cp "$T/img/view000.png" "$T/img/view001.png" "$T/img/view003.png" "$T/bad/"
+BAD="$G --fit $T/bad --cameras $TD/cameras.json $TD/scene.ply --iterations 2 -o $T/bad.ply"
+$BAD 2>"$T/e"
+check "missing image" 3 $?
+has "missing image: camera" "$T/e" "camera 'view002'"
+has "missing image: path" "$T/e" "$T/bad/view002"
+$G "$TD/scene.ply" --eye 0,1,-6 --target 0,0,0 --size 64x48 -o "$T/bad/view002.png" 2>"$T/e"
+$BAD 2>"$T/e"
+check "wrong size" 3 $?
+has "wrong size: both sizes" "$T/e" "is 64x48 but camera 'view002' is 160x90"
+echo "not an image" >"$T/bad/view002.png"
+$BAD 2>"$T/e"
+check "unreadable image" 3 $?
+has "unreadable image: camera" "$T/e" "camera 'view002'"
+[ ! -e "$T/bad.ply" ] && ok "no output after a data error" || bad "bad.ply written"
+$BIN --device $D --fit "$T/nodir" --cameras "$TD/cameras.json" "$TD/scene.ply" -o "$T/nd.ply" 2>"$T/e"
+check "no images directory" 3 $?
+
+# usage
+$G "$TD/scene.ply" --iterations 5 -o "$T/u.png" 2>"$T/e"
+check "--iterations without --fit" 2 $?
+$G "$TD/scene.ply" --sh-start 1 -o "$T/u.png" 2>"$T/e"
+check "--sh-start without --fit" 2 $?
+$G --fit "$T/img" "$TD/scene.ply" -o "$T/u.ply" 2>"$T/e"
+check "--fit without --cameras" 2 $?
+$FIT --orbit 3 -o "$T/u.ply" 2>"$T/e"
+check "--fit with --orbit" 2 $?
+$FIT --scale-modifier 0.5 -o "$T/u.ply" 2>"$T/e"
+check "--fit with --scale-modifier" 2 $?
+$FIT -o "$TD/scene.ply" 2>"$T/e"
+check "output over the scene refused" 2 $?
+exit $fail
