@@ -31,6 +31,8 @@ static const char *USAGE =
     "      --depth FILE        expected depth of one view: .pfm (float, metres of the\n"
     "                          scene) or .pgm (16-bit, 65535 = the largest depth)\n"
     "      --fps N             frame rate written to the Y4M header (default 30)\n"
+    "      --png-level N       PNG compression 0..9: 0 stores, 1 (default) fastest,\n"
+    "                          2..9 zlib's levels, mostly smaller files, slower\n"
     "Camera (one of):\n"
     "      --cameras FILE      cameras.json of the reference training\n"
     "      --view NAME|N|all   camera by img_name, else by index from 0 (default 0);\n"
@@ -80,7 +82,7 @@ static const char *USAGE =
 enum {
     O_CAMERAS = GT_OPT_TOOL_BASE, O_VIEW, O_EYE, O_TARGET, O_UP, O_FOVY, O_SIZE, O_ORBIT, O_ORADIUS,
     O_OELEV, O_FRAMES, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS, O_BINNING, O_OUTFMT,
-    O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART
+    O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL
 };
 
 /* --frames A:B, A: or :B (frames A to B-1; a missing A is 0, a missing B the
@@ -204,6 +206,7 @@ static gt_status set_option(gt_gs_job *j, int c, const char *arg)
     case O_DEPTH: st = gt_parse_path_once("--depth", arg, &j->depth); break;
     case O_AA: j->render.antialias = true; break;
     case O_FPS: st = gt_parse_int("--fps", arg, 1, 1000, &j->fps); break;
+    case O_PNGLEVEL: st = gt_parse_int("--png-level", arg, 0, 9, &j->png_level); break;
     case O_BINNING: {
         static const char *const names[] = {"exact", "square"};
         int k = 0;
@@ -289,6 +292,7 @@ int main(int argc, char **argv)
         {"depth", required_argument, 0, O_DEPTH},
         {"antialias", no_argument, 0, O_AA},
         {"fps", required_argument, 0, O_FPS},
+        {"png-level", required_argument, 0, O_PNGLEVEL},
         {"tile-binning", required_argument, 0, O_BINNING},
         {"out-format", required_argument, 0, O_OUTFMT},
         {"fit", required_argument, 0, O_FIT},

@@ -35,6 +35,14 @@ gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *cam, int sh_deg, cons
                           float *rgb, float *alpha, float *depth, uint8_t *rgba8, gt_timings *tm,
                           size_t *pairs);
 void gt_gs_cu_destroy(gt_gs_cu *g);
+/* For output kernels (gs_output.cu): keep_rgb on makes gt_gs_cu_render
+ * write the float image on the device even when rgb is NULL, and with every
+ * host output NULL gt_gs_cu_render returns with the frame's work queued on
+ * gt_gs_cu_stream and nothing downloaded. gt_gs_cu_device_rgb: that image
+ * (w*h*3 floats; valid after a render, until the next one grows it). */
+void gt_gs_cu_keep_rgb(gt_gs_cu *g, int on);
+const float *gt_gs_cu_device_rgb(const gt_gs_cu *g);
+void *gt_gs_cu_stream(const gt_gs_cu *g);
 
 #ifdef __cplusplus
 }

@@ -473,12 +473,15 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
     if (timed) gt_timer_start(&t, true, g->stream);
     dim3 grid((unsigned)cam.gx, (unsigned)cam.gy), block(TILE, TILE);
     k_blend<<<grid, block, 0, st>>>(c->width, c->height, cam.gx, g->ranges, g->vals_out, g->xy, g->conic_o,
-                                    g->rgbd, bg[0], bg[1], bg[2], rgb ? g->d_rgb : NULL,
+                                    g->rgbd, bg[0], bg[1], bg[2], (rgb || g->keep_rgb) ? g->d_rgb : NULL,
                                     (alpha || depth) ? g->d_alpha : NULL, depth ? g->d_depth : NULL,
                                     rgba8 ? g->d_rgba8 : NULL, g->state_rgb, g->state_T, g->state_last);
     GT_CU_LAUNCH("k_blend");
     if (timed) stage_end(&t, tm, "blend");
 
+    g->last_pairs = total;
+    if (pairs) *pairs = total;
+    if (g->keep_rgb && !rgb && !alpha && !depth && !rgba8) return GT_OK; // image on the device, work queued
     if (timed) gt_timer_start(&t, true, g->stream);
     if (rgb) GT_TRY(gt_cu_memcpy_d2h(rgb, g->d_rgb, npix * 3 * sizeof(float), g->stream));
     if (alpha) GT_TRY(gt_cu_memcpy_d2h(alpha, g->d_alpha, npix * sizeof(float), g->stream));
@@ -486,7 +489,20 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
     if (rgba8) GT_TRY(gt_cu_memcpy_d2h(rgba8, g->d_rgba8, npix * 4, g->stream));
     GT_CU(cudaStreamSynchronize(st));
     if (timed) stage_end(&t, tm, "download");
-    g->last_pairs = total;
-    if (pairs) *pairs = total;
     return GT_OK;
+}
+
+extern "C" void gt_gs_cu_keep_rgb(gt_gs_cu *g, int on)
+{
+    g->keep_rgb = on;
+}
+
+extern "C" const float *gt_gs_cu_device_rgb(const gt_gs_cu *g)
+{
+    return g->d_rgb;
+}
+
+extern "C" void *gt_gs_cu_stream(const gt_gs_cu *g)
+{
+    return g->stream;
 }

@@ -48,6 +48,7 @@ struct gt_gs_cu {
     uint2 *ranges;
     float *d_rgb, *d_alpha, *d_depth;
     uchar4 *d_rgba8;
+    int keep_rgb;     // write d_rgb even when it is not downloaded (gs_output.cu reads it)
     // optional device outputs of the blend (NULL: not written): planar rgb,
     // final transmittance, list entries up to the last contributor
     float *state_rgb, *state_T;

@@ -163,6 +163,20 @@ enum { GT_GS_OUT_FLOAT = 1, GT_GS_OUT_AUX = 2, GT_GS_OUT_RGBA8 = 4 };
  * floats, alpha+depth floats, rgba8). */
 gt_status gt_gs_gpu_render(gt_gs_gpu *g, const gt_gs_camera *c, gt_gs_image *out, int what,
                            gt_timings *tm);
+/* Y4M output on the GPU (kernels/gs/gs_output.cu): each frame converted to
+ * YUV on the device from its float image (as gt_rgb_to_yuv converts the
+ * rgba8 image, byte for byte) and downloaded on a second stream into one of
+ * GT_GS_GPU_YUV_SLOTS pinned host frames, overlapping the next frame's
+ * render. gt_gs_gpu_yuv_start: frames of w x h in pixel format fmt (a
+ * gt_pixfmt of io/yuv.h), matrix and range (gt_yuv_matrix, gt_yuv_range).
+ * gt_gs_gpu_render_yuv: render c and queue its conversion and download into
+ * `slot`; returns before the download ends; the slot's last frame must have
+ * been taken. gt_gs_gpu_yuv_frame (any thread): wait for slot's frame;
+ * valid until the slot is rendered into again. */
+#define GT_GS_GPU_YUV_SLOTS 2
+gt_status gt_gs_gpu_yuv_start(gt_gs_gpu *g, int w, int h, int fmt, int matrix, int range);
+gt_status gt_gs_gpu_render_yuv(gt_gs_gpu *g, const gt_gs_camera *c, int slot, gt_timings *tm);
+gt_status gt_gs_gpu_yuv_frame(gt_gs_gpu *g, int slot, const uint8_t **frame, double *download_ms);
 /* Number of (Gaussian, tile) pairs of the last frame. */
 size_t gt_gs_gpu_last_pairs(const gt_gs_gpu *g);
 void gt_gs_gpu_destroy(gt_gs_gpu *g);
@@ -222,6 +236,8 @@ typedef struct gt_gs_job {
                              every camera in order, a sequence like an orbit's */
     const char *depth;    /* view only: expected depth, .pfm (float) or .pgm (16-bit), or NULL */
     bool alpha;           /* RGBA PNGs (alpha = 1 - final transmittance) */
+    int png_level;        /* PNG compression 0..9 (gt_png_encode's level; gt_gs_job_init:
+                             -1, the default 1, fastest) */
     bool have_eye, have_target, have_up, have_size;
     double eye[3], target[3], up[3];
     double fovy;          /* degrees */

@@ -29,6 +29,7 @@ void gt_gs_job_init(gt_gs_job *j)
     j->fps = 30;
     j->frame_end = -1;
     j->device = GT_DEVICE_AUTO;
+    j->png_level = -1;
 }
 
 bool gt_gs_job_all_views(const gt_gs_job *j)
@@ -90,6 +91,8 @@ gt_status gt_gs_job_check(const gt_gs_job *j)
 {
     if (!j->scene) return gt_fail(GT_ERR_USAGE, "no scene given");
     if (!j->output) return gt_fail(GT_ERR_USAGE, "no output given");
+    if (j->png_level < -1 || j->png_level > 9)
+        return gt_fail(GT_ERR_USAGE, "--png-level %d: give 0..9", j->png_level);
     if (j->have_eye != j->have_target && !j->orbit)
         return gt_fail(GT_ERR_USAGE, "--eye and --target go together");
     if (j->have_eye && j->cameras)
@@ -118,16 +121,11 @@ gt_status gt_gs_job_check(const gt_gs_job *j)
     return gt_gs_job_frames(j, all ? 1000000 : j->orbit, &first, &end);
 }
 
-static gt_status write_png(const char *path, const gt_gs_image *im, bool alpha)
+/* RGB or RGBA straight from the rgba8 pixels (the encoder skips alpha) */
+static gt_status write_png(const char *path, const gt_gs_image *im, bool alpha, int level)
 {
-    if (alpha) return gt_png_write(path, im->w, im->h, 4, im->rgba8);
-    size_t np = (size_t)im->w * im->h;
-    uint8_t *rgb = malloc(np * 3);
-    if (!rgb) return gt_fail(GT_ERR_RUNTIME, "out of memory");
-    for (size_t i = 0; i < np; i++) memcpy(rgb + 3 * i, im->rgba8 + 4 * i, 3);
-    gt_status st = gt_png_write(path, im->w, im->h, 3, rgb);
-    free(rgb);
-    return st;
+    gt_image img = {im->w, im->h, alpha ? 4 : 3, 8, im->rgba8};
+    return gt_png_write_image(path, &img, 4, level);
 }
 
 static gt_status write_depth(const char *path, const gt_gs_image *im)
@@ -161,7 +159,10 @@ static gt_status write_depth(const char *path, const gt_gs_image *im)
 
 /* Orbit frames are written by a second thread while the next frame
  * renders (two image buffers), so that RGB->YUV conversion, PNG encoding and
- * the pipe overlap the GPU work. */
+ * the pipe overlap the GPU work. A Y4M stream rendered on the GPU is
+ * converted there and downloaded into two pinned slots (gt_gs_gpu_render_yuv)
+ * on a second stream: the writer waits for frame k's download and writes it
+ * while k+1 renders. */
 typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -171,27 +172,58 @@ typedef struct {
     char msg[1024];
     gt_gs_image *im; /* [2] */
     bool y4m, alpha;
+    int png_level;
     const char *pattern;
     int first; /* global number of frame 0 of the slice (the pattern's %d) */
     gt_yuv_writer *yw;
     uint8_t *rgb, *yuv;
     gt_pixfmt pf;
-    double write_ms;
+    gt_gs_gpu *g; /* gpu_yuv: frames come from its slots */
+    bool gpu_yuv;
+    gt_timings tm; /* the writer's stages, per frame; merged into the job's at the end */
     gt_progress *pg;
 } frame_writer;
 
 static gt_status write_one(frame_writer *w, int f)
 {
     const gt_gs_image *im = &w->im[f % 2];
+    double t0 = gt_now_ms();
+    if (w->gpu_yuv) {
+        const uint8_t *frame;
+        double dl = 0;
+        GT_TRY(gt_gs_gpu_yuv_frame(w->g, f % GT_GS_GPU_YUV_SLOTS, &frame, &dl));
+        gt_timings_add(&w->tm, "download (GPU, overlapped)", dl);
+        gt_timings_add(&w->tm, "download wait (writer)", gt_now_ms() - t0);
+        t0 = gt_now_ms();
+        gt_status st = gt_yuv_write_frame(w->yw, frame);
+        gt_timings_add(&w->tm, "write (overlapped)", gt_now_ms() - t0);
+        return st;
+    }
     if (w->y4m) {
         size_t np = (size_t)im->w * im->h;
         for (size_t i = 0; i < np; i++) memcpy(w->rgb + 3 * i, im->rgba8 + 4 * i, 3);
         GT_TRY(gt_rgb_to_yuv(w->rgb, im->w, im->h, GT_BT601, GT_RANGE_LIMITED, w->yuv, w->pf));
-        return gt_yuv_write_frame(w->yw, w->yuv);
+        gt_timings_add(&w->tm, "yuv convert (cpu, overlapped)", gt_now_ms() - t0);
+        t0 = gt_now_ms();
+        gt_status st = gt_yuv_write_frame(w->yw, w->yuv);
+        gt_timings_add(&w->tm, "write (overlapped)", gt_now_ms() - t0);
+        return st;
     }
     char path[4096];
     snprintf(path, sizeof path, w->pattern, w->first + f);
-    return write_png(path, im, w->alpha);
+    gt_status st = write_png(path, im, w->alpha, w->png_level);
+    gt_timings_add(&w->tm, "write png (overlapped)", gt_now_ms() - t0);
+    return st;
+}
+
+/* the writer's stages into the job's table, their call counts kept */
+static void merge_timings(gt_timings *dst, const gt_timings *src)
+{
+    for (int i = 0; i < src->n; i++) {
+        gt_timings_add(dst, src->stage[i].name, src->stage[i].ms);
+        for (int k = 0; k < dst->n; k++)
+            if (!strcmp(dst->stage[k].name, src->stage[i].name)) dst->stage[k].count += src->stage[i].count - 1;
+    }
 }
 
 static void *writer_main(void *arg)
@@ -206,9 +238,7 @@ static void *writer_main(void *arg)
         }
         int f = w->written;
         pthread_mutex_unlock(&w->mu);
-        double t0 = gt_now_ms();
         gt_status st = write_one(w, f);
-        w->write_ms += gt_now_ms() - t0;
         pthread_mutex_lock(&w->mu);
         if (st != GT_OK) {
             w->st = st;
@@ -240,6 +270,7 @@ typedef struct {
     int first;                       /* the slice's first frame in the orbit */
     gt_gs_image im, im2[2];          /* one view; the orbit's two buffers */
     bool y4m;
+    bool gpu_yuv;                    /* Y4M converted and downloaded by the GPU */
     gt_pixfmt pf;
     gt_yuv_writer *yw;
     uint8_t *rgb, *yuv;
@@ -382,12 +413,15 @@ static gt_status job_setup(job_ctx *c)
         c->y4m = !pattern;
     }
     c->pf = (c->W % 2 == 0 && c->H % 2 == 0) ? GT_PIX_YUV420P : GT_PIX_YUV444P;
-    if (c->y4m) {
+    c->gpu_yuv = c->y4m && c->gpu;
+    if (c->gpu_yuv) {
+        GT_TRY(gt_gs_gpu_yuv_start(c->g, c->W, c->H, c->pf, GT_BT601, GT_RANGE_LIMITED));
+    } else if (c->y4m) {
         c->rgb = malloc((size_t)c->W * c->H * 3);
         c->yuv = malloc(gt_pixfmt_frame_bytes(c->pf, c->W, c->H));
         if (!c->rgb || !c->yuv) return gt_fail(GT_ERR_RUNTIME, "out of memory");
-        GT_TRY(gt_yuv_create(j->output, true, c->W, c->H, c->pf, j->fps, 1, &c->yw));
     }
+    if (c->y4m) GT_TRY(gt_yuv_create(j->output, true, c->W, c->H, c->pf, j->fps, 1, &c->yw));
     return GT_OK;
 }
 
@@ -406,7 +440,7 @@ static gt_status render_one(job_ctx *c)
     if (st == GT_OK) {
         gt_timer t;
         gt_timer_start(&t, false, NULL);
-        st = write_png(c->j->output, &c->im, c->j->alpha);
+        st = write_png(c->j->output, &c->im, c->j->alpha, c->j->png_level);
         if (st == GT_OK && c->j->depth) st = write_depth(c->j->depth, &c->im);
         gt_timings_add(&c->tm, "write", gt_timer_stop(&t));
     }
@@ -436,7 +470,8 @@ static gt_status render_frames(job_ctx *c, frame_writer *w)
             st = gt_gs_image_alloc(im, cam.width, cam.height);
             if (st != GT_OK) break;
         }
-        st = render_frame(c, &cam, im);
+        if (c->gpu_yuv) st = gt_gs_gpu_render_yuv(c->g, &cam, f % GT_GS_GPU_YUV_SLOTS, j->timings ? &c->tm : NULL);
+        else st = render_frame(c, &cam, im);
         if (st != GT_OK) break;
         pthread_mutex_lock(&w->mu);
         w->posted = f + 1;
@@ -456,12 +491,16 @@ static gt_status render_orbit(job_ctx *c, gt_progress *pg)
     w.im = c->im2;
     w.y4m = c->y4m;
     w.alpha = c->j->alpha;
+    w.png_level = c->j->png_level;
     w.pattern = c->j->output;
     w.first = c->first;
     w.yw = c->yw;
     w.rgb = c->rgb;
     w.yuv = c->yuv;
     w.pf = c->pf;
+    w.g = c->g;
+    gt_timings_init(&w.tm);
+    w.gpu_yuv = c->gpu_yuv;
     w.pg = pg;
     pthread_t th;
     if (pthread_create(&th, NULL, writer_main, &w) != 0) {
@@ -474,7 +513,7 @@ static gt_status render_orbit(job_ctx *c, gt_progress *pg)
         pthread_mutex_unlock(&w.mu);
         pthread_join(th, NULL);
         if (st == GT_OK && w.st != GT_OK) st = gt_fail(w.st, "%s", w.msg);
-        gt_timings_add(&c->tm, "write (overlapped)", w.write_ms);
+        merge_timings(&c->tm, &w.tm);
     }
     pthread_cond_destroy(&w.cv);
     pthread_mutex_destroy(&w.mu);

@@ -10,6 +10,7 @@
 #if GT_HAVE_CUDA
 #include "kernels/common/cu_runtime.h"
 #include "kernels/gs/gs_cuda.h"
+#include "kernels/gs/gs_output.h"
 #endif
 
 struct gt_gs_gpu {
@@ -17,6 +18,7 @@ struct gt_gs_gpu {
     gt_gs_params params;
 #if GT_HAVE_CUDA
     gt_gs_cu *cu;
+    gt_gs_cu_yuv *yuv; /* Y4M output on the GPU (gt_gs_gpu_yuv_start) */
 #endif
     size_t last_pairs;
 };
@@ -48,13 +50,11 @@ gt_status gt_gs_gpu_create(const gt_gs_scene *s, const gt_gs_params *p, gt_gs_gp
 #endif
 }
 
-gt_status gt_gs_gpu_render(gt_gs_gpu *g, const gt_gs_camera *c, gt_gs_image *out, int what,
-                           gt_timings *tm)
-{
-    if (out->w != c->width || out->h != c->height)
-        return gt_fail(GT_ERR_RUNTIME, "render target %dx%d does not match the camera's %dx%d", out->w,
-                       out->h, c->width, c->height);
 #if GT_HAVE_CUDA
+/* render c on the device; the host outputs that are not NULL are downloaded */
+static gt_status cu_render(gt_gs_gpu *g, const gt_gs_camera *c, float *rgb, float *alpha, float *depth,
+                           uint8_t *rgba8, gt_timings *tm)
+{
     gt_gs_cu_cam cam;
     cam.width = c->width;
     cam.height = c->height;
@@ -64,20 +64,68 @@ gt_status gt_gs_gpu_render(gt_gs_gpu *g, const gt_gs_camera *c, gt_gs_image *out
     memcpy(cam.t, c->t, sizeof cam.t);
     memcpy(cam.campos, c->campos, sizeof cam.campos);
     int deg = gt_gs_effective_degree(g->scene, &g->params);
-    gt_status st = gt_gs_cu_render(g->cu, &cam, deg, g->params.bg, (what & GT_GS_OUT_FLOAT) ? out->rgb : NULL,
-                                   (what & GT_GS_OUT_AUX) ? out->alpha : NULL,
-                                   (what & GT_GS_OUT_AUX) ? out->depth : NULL,
-                                   (what & GT_GS_OUT_RGBA8) ? out->rgba8 : NULL, tm, &g->last_pairs);
+    gt_status st = gt_gs_cu_render(g->cu, &cam, deg, g->params.bg, rgb, alpha, depth, rgba8, tm, &g->last_pairs);
     /* beyond the scene, a view needs its image buffers and its Gaussian/tile
      * pairs, both growing with the image area; frames render one at a time */
     if (gt_gpu_oom(st))
         gt_gpu_oom_hint("a %dx%d view needs memory for its pixels and Gaussian/tile pairs: a smaller --size "
                         "needs less (frames render one at a time), or --device cpu", c->width, c->height);
     return st;
+}
+#endif
+
+gt_status gt_gs_gpu_render(gt_gs_gpu *g, const gt_gs_camera *c, gt_gs_image *out, int what,
+                           gt_timings *tm)
+{
+    if (out->w != c->width || out->h != c->height)
+        return gt_fail(GT_ERR_RUNTIME, "render target %dx%d does not match the camera's %dx%d", out->w,
+                       out->h, c->width, c->height);
+#if GT_HAVE_CUDA
+    gt_gs_cu_keep_rgb(g->cu, 0);
+    return cu_render(g, c, (what & GT_GS_OUT_FLOAT) ? out->rgb : NULL, (what & GT_GS_OUT_AUX) ? out->alpha : NULL,
+                     (what & GT_GS_OUT_AUX) ? out->depth : NULL, (what & GT_GS_OUT_RGBA8) ? out->rgba8 : NULL, tm);
 #else
     (void)g;
     (void)what;
     (void)tm;
+    return gt_fail(GT_ERR_GPU, "gsrender was built without CUDA");
+#endif
+}
+
+gt_status gt_gs_gpu_yuv_start(gt_gs_gpu *g, int w, int h, int fmt, int matrix, int range)
+{
+#if GT_HAVE_CUDA
+    gt_gs_cu_yuv_destroy(g->yuv);
+    g->yuv = NULL;
+    return gt_gs_cu_yuv_create(w, h, fmt, matrix, range, &g->yuv);
+#else
+    (void)g, (void)w, (void)h, (void)fmt, (void)matrix, (void)range;
+    return gt_fail(GT_ERR_GPU, "gsrender was built without CUDA");
+#endif
+}
+
+gt_status gt_gs_gpu_render_yuv(gt_gs_gpu *g, const gt_gs_camera *c, int slot, gt_timings *tm)
+{
+#if GT_HAVE_CUDA
+    if (!g->yuv) return gt_fail(GT_ERR_RUNTIME, "gt_gs_gpu_render_yuv before gt_gs_gpu_yuv_start");
+    gt_gs_cu_keep_rgb(g->cu, 1);
+    gt_status st = cu_render(g, c, NULL, NULL, NULL, NULL, tm);
+    gt_gs_cu_keep_rgb(g->cu, 0);
+    GT_TRY(st);
+    return gt_gs_cu_yuv_submit(g->yuv, gt_gs_cu_device_rgb(g->cu), gt_gs_cu_stream(g->cu), slot, tm);
+#else
+    (void)g, (void)c, (void)slot, (void)tm;
+    return gt_fail(GT_ERR_GPU, "gsrender was built without CUDA");
+#endif
+}
+
+gt_status gt_gs_gpu_yuv_frame(gt_gs_gpu *g, int slot, const uint8_t **frame, double *download_ms)
+{
+#if GT_HAVE_CUDA
+    if (!g->yuv) return gt_fail(GT_ERR_RUNTIME, "gt_gs_gpu_yuv_frame before gt_gs_gpu_yuv_start");
+    return gt_gs_cu_yuv_wait(g->yuv, slot, frame, download_ms);
+#else
+    (void)g, (void)slot, (void)frame, (void)download_ms;
     return gt_fail(GT_ERR_GPU, "gsrender was built without CUDA");
 #endif
 }
@@ -100,6 +148,7 @@ void gt_gs_gpu_destroy(gt_gs_gpu *g)
 {
     if (!g) return;
 #if GT_HAVE_CUDA
+    gt_gs_cu_yuv_destroy(g->yuv); /* waits for its downloads */
     gt_gs_cu_destroy(g->cu);
 #endif
     free(g);

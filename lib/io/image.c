@@ -1,5 +1,5 @@
-/* Images (see image.h): PNG through stb_image/stb_image_write, 16-bit PGM
- * and PFM.
+/* Images (see image.h): PNG in through stb_image, out through png_write.c
+ * (stb_image_write without zlib), JPEG through stb, 16-bit PGM and PFM.
  *
  * Readers take the whole input into memory first (so "-" and pipes work) and
  * check the dimensions stb reports before decoding: at most 1 GiB of decoded
@@ -260,7 +260,13 @@ static gt_status stb_write(const char *path, int w, int h, int channels, const u
 
 gt_status gt_png_write(const char *path, int w, int h, int channels, const uint8_t *data)
 {
+#if defined(GT_HAVE_ZLIB) && GT_HAVE_ZLIB
+    GT_TRY(check_dims(w, h, channels, 1, 4, 1));
+    gt_image img = {w, h, channels, 8, (void *)(uintptr_t)data};
+    return gt_png_write_image(path, &img, 0, -1); /* png_write.c */
+#else
     return stb_write(path, w, h, channels, data, 0);
+#endif
 }
 
 gt_status gt_jpeg_write(const char *path, int w, int h, int channels, const uint8_t *data, int quality)

@@ -2,6 +2,9 @@
  *   test_image_tool png W H C RAW OUT.png     8-bit samples from RAW -> PNG
  *   test_image_tool pgm16 W H RAW OUT.pgm     16-bit host-order samples -> PGM
  *   test_image_tool dump IMAGE WANT16         decoded samples (host order) to stdout
+ *   test_image_tool pngx W H C BITS THREADS LEVEL RAW OUT.png
+ *                                             the fast encoder (gt_png_encode): 8 or 16-bit
+ *                                             (host-order) samples, THREADS bands, zlib LEVEL
  * dump prints "<w> <h> <channels> <bits>" on stderr. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,19 @@ int main(int argc, char **argv)
         int w = atoi(argv[2]), h = atoi(argv[3]), c = atoi(argv[4]);
         void *px = load(argv[5], (size_t)w * h * c);
         return gt_report(gt_png_write(argv[6], w, h, c, px));
+    }
+    if (argc == 10 && strcmp(argv[1], "pngx") == 0) {
+        int w = atoi(argv[2]), h = atoi(argv[3]), c = atoi(argv[4]), bits = atoi(argv[5]);
+        gt_image img = {w, h, c, bits, load(argv[8], (size_t)w * h * c * (bits / 8))};
+        uint8_t *png;
+        size_t n;
+        gt_status st = gt_png_encode(&img, 0, atoi(argv[7]), atoi(argv[6]), &png, &n);
+        if (st != GT_OK) return gt_report(st);
+        FILE *f = fopen(argv[9], "wb");
+        if (!f || fwrite(png, 1, n, f) != n || fclose(f) != 0) return 1;
+        free(png);
+        free(img.data);
+        return 0;
     }
     if (argc == 6 && strcmp(argv[1], "pgm16") == 0) {
         int w = atoi(argv[2]), h = atoi(argv[3]);
