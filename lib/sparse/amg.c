@@ -185,7 +185,7 @@ void gt_amg_summary(const gt_amg *h, const char *where, char *buf, size_t len)
 #define PUT(...) (k < len ? (void)(k += (size_t)snprintf(buf + k, len - k, __VA_ARGS__)) : (void)0)
     PUT("amg (%s): %d levels, theta %g, smoother %s x%d, coarsest %s\n", where, h->nlevels, h->opts.amg_theta,
         sm[(unsigned)h->opts.amg_smoother < 3 ? h->opts.amg_smoother : 0], h->opts.amg_sweeps,
-        h->cpiv ? "dense LU" : "dense Cholesky");
+        h->coarse_inverse ? "dense inverse" : h->cpiv ? "dense LU" : "dense Cholesky");
     PUT("  level %12s %14s %8s\n", "rows", "nnz", "nnz/row");
     for (int l = 0; l < h->nlevels; l++) {
         const gt_csr *a = &h->lev[l].a;

@@ -109,6 +109,7 @@ typedef struct gt_amg {
     int64_t nc;
     double *cfact;
     int32_t *cpiv;
+    bool coarse_inverse; /* the GPU hierarchy: the coarsest level is a dense inverse */
     double stage_ms[GT_AMG_NSTAGES];
     double setup_ms;
 } gt_amg;
@@ -164,6 +165,27 @@ void gt_amg_summary(const gt_amg *h, const char *where, char *buf, size_t len);
    p->ctx is a gt_amg (see gt_amg_precond_hierarchy). */
 gt_status gt_amg_precond_cpu(const gt_csr *a, const gt_precond_opts *o, gt_precond *p);
 const gt_amg *gt_amg_precond_hierarchy(const gt_precond *p);
+
+/* ------------------------------------------------ GPU from host data
+ * (lib/sparse/amg_gpu.c over kernels/sparse/amg_*.cu; GT_ERR_GPU without
+ * CUDA), for tests and benchmarks. */
+typedef struct gt_amg_gpu_result {
+    double setup_ms;                  /* gt_cu_amg_create, synchronised */
+    double stage_ms[GT_AMG_NSTAGES];
+    double vcycle_ms;                 /* mean of `reps` V-cycles (CUDA events) */
+    int pcg_iters;                    /* gt_amg_gpu_pcg */
+    double pcg_ms, pcg_relres;
+    char summary[2048];
+} gt_amg_gpu_result;
+/* Build the hierarchy on the GPU, download it into h (may be NULL; levels'
+   a, p, r, agg, dinv, rho), apply one V-cycle to r into z (both may be NULL)
+   and time reps more (reps 0: none). */
+gt_status gt_amg_gpu_run(const gt_csr *a, const gt_precond_opts *o, gt_amg *h, const double *r, double *z, int reps,
+                         gt_amg_gpu_result *res);
+/* AMG-PCG on the GPU (a plain PCG loop with a host sync per iteration, for
+   the benchmark; the real solver is sp-krylov's): x from 0. */
+gt_status gt_amg_gpu_pcg(const gt_csr *a, const gt_precond_opts *o, const double *b, double *x, double tol, int maxit,
+                         gt_amg_gpu_result *res);
 
 #ifdef __cplusplus
 }

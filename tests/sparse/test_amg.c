@@ -57,14 +57,14 @@ static double dot(const double *x, const double *y, int64_t n)
 static void check_aggregates(const gt_csr *s, const int32_t *agg, int64_t nagg, const char *what)
 {
     int64_t n = s->nrows;
-    int64_t *size = calloc((size_t)nagg, 8);
+    int64_t *size = calloc((size_t)(nagg > 0 ? nagg : 1), 8);
     for (int64_t i = 0; i < n; i++) {
         if (agg[i] < 0 || agg[i] >= nagg) fail_msg("%s: row %lld has aggregate %d of %lld", what, (long long)i, agg[i], (long long)nagg);
         size[agg[i]]++;
     }
     for (int64_t k = 0; k < nagg; k++)
         if (size[k] == 0) fail_msg("%s: aggregate %lld is empty", what, (long long)k);
-    char *seen = calloc((size_t)n, 1), *start = calloc((size_t)nagg, 1);
+    char *seen = calloc((size_t)(n > 0 ? n : 1), 1), *start = calloc((size_t)(nagg > 0 ? nagg : 1), 1);
     int32_t *stack = malloc((size_t)n * 4);
     for (int64_t i = 0; i < n; i++) {
         if (start[agg[i]]) continue;
