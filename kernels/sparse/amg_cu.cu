@@ -80,8 +80,8 @@ gt_status coarsen(amg_dhier *h, int l, stage_clock *clk, bool *stop)
         amg_dcsr_free(&s);
         GT_TRY(e);
         GT_TRY(clk->mark(GT_AMG_ST_AGGREGATE));
-        if (L->nagg < n || theta == 0) break;
-        theta = 0;
+        if (L->nagg < n || theta <= GT_AMG_THETA_FLOOR) break;
+        theta = GT_AMG_THETA_FLOOR;
     }
     if (L->nagg >= n || L->nagg == 0) {
         gt_cu_free(L->agg), L->agg = nullptr, L->nagg = 0;

@@ -80,8 +80,8 @@ static gt_status coarsen(gt_amg *h, int l, bool *stop)
         h->stage_ms[GT_AMG_ST_STRENGTH] += t1 - t0, h->stage_ms[GT_AMG_ST_AGGREGATE] += t2 - t1;
         /* theta above every coupling (the 27-point Laplacian's 1/26 < 0.08):
            no strong connection at all; coarsen with all of them instead */
-        if (L->nagg < n || theta == 0) break;
-        theta = 0;
+        if (L->nagg < n || theta <= GT_AMG_THETA_FLOOR) break;
+        theta = GT_AMG_THETA_FLOOR;
     }
     if (L->nagg >= n || L->nagg == 0) {
         free(L->agg), L->agg = NULL, L->nagg = 0;

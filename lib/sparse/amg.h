@@ -55,12 +55,17 @@ GT_HD int gt_amg_strong(double aij, double aii, double ajj, double theta)
 {
     return aij != 0 && fabs(aij) >= theta * sqrt(fabs(aii * ajj));
 }
-/* The strength threshold of level l: theta on level 0, 0 (every coupling
-   counts) below. The Galerkin operators of MIS-2 aggregates have many small
-   couplings, which a fixed theta cuts into singleton aggregates: theta 0.08
-   on every level took the 24^3 Laplacian's level 1 from 1297 rows to 1084
-   (operator complexity 4.8 instead of 1.4). */
-GT_HD double gt_amg_level_theta(double theta, int level) { return level == 0 ? theta : 0.0; }
+/* The strength threshold of level l: theta on level 0, GT_AMG_THETA_FLOOR
+   (every coupling but rounding noise counts) below. The Galerkin operators
+   of MIS-2 aggregates have many small couplings, which a fixed theta cuts
+   into singleton aggregates: theta 0.08 on every level took the 24^3
+   Laplacian's level 1 from 1297 rows to 1084 (operator complexity 4.8
+   instead of 1.4). The floor is not 0 so that an entry that cancels to 0 in
+   one summation order and to 1e-17 in another (CPU and GPU) does not change
+   the strength graph, hence the aggregates. It is also the threshold used
+   when theta leaves a level without any strong coupling. */
+#define GT_AMG_THETA_FLOOR 1e-8
+GT_HD double gt_amg_level_theta(double theta, int level) { return level == 0 ? theta : GT_AMG_THETA_FLOOR; }
 /* The largest coarsest level factored densely (8192^2 doubles: 512 MiB). */
 #define GT_AMG_MAX_DENSE 8192
 /* Chebyshev bounds of the smoother from the estimate of rho(D^-1 A). The
