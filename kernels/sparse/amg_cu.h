@@ -23,7 +23,7 @@ extern "C" {
 gt_status gt_cu_amg_create(const gt_spd *d, const gt_csr *host, const gt_precond_opts *o, gt_precond *p);
 
 /* For tests and benchmarks: the device hierarchy of p copied into a host
-   gt_amg (levels' a, p, r, agg, dinv, rho; the coarsest factor is not
+   gt_amg (levels' a, p, r with r's rows unsorted, agg, dinv, rho; the coarsest factor is not
    copied, nc is set); free with gt_amg_free. */
 gt_status gt_cu_amg_download(const gt_precond *p, gt_amg *h);
 /* The per-stage set-up times of p (GT_AMG_NSTAGES entries). */

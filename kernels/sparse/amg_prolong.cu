@@ -3,8 +3,10 @@
 // thread, the scaling: no host round trip until the end), the smoothed
 // prolongator by count, scan and fill with a thread per row running the
 // CPU's loop (same terms in the same order, then an insertion sort of the
-// row), and the transpose R = P^T (column counts, scan, scatter, rows
-// sorted).
+// row), and the transpose R = P^T (column counts, scan, atomic scatter).
+// R's rows are left unsorted: its users (the hash SpGEMM and the SpMV) do
+// not need the order, and an insertion sort of rows of ~100 entries (a
+// column of P in 3-D) by a thread each would be the slowest step here.
 #include <cuda_runtime.h>
 
 #include "kernels/common/cu_prim.h"
@@ -140,20 +142,6 @@ __global__ void k_scatter(int64_t n, const int64_t *__restrict__ ptr, const int3
         }
 }
 
-__global__ void k_sort_rows(int64_t n, const int64_t *__restrict__ ptr, int32_t *__restrict__ col, double *__restrict__ val)
-{
-    for (int64_t i = (int64_t)blockIdx.x * B + threadIdx.x; i < n; i += (int64_t)gridDim.x * B) {
-        int64_t o = ptr[i], e = ptr[i + 1];
-        for (int64_t x = o + 1; x < e; x++) {
-            int32_t cc = col[x];
-            double vv = val[x];
-            int64_t y = x;
-            for (; y > o && col[y - 1] > cc; y--) col[y] = col[y - 1], val[y] = val[y - 1];
-            col[y] = cc, val[y] = vv;
-        }
-    }
-}
-
 } // namespace
 
 gt_status amg_cu_rho(const amg_dcsr *a, const double *dinv, double *rho, cudaStream_t st)
@@ -234,7 +222,6 @@ gt_status amg_cu_transpose(const amg_dcsr *a, amg_dcsr *t, cudaStream_t st)
     if (s == GT_OK) {
         cudaMemcpyAsync(cur, t->ptr, (size_t)a->m * 8, cudaMemcpyDeviceToDevice, st);
         k_scatter<<<gt_grid((size_t)a->n, B), B, 0, st>>>(a->n, a->ptr, a->col, a->val, cur, t->col, t->val);
-        k_sort_rows<<<gt_grid((size_t)a->m, B), B, 0, st>>>(a->m, t->ptr, t->col, t->val);
         cudaError_t e = cudaGetLastError();
         if (e == cudaSuccess) e = cudaStreamSynchronize(st);
         if (e != cudaSuccess) s = gt_cu_status_from(e, "k_scatter", __FILE__, __LINE__);
