@@ -15,6 +15,112 @@
 #include "sparse/laplace.h"
 #include "sparse/sparse.h"
 
+static double dot(const double *x, const double *y, int64_t n)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += x[i] * y[i];
+    return s;
+}
+
+/* PCG with the CPU preconditioner, x from 0 */
+static void cpu_pcg(const gt_csr *a, const gt_precond *pc, const double *b, double *x, double tol, int maxit, int *iters,
+                    double *relres)
+{
+    int64_t n = a->nrows;
+    double *r = malloc((size_t)n * 8), *z = malloc((size_t)n * 8), *p = malloc((size_t)n * 8), *q = malloc((size_t)n * 8);
+    for (int64_t i = 0; i < n; i++) x[i] = 0, r[i] = b[i];
+    double bn = sqrt(dot(b, b, n)), rr = bn * bn;
+    pc->apply(pc->ctx, r, z, NULL);
+    memcpy(p, z, (size_t)n * 8);
+    double rz = dot(r, z, n);
+    int it = 0;
+    while (it < maxit) {
+        gt_csr_spmv(a, p, q);
+        double alpha = rz / dot(p, q, n);
+        for (int64_t i = 0; i < n; i++) x[i] += alpha * p[i], r[i] -= alpha * q[i];
+        it++;
+        rr = dot(r, r, n);
+        if (sqrt(rr) <= tol * bn) break;
+        pc->apply(pc->ctx, r, z, NULL);
+        double rz2 = dot(r, z, n);
+        for (int64_t i = 0; i < n; i++) p[i] = z[i] + rz2 / rz * p[i];
+        rz = rz2;
+    }
+    *iters = it, *relres = sqrt(rr) / bn;
+    free(r), free(z), free(p), free(q);
+}
+
+/* P1 Laplacian on the jittered Kuhn tetrahedral mesh of the unit cube
+   (N cells a side, 6 tetrahedra a cell, interior nodes only). */
+static gt_status tet_laplacian(int64_t nc, gt_csr *out)
+{
+    int64_t np = nc + 1, nin = nc - 1;
+    double h = 1.0 / (double)nc;
+    double *xyz = malloc((size_t)(np * np * np) * 3 * 8);
+    size_t cap = (size_t)(nc * nc * nc) * 6 * 16;
+    int32_t *ri = malloc(cap * 4), *ci = malloc(cap * 4);
+    double *v = malloc(cap * 8);
+    if (!xyz || !ri || !ci || !v) return free(xyz), free(ri), free(ci), free(v), gt_fail(GT_ERR_RUNTIME, "out of memory");
+    for (int64_t k = 0; k < np; k++)
+        for (int64_t j = 0; j < np; j++)
+            for (int64_t i = 0; i < np; i++) {
+                int64_t id = (k * np + j) * np + i;
+                int64_t c[3] = {i, j, k};
+                for (int d = 0; d < 3; d++) {
+                    double jit = (c[d] == 0 || c[d] == nc) ? 0 : 0.25 * h * 2 * gt_power_start(id * 3 + d);
+                    xyz[id * 3 + d] = (double)c[d] * h + jit;
+                }
+            }
+    /* the 6 tetrahedra of a cell: the paths from corner 0 to corner 7 */
+    static const int perm[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    size_t k2 = 0;
+    for (int64_t ck = 0; ck < nc; ck++)
+        for (int64_t cj = 0; cj < nc; cj++)
+            for (int64_t cix = 0; cix < nc; cix++)
+                for (int t = 0; t < 6; t++) {
+                    int64_t c[3] = {cix, cj, ck}, node[4];
+                    for (int q = 0; q < 4; q++) {
+                        node[q] = (c[2] * np + c[1]) * np + c[0];
+                        if (q < 3) c[perm[t][q]]++;
+                    }
+                    /* gradients of the barycentric functions: rows of J^-T */
+                    double J[3][3], G[4][3], det;
+                    for (int d = 0; d < 3; d++)
+                        for (int q = 0; q < 3; q++) J[d][q] = xyz[node[q + 1] * 3 + d] - xyz[node[0] * 3 + d];
+                    det = J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) - J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
+                          J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+                    double inv[3][3]; /* inverse of J, inv[q][d] */
+                    inv[0][0] = (J[1][1] * J[2][2] - J[1][2] * J[2][1]) / det;
+                    inv[0][1] = (J[0][2] * J[2][1] - J[0][1] * J[2][2]) / det;
+                    inv[0][2] = (J[0][1] * J[1][2] - J[0][2] * J[1][1]) / det;
+                    inv[1][0] = (J[1][2] * J[2][0] - J[1][0] * J[2][2]) / det;
+                    inv[1][1] = (J[0][0] * J[2][2] - J[0][2] * J[2][0]) / det;
+                    inv[1][2] = (J[0][2] * J[1][0] - J[0][0] * J[1][2]) / det;
+                    inv[2][0] = (J[1][0] * J[2][1] - J[1][1] * J[2][0]) / det;
+                    inv[2][1] = (J[0][1] * J[2][0] - J[0][0] * J[2][1]) / det;
+                    inv[2][2] = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) / det;
+                    for (int d = 0; d < 3; d++) {
+                        G[0][d] = 0;
+                        for (int q = 0; q < 3; q++) G[q + 1][d] = inv[q][d], G[0][d] -= inv[q][d];
+                    }
+                    double vol = fabs(det) / 6;
+                    for (int p = 0; p < 4; p++)
+                        for (int q = 0; q < 4; q++) {
+                            int64_t a = node[p], b = node[q];
+                            int64_t ai = a % np, aj = a / np % np, ak = a / (np * np);
+                            int64_t bi = b % np, bj = b / np % np, bk = b / (np * np);
+                            if (ai == 0 || ai == nc || aj == 0 || aj == nc || ak == 0 || ak == nc) continue;
+                            if (bi == 0 || bi == nc || bj == 0 || bj == nc || bk == 0 || bk == nc) continue;
+                            ri[k2] = (int32_t)(((ak - 1) * nin + aj - 1) * nin + ai - 1);
+                            ci[k2] = (int32_t)(((bk - 1) * nin + bj - 1) * nin + bi - 1);
+                            v[k2++] = vol * (G[p][0] * G[q][0] + G[p][1] * G[q][1] + G[p][2] * G[q][2]) / h; /* O(1) values */
+                        }
+                }
+    gt_status s = gt_csr_from_triplets(nin * nin * nin, nin * nin * nin, (int64_t)k2, ri, ci, v, out);
+    free(xyz), free(ri), free(ci), free(v);
+    return s;
+}
+
 int main(int argc, char **argv)
 {
     const char *src = "160";
@@ -36,7 +142,9 @@ int main(int argc, char **argv)
     gt_sparse_matrix m = {0};
     char *end = NULL;
     long nx = strtol(src, &end, 10);
-    if (end && *end == 0 && nx > 0) {
+    if (!strncmp(src, "tet", 3) && atol(src + 3) > 2) {
+        if (tet_laplacian(atol(src + 3), &a) != GT_OK) return fprintf(stderr, "bench_amg: %s\n", gt_errmsg()), 1;
+    } else if (end && *end == 0 && nx > 0) {
         if (gt_laplacian(7, nx, nx, nx, &a) != GT_OK) return fprintf(stderr, "bench_amg: %s\n", gt_errmsg()), 1;
     } else {
         if (gt_sparse_load(src, NULL, &m) != GT_OK) return fprintf(stderr, "bench_amg: %s\n", gt_errmsg()), 1;
@@ -49,14 +157,21 @@ int main(int argc, char **argv)
     gt_csr_spmv(&a, x, b);
     gt_amg_gpu_result res;
     /* a first run warms up the context and the kernels */
-    if (gt_amg_gpu_run(&a, &o, NULL, r, z, 2, &res) != GT_OK) return fprintf(stderr, "bench_amg: %s\n", gt_errmsg()), 4;
-    if (gt_amg_gpu_run(&a, &o, NULL, r, z, 20, &res) != GT_OK) return fprintf(stderr, "bench_amg: %s\n", gt_errmsg()), 4;
-    printf("%s", res.summary);
-    printf("gpu set-up %.2f ms, V-cycle %.3f ms\n", res.setup_ms, res.vcycle_ms);
-    if (gt_amg_gpu_pcg(&a, &o, b, x, 1e-8, 200, &res) != GT_OK) return fprintf(stderr, "bench_amg: %s\n", gt_errmsg()), 4;
-    printf("gpu AMG-PCG: %d iterations to %.2e, set-up %.2f ms + solve %.2f ms = %.2f ms (%.3f ms/iteration)\n",
-           res.pcg_iters, res.pcg_relres, res.setup_ms, res.pcg_ms, res.setup_ms + res.pcg_ms,
-           res.pcg_iters ? res.pcg_ms / res.pcg_iters : 0.0);
+    int rc = 0;
+    if (gt_amg_gpu_run(&a, &o, NULL, r, z, 2, &res) != GT_OK || gt_amg_gpu_run(&a, &o, NULL, r, z, 20, &res) != GT_OK) {
+        fprintf(stderr, "bench_amg: %s\n", gt_errmsg());
+        rc = 4;
+    } else {
+        printf("%s", res.summary);
+        printf("gpu set-up %.2f ms, V-cycle %.3f ms\n", res.setup_ms, res.vcycle_ms);
+        if (gt_amg_gpu_pcg(&a, &o, b, x, 1e-8, 200, &res) != GT_OK) {
+            fprintf(stderr, "bench_amg: %s\n", gt_errmsg());
+            rc = 4;
+        } else
+            printf("gpu AMG-PCG: %d iterations to %.2e, set-up %.2f ms + solve %.2f ms = %.2f ms (%.3f ms/iteration)\n",
+                   res.pcg_iters, res.pcg_relres, res.setup_ms, res.pcg_ms, res.setup_ms + res.pcg_ms,
+                   res.pcg_iters ? res.pcg_ms / res.pcg_iters : 0.0);
+    }
     if (cpu) {
         gt_precond pc;
         o.verbose = true;
@@ -64,10 +179,16 @@ int main(int argc, char **argv)
         double t0 = gt_now_ms();
         pc.apply(pc.ctx, r, z, NULL);
         printf("%scpu V-cycle %.2f ms\n", pc.summary, gt_now_ms() - t0);
+        int it = 0;
+        double relres = 0;
+        t0 = gt_now_ms();
+        cpu_pcg(&a, &pc, b, x, 1e-8, 200, &it, &relres);
+        printf("cpu AMG-PCG: %d iterations to %.2e, set-up %.2f ms + solve %.2f ms\n", it, relres, pc.setup_ms,
+               gt_now_ms() - t0);
         pc.destroy(pc.ctx);
     }
     free(r), free(z), free(b), free(x);
     if (m.path || m.a.ptr) gt_sparse_matrix_free(&m);
     else gt_csr_free(&a);
-    return 0;
+    return rc;
 }
