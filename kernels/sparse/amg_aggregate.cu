@@ -1,6 +1,6 @@
 // AMG set-up on the GPU, stage 2 (twin of lib/sparse/amg_aggregate.c): the
-// MIS-2 by synchronous rounds, each three kernels over the rows (tuples,
-// max over S, max over S again with the state update), the roots numbered
+// MIS-2 (or MIS-1) by synchronous rounds, each three kernels over the rows
+// (tuples, max over S, max over S again for distance 2 with the state update), the roots numbered
 // by a scan in row order, then the join rounds, each reading the previous
 // round's aggregates, then singletons for any rows left. Same rules, same
 // order of neighbours as the CPU, hence the same aggregates exactly. The
@@ -35,15 +35,16 @@ __global__ void k_max1(int64_t n, const int64_t *__restrict__ ptr, const int32_t
 
 __global__ void k_max2(int64_t n, const int64_t *__restrict__ ptr, const int32_t *__restrict__ col,
                        const uint64_t *__restrict__ t, const uint64_t *__restrict__ m1, uint8_t *__restrict__ state,
-                       unsigned long long *und)
+                       int dist, unsigned long long *und)
 {
     for (int64_t i = (int64_t)blockIdx.x * B + threadIdx.x; i < n; i += (int64_t)gridDim.x * B) {
         if (state[i] != GT_AMG_UNDECIDED) continue;
         uint64_t m = m1[i];
-        for (int64_t p = ptr[i]; p < ptr[i + 1]; p++) {
-            uint64_t v = m1[col[p]];
-            m = v > m ? v : m;
-        }
+        if (dist == 2)
+            for (int64_t p = ptr[i]; p < ptr[i + 1]; p++) {
+                uint64_t v = m1[col[p]];
+                m = v > m ? v : m;
+            }
         if (m == t[i]) state[i] = GT_AMG_IN;
         else if (gt_amg_tuple_state(m) == GT_AMG_IN) state[i] = GT_AMG_OUT;
         else atomicAdd(und, 1ull);
@@ -103,7 +104,7 @@ struct bufs {
 
 } // namespace
 
-gt_status amg_cu_aggregate(const amg_dcsr *s, int32_t *agg, int64_t *nagg, int64_t *scratch, cudaStream_t st)
+gt_status amg_cu_aggregate(const amg_dcsr *s, int dist, int32_t *agg, int64_t *nagg, int64_t *scratch, cudaStream_t st)
 {
     int64_t n = s->n;
     size_t nn = (size_t)(n ? n : 1);
@@ -122,7 +123,7 @@ gt_status amg_cu_aggregate(const amg_dcsr *s, int32_t *agg, int64_t *nagg, int64
         GT_CU(cudaMemsetAsync(cnt, 0, 8, st));
         k_tuples<<<g, B, 0, st>>>(n, w.state, w.t);
         k_max1<<<g, B, 0, st>>>(n, s->ptr, s->col, w.t, w.m1);
-        k_max2<<<g, B, 0, st>>>(n, s->ptr, s->col, w.t, w.m1, w.state, cnt);
+        k_max2<<<g, B, 0, st>>>(n, s->ptr, s->col, w.t, w.m1, w.state, dist, cnt);
         GT_CU_LAUNCH("k_max2");
         GT_CU(cudaMemcpyAsync(h, cnt, 8, cudaMemcpyDeviceToHost, st));
         GT_CU(cudaStreamSynchronize(st));

@@ -66,13 +66,12 @@ __global__ void __launch_bounds__(GJ) k_gauss_jordan(int64_t n, double *m, doubl
         for (int64_t j = threadIdx.x; j < n; j += GJ) m[k * n + j] *= piv, inv[k * n + j] *= piv;
         for (int64_t i = threadIdx.x; i < n; i += GJ) f[i] = i == k ? 0 : m[i * n + k];
         __syncthreads();
-        for (int64_t e = threadIdx.x; e < n * n; e += GJ) {
-            int64_t i = e / n, j = e % n;
+        // a warp per row, lanes along the row (coalesced, no index division)
+        for (int64_t i = threadIdx.x >> 5; i < n; i += GJ / 32) {
             double fi = f[i];
-            if (fi != 0) {
-                if (j >= k) m[e] -= fi * m[k * n + j];
-                inv[e] -= fi * inv[k * n + j];
-            }
+            if (fi == 0) continue;
+            for (int64_t j = k + (threadIdx.x & 31); j < n; j += 32) m[i * n + j] -= fi * m[k * n + j];
+            for (int64_t j = threadIdx.x & 31; j < n; j += 32) inv[i * n + j] -= fi * inv[k * n + j];
         }
         __syncthreads();
     }

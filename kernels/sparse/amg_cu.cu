@@ -76,7 +76,7 @@ gt_status coarsen(amg_dhier *h, int l, stage_clock *clk, bool *stop)
         amg_dcsr s;
         GT_TRY(amg_cu_strength(&L->a, L->dinv, theta, &s, st));
         GT_TRY(clk->mark(GT_AMG_ST_STRENGTH));
-        gt_status e = amg_cu_aggregate(&s, L->agg, &L->nagg, h->scratch_i64, st);
+        gt_status e = amg_cu_aggregate(&s, gt_amg_level_dist(l), L->agg, &L->nagg, h->scratch_i64, st);
         amg_dcsr_free(&s);
         GT_TRY(e);
         GT_TRY(clk->mark(GT_AMG_ST_AGGREGATE));

@@ -54,7 +54,7 @@ gt_status amg_rows_to_ptr(int64_t *ptr, int64_t n, cudaStream_t st, int64_t *nnz
 gt_status amg_cu_dinv(const amg_dcsr *a, double *dinv, int64_t *scratch, cudaStream_t st);
 gt_status amg_cu_strength(const amg_dcsr *a, const double *dinv, double theta, amg_dcsr *s, cudaStream_t st);
 // amg_aggregate.cu
-gt_status amg_cu_aggregate(const amg_dcsr *s, int32_t *agg, int64_t *nagg, int64_t *scratch, cudaStream_t st);
+gt_status amg_cu_aggregate(const amg_dcsr *s, int dist, int32_t *agg, int64_t *nagg, int64_t *scratch, cudaStream_t st);
 // amg_prolong.cu
 gt_status amg_cu_rho(const amg_dcsr *a, const double *dinv, double *rho, cudaStream_t st);
 gt_status amg_cu_prolong(const amg_dcsr *a, const double *dinv, const int32_t *agg, int64_t nagg, double w,

@@ -73,7 +73,7 @@ static gt_status coarsen(gt_amg *h, int l, bool *stop)
         gt_csr s;
         GT_TRY(gt_amg_strength(&L->a, theta, &s));
         double t1 = gt_now_ms();
-        gt_status st = gt_amg_aggregate(&s, L->agg, &L->nagg, NULL);
+        gt_status st = gt_amg_aggregate(&s, gt_amg_level_dist(l), L->agg, &L->nagg, NULL);
         gt_csr_free(&s);
         GT_TRY(st);
         t2 = gt_now_ms();

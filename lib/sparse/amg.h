@@ -4,8 +4,9 @@
  *
  *   stage       file               what
  *   strength    amg_strength.c     S: off-diagonal a_ij with |a_ij| >= theta sqrt(|a_ii a_jj|)
- *   aggregate   amg_aggregate.c    parallel MIS-2 on S (hashed priorities, synchronous rounds),
- *                                  then every other row joins a neighbouring aggregate
+ *   aggregate   amg_aggregate.c    parallel MIS-2 on S (MIS-1 below level 0; hashed priorities,
+ *                                  synchronous rounds), then every other row joins a neighbouring
+ *                                  aggregate
  *   prolong     amg_prolong.c      T (constant near-null space, normalised per aggregate),
  *                                  rho(D^-1 A) by power iteration, P = (I - w D^-1 A) T
  *   galerkin    amg_galerkin.c     A_c = P^T (A P) by two Gustavson SpGEMMs
@@ -65,14 +66,23 @@ GT_HD int gt_amg_strong(double aij, double aii, double ajj, double theta)
    the strength graph, hence the aggregates. It is also the threshold used
    when theta leaves a level without any strong coupling. */
 #define GT_AMG_THETA_FLOOR 1e-8
+/* The aggregation distance of level l: MIS-2 on level 0, MIS-1 below. The
+   Galerkin operators hold 30-120 entries a row, where distance-2
+   neighbourhoods are huge: MIS-2 took the tetrahedral mesh's level 1 from
+   8251 rows to 75 (ratio 110; MIS-1: 348) and PCG needed 20 iterations
+   instead of 18 (tet45, 85k rows; 64^3 Laplacian 11 instead of 10). MIS-1
+   on level 0 too cost operator complexity 3.1-3.5 for 17 and 9. */
+GT_HD int gt_amg_level_dist(int level) { return level == 0 ? 2 : 1; }
 GT_HD double gt_amg_level_theta(double theta, int level) { return level == 0 ? theta : GT_AMG_THETA_FLOOR; }
 /* The largest coarsest level factored densely (8192^2 doubles: 512 MiB). */
 #define GT_AMG_MAX_DENSE 8192
 /* Chebyshev bounds of the smoother from the estimate of rho(D^-1 A). The
    lower bound: with pyamg's rho/30 a degree-2 polynomial damps the upper
    part of the spectrum only by 0.8 and the V-cycle reduced the error by
-   0.61 per cycle (24^3 Laplacian, 14 PCG iterations on 40^3); rho/10 gives
-   0.37 (10 PCG iterations); 0.2-0.4 were no better. */
+   0.61 per cycle (24^3 Laplacian, 14 PCG iterations on 40^3, MIS-2 on
+   every level); rho/10 gives 0.37 (10 PCG iterations); 0.2-0.4 were no
+   better, nor on the tetrahedral mesh (tet45: 0.05 19, 0.1 20, 0.2 22, 0.3
+   23 iterations). */
 #define GT_AMG_CHEB_LO 0.1
 #define GT_AMG_CHEB_HI 1.1
 /* Power iterations for rho(D^-1 A) (from gt_power_start; the Rayleigh
@@ -125,10 +135,10 @@ typedef struct gt_amg {
 gt_status gt_amg_dinv(const gt_csr *a, double *dinv);
 /* S: the strong off-diagonal entries of a (values a_ij), sorted rows. */
 gt_status gt_amg_strength(const gt_csr *a, double theta, gt_csr *s);
-/* MIS-2 aggregation of the graph of s (n rows): agg[i] in [0, *nagg), the
-   aggregates numbered by their roots in row order. *rounds (may be NULL):
-   the MIS rounds it took. */
-gt_status gt_amg_aggregate(const gt_csr *s, int32_t *agg, int64_t *nagg, int *rounds);
+/* MIS-dist aggregation (dist 2 or 1) of the graph of s (n rows): agg[i] in
+   [0, *nagg), the aggregates numbered by their roots in row order. *rounds
+   (may be NULL): the MIS rounds it took. */
+gt_status gt_amg_aggregate(const gt_csr *s, int dist, int32_t *agg, int64_t *nagg, int *rounds);
 /* T: T[i][agg[i]] = 1/sqrt(|aggregate|). */
 gt_status gt_amg_tentative(int64_t n, const int32_t *agg, int64_t nagg, gt_csr *t);
 /* rho(D^-1 A) estimate (GT_AMG_POWER_ITERS steps). */

@@ -1,8 +1,8 @@
-/* AMG set-up, stage 2: aggregation by a parallel distance-2 maximal
- * independent set (Bell, Dalton & Olson 2012). Every row carries the tuple
- * (state, hash(i), i); each round takes the maximum tuple over the
+/* AMG set-up, stage 2: aggregation by a parallel distance-2 (or distance-1)
+ * maximal independent set (Bell, Dalton & Olson 2012). Every row carries the
+ * tuple (state, hash(i), i); each round takes the maximum tuple over the
  * distance-2 neighbourhood (two max-propagation sweeps over S plus the row
- * itself): an undecided row that is its own maximum becomes a root (IN), one
+ * itself; one for distance 1): an undecided row that is its own maximum becomes a root (IN), one
  * that sees a root becomes OUT. Rounds are synchronous (each reads only the
  * previous round's states), so the GPU, which runs a thread per row, finds
  * the same set. Then the roots are numbered in row order, every non-root
@@ -17,7 +17,7 @@
 #include "common/alloc.h"
 #include "sparse/amg.h"
 
-gt_status gt_amg_aggregate(const gt_csr *s, int32_t *agg, int64_t *nagg, int *rounds)
+gt_status gt_amg_aggregate(const gt_csr *s, int dist, int32_t *agg, int64_t *nagg, int *rounds)
 {
     int64_t n = s->nrows;
     size_t nn = (size_t)(n ? n : 1);
@@ -39,7 +39,8 @@ gt_status gt_amg_aggregate(const gt_csr *s, int32_t *agg, int64_t *nagg, int *ro
         for (int64_t i = 0; i < n; i++) {
             if (state[i] != GT_AMG_UNDECIDED) continue;
             uint64_t m = m1[i];
-            for (int64_t p = s->ptr[i]; p < s->ptr[i + 1]; p++) m = m1[s->col[p]] > m ? m1[s->col[p]] : m;
+            if (dist == 2)
+                for (int64_t p = s->ptr[i]; p < s->ptr[i + 1]; p++) m = m1[s->col[p]] > m ? m1[s->col[p]] : m;
             if (m == t[i]) state[i] = GT_AMG_IN;
             else if (gt_amg_tuple_state(m) == GT_AMG_IN) state[i] = GT_AMG_OUT;
             else und++;

@@ -134,6 +134,7 @@ int main(int argc, char **argv)
                                                                                                   : GT_AMG_SMOOTH_CHEBYSHEV;
         } else if (!strcmp(argv[i], "--theta") && i + 1 < argc) o.amg_theta = atof(argv[++i]);
         else if (!strcmp(argv[i], "--sweeps") && i + 1 < argc) o.amg_sweeps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--omega") && i + 1 < argc) o.amg_omega = atof(argv[++i]);
         else if (!strcmp(argv[i], "--coarse") && i + 1 < argc) o.amg_coarse_size = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--cpu")) cpu = 1;
         else src = argv[i];

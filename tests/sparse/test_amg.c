@@ -121,26 +121,28 @@ static void test_aggregates(void **st)
             for (int64_t p = 0; p < s.nnz; p++) assert_int_equal(st2.col[p], s.col[p]);
             for (int64_t i = 0; i < s.nrows; i++)
                 for (int64_t p = s.ptr[i]; p < s.ptr[i + 1]; p++) assert_int_not_equal(s.col[p], i);
-            int32_t *agg = malloc((size_t)s.nrows * 4);
-            int64_t nagg = 0;
-            int rounds = 0;
-            GT_ASSERT_OK(gt_amg_aggregate(&s, agg, &nagg, &rounds));
-            char what[96];
-            snprintf(what, sizeof what, "%s theta %g", m[k].name, thetas[t]);
-            check_aggregates(&s, agg, nagg, what);
-            /* roots are distance-2 independent: aggregates of a connected
-               strength graph hold more than one row on average */
-            if (s.nnz == 0) assert_int_equal(nagg, s.nrows); /* 27-point at 0.08: all weak, singletons */
-            else if (thetas[t] < 0.5 && nagg * 3 >= s.nrows)
-                fail_msg("%s: %lld aggregates of %lld rows", what, (long long)nagg, (long long)s.nrows);
-            assert_true(rounds >= 1 && rounds < 100);
-            /* deterministic: the same again */
-            int32_t *agg2 = malloc((size_t)s.nrows * 4);
-            int64_t nagg2 = 0;
-            GT_ASSERT_OK(gt_amg_aggregate(&s, agg2, &nagg2, NULL));
-            assert_int_equal(nagg2, nagg);
-            assert_memory_equal(agg, agg2, (size_t)s.nrows * 4);
-            free(agg), free(agg2);
+            for (int dist = 1; dist <= 2; dist++) {
+                int32_t *agg = malloc((size_t)s.nrows * 4);
+                int64_t nagg = 0;
+                int rounds = 0;
+                GT_ASSERT_OK(gt_amg_aggregate(&s, dist, agg, &nagg, &rounds));
+                char what[96];
+                snprintf(what, sizeof what, "%s theta %g MIS-%d", m[k].name, thetas[t], dist);
+                check_aggregates(&s, agg, nagg, what);
+                /* roots are distance-dist independent: aggregates of a
+                   connected strength graph hold more than one row on average */
+                if (s.nnz == 0) assert_int_equal(nagg, s.nrows); /* 27-point at 0.08: all weak, singletons */
+                else if (thetas[t] < 0.5 && nagg * (dist == 2 ? 3 : 2) >= s.nrows)
+                    fail_msg("%s: %lld aggregates of %lld rows", what, (long long)nagg, (long long)s.nrows);
+                assert_true(rounds >= 1 && rounds < 100);
+                /* deterministic: the same again */
+                int32_t *agg2 = malloc((size_t)s.nrows * 4);
+                int64_t nagg2 = 0;
+                GT_ASSERT_OK(gt_amg_aggregate(&s, dist, agg2, &nagg2, NULL));
+                assert_int_equal(nagg2, nagg);
+                assert_memory_equal(agg, agg2, (size_t)s.nrows * 4);
+                free(agg), free(agg2);
+            }
             gt_csr_free(&s), gt_csr_free(&st2);
         }
     for (int k = 0; k < nm; k++) gt_csr_free(&m[k].a);
@@ -159,7 +161,7 @@ static void test_prolongator(void **st)
         GT_ASSERT_OK(gt_amg_strength(a, 0.08, &s));
         int32_t *agg = malloc((size_t)n * 4);
         int64_t nagg;
-        GT_ASSERT_OK(gt_amg_aggregate(&s, agg, &nagg, NULL));
+        GT_ASSERT_OK(gt_amg_aggregate(&s, 2, agg, &nagg, NULL));
         GT_ASSERT_OK(gt_amg_tentative(n, agg, nagg, &t));
         GT_ASSERT_OK(gt_csr_transpose(&t, &tt));
         GT_ASSERT_OK(gt_amg_spgemm(&tt, &t, &tt_t));
@@ -281,7 +283,7 @@ static void test_vcycle_reduces_error(void **st)
     GT_ASSERT_OK(gt_laplacian(5, 64, 64, 1, &a2));
     GT_ASSERT_OK(gt_laplacian(7, 24, 24, 24, &a3));
     const gt_amg_smoother sm[3] = {GT_AMG_SMOOTH_CHEBYSHEV, GT_AMG_SMOOTH_L1JACOBI, GT_AMG_SMOOTH_MCGS};
-    const double limit[3] = {0.55, 0.85, 0.72};
+    const double limit[3] = {0.45, 0.8, 0.65};
     for (int k = 0; k < 3; k++)
         for (int d = 0; d < 2; d++) {
             gt_precond_opts o;
@@ -292,8 +294,8 @@ static void test_vcycle_reduces_error(void **st)
             double f = cycle_factor(d ? &a3 : &a2, &o, 12, &h);
             print_message("smoother %d, %s: %d levels, factor %.3f per V-cycle\n", k, d ? "3-D" : "2-D", h.nlevels, f);
             assert_true(h.nlevels >= 3);
-            /* measured (12 cycles): Chebyshev 0.51/0.31, l1-Jacobi 0.75/0.70,
-               Gauss-Seidel 0.66/0.50 (2-D/3-D); the large MIS-2 aggregates
+            /* measured (12 cycles): Chebyshev 0.37/0.30, l1-Jacobi 0.73/0.69,
+               Gauss-Seidel 0.57/0.49 (2-D/3-D); the large MIS-2 aggregates
                keep these above pyamg's; PCG below is the use that counts */
             assert_true(f < limit[k]);
             gt_amg_free(&h);
@@ -383,7 +385,7 @@ static void test_pcg_40cubed(void **st)
     double err = 0;
     for (int64_t i = 0; i < n; i++) err = fmax(err, fabs(x[i] - 1));
     print_message("AMG-PCG 40^3: %d iterations, max error %.2e\n", it, err);
-    assert_true(it <= 12); /* the brief's bound is 20; 10 measured */
+    assert_true(it <= 12); /* the brief's bound is 20; 9 measured */
     assert_true(err < 1e-6);
     pc.destroy(pc.ctx);
     /* the unstructured graph converges too */
