@@ -31,6 +31,7 @@ void hier_free(amg_dhier *h)
             gt_cu_free(L->x), gt_cu_free(L->b), gt_cu_free(L->t), gt_cu_free(L->sr), gt_cu_free(L->sd);
         }
     delete[] h->lev;
+    if (h->graph) cudaGraphExecDestroy(h->graph);
     gt_cu_free(h->cinv), gt_cu_free(h->scratch_i64);
     if (h->st) cudaStreamDestroy(h->st);
     delete h;
@@ -150,9 +151,40 @@ gt_status setup(amg_dhier *h, const gt_spd *d, const gt_csr *host)
     return GT_OK;
 }
 
+// The V-cycle is some 10-15 small kernels a level; replaying it as a CUDA
+// graph saves their launch overhead. Captured on first use for (r, z,
+// stream), replayed while they stay the same; launched directly on the
+// legacy default stream, inside a capture the caller runs, or when capture
+// fails (the error is cleared and direct launches are used from then on).
 gt_status amg_apply(void *ctx, const double *r, double *z, void *stream)
 {
-    return amg_cu_vcycle((const amg_dhier *)ctx, r, z, (cudaStream_t)stream);
+    amg_dhier *h = (amg_dhier *)ctx;
+    cudaStream_t st = (cudaStream_t)stream;
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (h->graph_off || !st || cudaStreamIsCapturing(st, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) {
+        cudaGetLastError();
+        return amg_cu_vcycle(h, r, z, st);
+    }
+    if (!h->graph || h->graph_r != r || h->graph_z != z || h->graph_st != st) {
+        if (h->graph) cudaGraphExecDestroy(h->graph), h->graph = nullptr;
+        cudaGraph_t g = nullptr;
+        cudaError_t e = cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal);
+        if (e == cudaSuccess) {
+            gt_status s = amg_cu_vcycle(h, r, z, st);
+            e = cudaStreamEndCapture(st, &g);
+            if (s != GT_OK && e == cudaSuccess) e = cudaErrorUnknown;
+        }
+        if (e == cudaSuccess) e = cudaGraphInstantiate(&h->graph, g, 0);
+        if (g) cudaGraphDestroy(g);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            h->graph = nullptr, h->graph_off = true;
+            return amg_cu_vcycle(h, r, z, st);
+        }
+        h->graph_r = r, h->graph_z = z, h->graph_st = st;
+    }
+    GT_CU(cudaGraphLaunch(h->graph, st));
+    return GT_OK;
 }
 
 void amg_destroy(void *ctx)

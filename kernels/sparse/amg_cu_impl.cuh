@@ -43,6 +43,13 @@ struct amg_dhier {
     double setup_ms = 0;
     cudaStream_t st = nullptr;
     int64_t *scratch_i64 = nullptr; // one int64 / flags for host read-backs
+    // the V-cycle captured as a CUDA graph for the last (r, z, stream) it was
+    // applied to (a solver applies to the same vectors every iteration)
+    cudaGraphExec_t graph = nullptr;
+    const double *graph_r = nullptr;
+    double *graph_z = nullptr;
+    cudaStream_t graph_st = nullptr;
+    bool graph_off = false; // capture failed once: launch directly
 };
 
 void amg_dcsr_free(amg_dcsr *a);
