@@ -137,8 +137,9 @@ gt_status setup(amg_dhier *h, const gt_spd *d, const gt_csr *host)
         for (int k = 0; k < 5; k++) GT_TRY(gt_cu_malloc((void **)v[k], n * 8, "amg work vectors"));
         if (l < h->nlevels - 1 && h->opts.amg_smoother != GT_AMG_SMOOTH_CHEBYSHEV) {
             gt_csr ha{};
-            if (h->opts.amg_smoother == GT_AMG_SMOOTH_MCGS && l > 0) GT_TRY(dcsr_download(&L->a, &ha));
-            gt_status s = amg_cu_smoother_setup(L, l > 0 ? &ha : host, h->opts.amg_smoother, st);
+            bool own = h->opts.amg_smoother == GT_AMG_SMOOTH_MCGS && (l > 0 || !host);
+            if (own) GT_TRY(dcsr_download(&L->a, &ha));
+            gt_status s = amg_cu_smoother_setup(L, own ? &ha : host, h->opts.amg_smoother, st);
             gt_csr_free(&ha);
             GT_TRY(s);
         }

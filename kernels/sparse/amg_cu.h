@@ -16,7 +16,8 @@ extern "C" {
 #endif
 
 /* The AMG preconditioner on the GPU from d (prec 8, CSR; host is the same
-   matrix on the host, unused by the set-up but for messages). p->on_gpu;
+   matrix on the host or NULL, read only by the multicolour Gauss-Seidel
+   smoother, whose colouring is the CPU's gt_sp_colour). p->on_gpu;
    p->apply(ctx, r, z, stream) queues one V-cycle from z = 0 on stream
    (device vectors). p->summary (verbose) has the level table and the set-up
    time of each stage (each stage synchronised for its time). */
