@@ -3,8 +3,9 @@
  * T^T T = I; P times the aggregate sizes is the smoothed constant; A_c is
  * symmetric and equals a dense P^T A P; the V-cycle is a symmetric operator
  * that cuts the error of 2-D/3-D Laplacians by a bounded factor per cycle; AMG-PCG
- * converges in at most 20 iterations on the 40^3 Laplacian; the coarse LU
- * path and bad input. */
+ * converges in at most 20 iterations on the 40^3 Laplacian (and on an
+ * unstructured tetrahedral mesh, the 27-point stencil and a random graph);
+ * the coarse LU path and bad input. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include "sparse/laplace.h"
 #include "sparse/sparse.h"
 #include "sparse_testutil.h"
+#include "amg_testmesh.h"
 
 /* An unstructured SPD matrix: a random symmetric graph whose edges have
    weights in [0.1, 1] and sometimes a small positive sign (so that theta
@@ -100,6 +102,8 @@ static int make_matrices(named *m)
     GT_ASSERT_OK(gt_laplacian(27, 9, 9, 9, &m[k++].a));
     m[k].name = "graph 3000";
     sp_graph_spd(&r, 3000, 12, &m[k++].a);
+    m[k].name = "tet mesh 12";
+    GT_ASSERT_OK(gt_test_tet_laplacian(12, &m[k++].a));
     return k;
 }
 
@@ -398,6 +402,17 @@ static void test_pcg_40cubed(void **st)
     print_message("AMG-PCG graph 20000: %d iterations\n", it);
     assert_true(it <= 30);
     pc.destroy(pc.ctx);
+    /* the unstructured tetrahedral mesh (positive off-diagonals) */
+    gt_csr tet;
+    GT_ASSERT_OK(gt_test_tet_laplacian(30, &tet));
+    GT_ASSERT_OK(gt_amg_precond_cpu(&tet, &o, &pc));
+    gt_csr_spmv(&tet, one, b);
+    it = pcg(&tet, &pc, b, x, 1e-8, 200);
+    print_message("AMG-PCG tet mesh 30 (%lld rows): %d levels, complexity %.2f, %d iterations\n", (long long)tet.nrows,
+                  pc.levels, pc.complexity, it);
+    assert_true(it <= 18); /* 14 measured */
+    pc.destroy(pc.ctx);
+    gt_csr_free(&tet);
     /* 27-point: theta 0.08 is above every coupling (1/26); the level falls
        back to theta 0 and still coarsens */
     gt_csr a27;

@@ -17,6 +17,7 @@
 #include "sparse/amg.h"
 #include "sparse/laplace.h"
 #include "sparse/sparse.h"
+#include "amg_testmesh.h"
 
 /* unstructured SPD: as in test_amg.c */
 static void graph_spd(gt_rng *r, int64_t n, int deg, gt_csr *out)
@@ -98,17 +99,19 @@ static void compare(const gt_csr *a, const char *name, gt_amg_smoother sm, int64
 static void test_hierarchy_and_cycle(void **st)
 {
     (void)st;
-    gt_csr m[5];
-    const char *names[5] = {"laplace2d 64^2", "laplace3d 24^3", "laplace3d-27pt 16^3", "graph 20000", "laplace3d 64^3"};
+    gt_csr m[6];
+    const char *names[6] = {"laplace2d 64^2", "laplace3d 24^3", "laplace3d-27pt 16^3", "graph 20000", "tet mesh 24",
+                            "laplace3d 64^3"};
     GT_ASSERT_OK(gt_laplacian(5, 64, 64, 1, &m[0]));
     GT_ASSERT_OK(gt_laplacian(7, 24, 24, 24, &m[1]));
     GT_ASSERT_OK(gt_laplacian(27, 16, 16, 16, &m[2]));
     gt_rng r = {9};
     graph_spd(&r, 20000, 14, &m[3]);
-    GT_ASSERT_OK(gt_laplacian(7, 64, 64, 64, &m[4]));
-    for (int k = 0; k < 5; k++) {
-        compare(&m[k], names[k], GT_AMG_SMOOTH_CHEBYSHEV, k == 4 ? 2000 : 50);
-        if (k < 4) {
+    GT_ASSERT_OK(gt_test_tet_laplacian(24, &m[4]));
+    GT_ASSERT_OK(gt_laplacian(7, 64, 64, 64, &m[5]));
+    for (int k = 0; k < 6; k++) {
+        compare(&m[k], names[k], GT_AMG_SMOOTH_CHEBYSHEV, k == 5 ? 2000 : 50);
+        if (k < 5) {
             compare(&m[k], names[k], GT_AMG_SMOOTH_L1JACOBI, 50);
             compare(&m[k], names[k], GT_AMG_SMOOTH_MCGS, 50);
         }
