@@ -1,6 +1,7 @@
 // AMG on the GPU, the coarsest level: A made dense and inverted once at
-// set-up by Gauss-Jordan elimination with partial pivoting in one thread
-// block (our own kernel: cuSOLVER would be dlopened, ~0.2 s of start-up),
+// set-up by Gauss-Jordan elimination with partial pivoting, in one thread
+// block up to 384 rows, above that a launch pair per column over the whole
+// GPU (our own kernels: cuSOLVER would be dlopened, ~0.2 s of start-up),
 // so that the solve inside every V-cycle is one dense matrix-vector product
 // (a warp per row) instead of 2n dependent steps of triangular solves. The
 // CPU reference factors instead (Cholesky, LU when not SPD); both solve the
@@ -12,6 +13,7 @@
 namespace {
 
 constexpr int GJ = 1024;
+constexpr int64_t GJ_ONE_BLOCK = 384; // above: a launch pair per column over the whole GPU
 
 __global__ void k_densify(int64_t n, const int64_t *__restrict__ ptr, const int32_t *__restrict__ col,
                           const double *__restrict__ val, double *__restrict__ m, double *__restrict__ inv)
@@ -77,6 +79,63 @@ __global__ void __launch_bounds__(GJ) k_gauss_jordan(int64_t n, double *m, doubl
     }
 }
 
+// Larger n: one step of the same elimination as two launches over the
+// whole GPU (pivot, swap and scale in one block; the update in a 2-D grid),
+// since one block would do all ~1.5 n^3 updates on a single SM.
+__global__ void __launch_bounds__(GJ) k_gj_pivot(int64_t n, int64_t k, double *m, double *inv, double *f, int *singular)
+{
+    __shared__ double bv[GJ];
+    __shared__ int64_t bi[GJ];
+    __shared__ double piv;
+    if (*singular) return;
+    double best = -1;
+    int64_t bidx = k;
+    for (int64_t i = k + threadIdx.x; i < n; i += GJ) {
+        double v = fabs(m[i * n + k]);
+        if (v > best) best = v, bidx = i;
+    }
+    bv[threadIdx.x] = best, bi[threadIdx.x] = bidx;
+    __syncthreads();
+    for (int s = GJ / 2; s > 0; s /= 2) {
+        if (threadIdx.x < s) {
+            double o = bv[threadIdx.x + s];
+            int64_t oi = bi[threadIdx.x + s];
+            if (o > bv[threadIdx.x] || (o == bv[threadIdx.x] && oi < bi[threadIdx.x])) bv[threadIdx.x] = o, bi[threadIdx.x] = oi;
+        }
+        __syncthreads();
+    }
+    int64_t p = bi[0];
+    if (!(bv[0] > 0)) {
+        if (threadIdx.x == 0) *singular = 1;
+        return;
+    }
+    if (p != k)
+        for (int64_t j = threadIdx.x; j < n; j += GJ) {
+            double t = m[k * n + j];
+            m[k * n + j] = m[p * n + j], m[p * n + j] = t;
+            t = inv[k * n + j];
+            inv[k * n + j] = inv[p * n + j], inv[p * n + j] = t;
+        }
+    __syncthreads();
+    if (threadIdx.x == 0) piv = 1.0 / m[k * n + k];
+    __syncthreads();
+    for (int64_t j = threadIdx.x; j < n; j += GJ) m[k * n + j] *= piv, inv[k * n + j] *= piv;
+    for (int64_t i = threadIdx.x; i < n; i += GJ) f[i] = i == k ? 0 : m[i * n + k];
+}
+
+__global__ void k_gj_update(int64_t n, int64_t k, double *m, double *inv, const double *f, const int *singular)
+{
+    if (*singular) return;
+    int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n) return;
+    for (int64_t i = blockIdx.y; i < n; i += gridDim.y) {
+        double fi = f[i];
+        if (fi == 0) continue;
+        if (j >= k) m[i * n + j] -= fi * m[k * n + j];
+        inv[i * n + j] -= fi * inv[k * n + j];
+    }
+}
+
 __global__ void k_dense_mv(int64_t n, const double *__restrict__ a, const double *__restrict__ x, double *__restrict__ y)
 {
     int lane = threadIdx.x & 31;
@@ -108,7 +167,15 @@ gt_status amg_cu_coarse_inverse(const amg_dcsr *a, double **inv, cudaStream_t st
     if (s == GT_OK) {
         cudaMemsetAsync(sing, 0, 4, st);
         k_densify<<<(unsigned)(n < 4096 ? n : 4096), 128, 0, st>>>(n, a->ptr, a->col, a->val, m, *inv);
-        k_gauss_jordan<<<1, GJ, 0, st>>>(n, m, *inv, f, sing);
+        if (n <= GJ_ONE_BLOCK)
+            k_gauss_jordan<<<1, GJ, 0, st>>>(n, m, *inv, f, sing);
+        else {
+            dim3 grid((unsigned)((n + 127) / 128), (unsigned)(n < 1024 ? n : 1024));
+            for (int64_t k = 0; k < n; k++) {
+                k_gj_pivot<<<1, GJ, 0, st>>>(n, k, m, *inv, f, sing);
+                k_gj_update<<<grid, 128, 0, st>>>(n, k, m, *inv, f, sing);
+            }
+        }
         cudaError_t e = cudaGetLastError();
         if (e == cudaSuccess) e = cudaMemcpyAsync(&hs, sing, 4, cudaMemcpyDeviceToHost, st);
         if (e == cudaSuccess) e = cudaStreamSynchronize(st);

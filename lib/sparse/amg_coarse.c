@@ -9,16 +9,24 @@
 #include "common/alloc.h"
 #include "sparse/amg.h"
 
+/* Row-oriented (Cholesky-Crout): L[i][j] = (A[i][j] - L[i][:j].L[j][:j]) / L[j][j],
+   the inner products over contiguous row prefixes. */
 static bool cholesky(int64_t n, double *l)
 {
-    for (int64_t k = 0; k < n; k++) {
-        double d = l[k * n + k];
-        if (!(d > 0) || !isfinite(d)) return false;
-        d = sqrt(d);
-        l[k * n + k] = d;
-        for (int64_t i = k + 1; i < n; i++) l[i * n + k] /= d;
-        for (int64_t i = k + 1; i < n; i++)
-            for (int64_t j = k + 1; j <= i; j++) l[i * n + j] -= l[i * n + k] * l[j * n + k];
+    for (int64_t i = 0; i < n; i++) {
+        double *li = l + i * n;
+        for (int64_t j = 0; j <= i; j++) {
+            const double *lj = l + j * n;
+            double s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* four chains: not latency-bound */
+            int64_t p = 0;
+            for (; p + 4 <= j; p += 4)
+                s0 += li[p] * lj[p], s1 += li[p + 1] * lj[p + 1], s2 += li[p + 2] * lj[p + 2], s3 += li[p + 3] * lj[p + 3];
+            for (; p < j; p++) s0 += li[p] * lj[p];
+            double s = li[j] - ((s0 + s1) + (s2 + s3));
+            if (j < i) li[j] = s / lj[j];
+            else if (!(s > 0) || !isfinite(s)) return false;
+            else li[i] = sqrt(s);
+        }
     }
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = i + 1; j < n; j++) l[i * n + j] = 0;
