@@ -4,10 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sparse/solve_track.h"
 #include "sparse/sparse.h"
 
 static const char *const method_names[GT_SOLVE_NMETHODS] = {
-    "cg", "pcg", "bicgstab", "jacobi", "gauss-seidel", "richardson"};
+    "cg", "pcg", "bicgstab", "jacobi", "gauss-seidel", "richardson", "gmres", "amg"};
 const char *gt_solve_method_name(gt_solve_method m)
 {
     return (m >= 0 && m < GT_SOLVE_NMETHODS) ? method_names[m] : "?";
@@ -60,13 +61,10 @@ double gt_richardson_tau(const gt_csr *a)
 }
 
 /* Tracks the residual history: stagnation, NaN, callbacks. Returns true when
-   the loop should stop (res filled). */
-typedef struct {
-    double best;
-    int64_t best_it, window;
-} track;
+   the loop should stop (res filled). Shared with krylov_prec.c (solve_track.h). */
+typedef gt_solve_track track;
 
-static bool step_done(const gt_solve_opts *o, gt_solve_result *res, track *t, int64_t it, double rel)
+bool gt_solve_step_done(const gt_solve_opts *o, gt_solve_result *res, track *t, int64_t it, double rel)
 {
     res->iters = it;
     res->relres = rel;
@@ -96,6 +94,7 @@ static bool step_done(const gt_solve_opts *o, gt_solve_result *res, track *t, in
     return false;
 }
 
+#define step_done gt_solve_step_done
 #define REAL double
 #define SFX(name) name##_f64
 #define SPMV gt_csr_spmv

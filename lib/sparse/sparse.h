@@ -145,9 +145,11 @@ typedef enum {
     GT_SOLVE_JACOBI,
     GT_SOLVE_GS,
     GT_SOLVE_RICHARDSON,
+    GT_SOLVE_GMRES,     /* GMRES(m), right-preconditioned (lib/sparse/krylov_prec.h) */
+    GT_SOLVE_AMG,       /* preconditioned Richardson with the AMG V-cycle as M */
     GT_SOLVE_NMETHODS
 } gt_solve_method;
-const char *gt_solve_method_name(gt_solve_method m); /* "cg", "pcg", ..., "gauss-seidel" */
+const char *gt_solve_method_name(gt_solve_method m); /* "cg", "pcg", ..., "gauss-seidel", "gmres", "amg" */
 
 typedef enum {
     GT_SOLVE_CONVERGED = 0,
