@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sparse/krylov_prec.h"
 #include "sparse/solve_track.h"
 #include "sparse/sparse.h"
 
@@ -114,9 +115,23 @@ bool gt_solve_step_done(const gt_solve_opts *o, gt_solve_result *res, track *t, 
 double gt_vec_norm2(const double *v, int64_t n) { return norm2_f64(v, n); }
 void gt_gs_sweep(const gt_csr *a, const double *b, double *x, double omega) { gs_sweep_f64(a, b, x, omega); }
 
+/* GMRES and -m amg live in krylov_prec.c: GMRES without a preconditioner,
+   amg with the AMG one (its default set-up). */
+static gt_status solve_prec_default(const gt_csr *a, const double *b, double *x, const gt_solve_opts *o,
+                                    gt_solve_result *res)
+{
+    memset(res, 0, sizeof *res);
+    gt_precond p;
+    GT_TRY(gt_precond_create_cpu(a, o->method == GT_SOLVE_AMG ? GT_PRECOND_AMG : GT_PRECOND_NONE, NULL, &p));
+    gt_status s = gt_solve_prec_cpu(a, &p, b, x, o, 0, res);
+    gt_precond_destroy(&p);
+    return s;
+}
+
 gt_status gt_solve_cpu(const gt_csr *a, const double *b, double *x, const gt_solve_opts *o,
                        gt_solve_result *res)
 {
+    if (o->method == GT_SOLVE_GMRES || o->method == GT_SOLVE_AMG) return solve_prec_default(a, b, x, o, res);
     return solve_cpu_f64(a, b, x, o, res);
 }
 
@@ -125,6 +140,8 @@ gt_status gt_solve_cpu_prec(const gt_csr *a, int prec, const double *b, double *
 {
     if (prec != 4) return gt_solve_cpu(a, b, x, o, res);
     memset(res, 0, sizeof *res);
+    if (o->method == GT_SOLVE_GMRES || o->method == GT_SOLVE_AMG)
+        return gt_fail(GT_ERR_USAGE, "%s runs in double precision only", gt_solve_method_name(o->method));
     GT_TRY(gt_solve_check(a, a->nrows, o->method));
     int64_t n = a->nrows;
     float *bf = malloc((size_t)n * sizeof *bf), *xf = malloc((size_t)n * sizeof *xf);

@@ -192,6 +192,12 @@ gt_status gt_solve_gpu(const gt_csr *a, gt_sp_format f, int prec, const double *
 {
     memset(res, 0, sizeof *res);
     GT_TRY(gt_solve_check(a, a->nrows, o->method));
+    if (o->method == GT_SOLVE_GMRES || o->method == GT_SOLVE_AMG) { /* krylov_prec.cu's methods */
+        if (prec != 8)
+            return gt_fail(GT_ERR_USAGE, "%s runs in double precision only", gt_solve_method_name(o->method));
+        return gt_solve_gpu_prec(a, f, o->method == GT_SOLVE_AMG ? GT_PRECOND_AMG : GT_PRECOND_NONE, NULL, b, x,
+                                 o, 0, res, NULL, solve_ms);
+    }
 #if GT_HAVE_CUDA
     if (o->method == GT_SOLVE_GS) f = GT_SP_CSR;
     if (f != GT_SP_DIA && f != GT_SP_ELL) f = GT_SP_CSR;
