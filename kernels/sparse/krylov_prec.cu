@@ -35,7 +35,7 @@ enum { RUN = 0, CONV, NOTSPD, NOTSPD_M, FNAN, BRK_RHO, BRK_OMEGA, BRK_RV, MAXIT 
 enum { OP_PCG_INIT, OP_PCG_ALPHA, OP_RES, OP_PCG_BETA, OP_BI_RHO, OP_BI_ALPHA, OP_BI_S, OP_BI_OMEGA };
 
 struct PSc {
-    double bb, tol2;
+    double bb, tol; // ||b||^2 (1 when b = 0), the relative tolerance
     double rz, alpha, beta, rho, omega, val;
     long long iter, maxiter;
     int flag, half;
@@ -81,10 +81,10 @@ __global__ void k_dots(const PSc *sc, int64_t n, const double *a, const double *
 __device__ void record(PSc *sc, double rr)
 {
     long long k = ++sc->iter;
-    double rel = sqrt(rr / sc->bb);
+    double rel = sqrt(rr / sc->bb); // the host's stopping rules see this same value
     sc->hist[(k - 1) % CH] = rel;
     if (!isfinite(rr)) sc->flag = FNAN;
-    else if (rr <= sc->tol2 * sc->bb) sc->flag = CONV;
+    else if (rel <= sc->tol) sc->flag = CONV;
     else if (k >= sc->maxiter) sc->flag = MAXIT;
 }
 
@@ -123,7 +123,7 @@ __global__ void k_fin(PSc *sc, const double *part, unsigned g)
         else sc->alpha = sc->rho / a;
         break;
     case OP_BI_S:
-        if (sqrt(a / sc->bb) <= sqrt(sc->tol2)) {
+        if (sqrt(a / sc->bb) <= sc->tol) {
             long long k = ++sc->iter;
             sc->hist[(k - 1) % CH] = sqrt(a / sc->bb);
             sc->flag = CONV, sc->half = 1;
@@ -384,7 +384,7 @@ gt_status scalar_methods(Dev &D, Vecs &V, const gt_solve_opts *o, double bn, gt_
     unsigned g = D.g;
     PSc h;
     memset(&h, 0, sizeof h);
-    h.bb = bn * bn, h.tol2 = o->tol * o->tol, h.maxiter = o->maxiter;
+    h.bb = bn * bn, h.tol = o->tol, h.maxiter = o->maxiter;
     h.rho = h.alpha = h.omega = 1;
     GT_CU(cudaMemcpyAsync(D.sc, &h, sizeof h, cudaMemcpyHostToDevice, D.st));
     bool ok = true;
@@ -428,6 +428,13 @@ gt_status scalar_methods(Dev &D, Vecs &V, const gt_solve_opts *o, double bn, gt_
     long long it = h.iter + 1;
     res->iters = it;
     switch (h.flag) {
+    case CONV: /* the host's rules agree (same values); kept for safety */
+        res->outcome = GT_SOLVE_CONVERGED, res->iters = h.iter;
+        break;
+    case MAXIT:
+        res->outcome = GT_SOLVE_MAXITER, res->iters = h.iter;
+        snprintf(res->msg, sizeof res->msg, "not converged after %lld iterations", h.iter);
+        break;
     case NOTSPD:
         res->outcome = GT_SOLVE_NOT_SPD;
         snprintf(res->msg, sizeof res->msg,
@@ -601,7 +608,8 @@ extern "C" gt_status gt_cu_solve_prec(const gt_spd *d, gt_spmv_kernel kern, cons
     Dev D;
     D.d = d, D.kern = kern, D.m = m, D.st = nullptr, D.n = d->nrows, D.sc = nullptr;
     D.g = gt_grid((size_t)D.n, B, GMAX);
-    GT_CU(cudaStreamCreateWithFlags(&D.st, cudaStreamNonBlocking));
+    // a blocking stream: work a preconditioner queues on the legacy default stream stays ordered
+    GT_CU(cudaStreamCreate(&D.st));
     int64_t n = D.n;
     int mr = restart > 0 ? restart : GT_GMRES_RESTART;
     if (mr > n) mr = (int)n;
