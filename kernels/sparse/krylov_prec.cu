@@ -487,7 +487,7 @@ void back_solve(const double *h, int ld, int k, const double *g, double *y)
         double s = g[i];
         for (int j = i + 1; j < k; j++) s -= h[(size_t)j * ld + i] * y[j];
         double d = h[(size_t)i * ld + i];
-        y[i] = fabs(d) > 1e-14 * hmax ? s / d : 0.0;
+        y[i] = fabs(d) > 1e-12 * hmax ? s / d : 0.0;
     }
 }
 
@@ -580,8 +580,16 @@ gt_status gmres(Dev &D, Vecs &X, double *Vb, double *w, const gt_solve_opts *o, 
         }
         GT_TRY(D.resid(X.b, X.x, X.r, X.q, &rr));
         beta = sqrt(rr);
+        if (k > 0 && ok && !(beta <= prev)) { // worse than the cycle's start: undo (as the CPU)
+            k_axpy<<<g, B, 0, D.st>>>(nullptr, n, -1.0, X.x, X.z);
+            GT_CU_LAUNCH("gmres undo");
+            GT_TRY(D.resid(X.b, X.x, X.r, X.q, &rr));
+            beta = sqrt(rr);
+        }
         if (stop && res->outcome != GT_SOLVE_CONVERGED) break;
-        if (happy && beta / bn > o->tol) {
+        /* an invariant Krylov space whose least-squares residual is above tol:
+           b has a part outside the range of A M^-1 */
+        if (happy && k > 0 && fabs(gv[k]) / bn > o->tol && beta / bn > o->tol) {
             res->outcome = GT_SOLVE_BREAKDOWN, res->iters = it;
             snprintf(res->msg, sizeof res->msg,
                      "GMRES breakdown at iteration %lld: the Krylov space is invariant but the residual is %.3g, "

@@ -179,7 +179,8 @@ static void givens(double *h, int ld, int j, double *cs, double *sn, double *g)
 }
 
 /* y = R^-1 g for the k x k upper triangle of h; a (numerically) zero
-   diagonal gets y = 0 there, the least-squares choice of a singular R. */
+   diagonal (below 1e-12 of the largest) gets y = 0 there, the least-squares
+   choice of a singular R. */
 static void back_solve(const double *h, int ld, int k, const double *g, double *y)
 {
     double hmax = 0;
@@ -188,7 +189,7 @@ static void back_solve(const double *h, int ld, int k, const double *g, double *
         double s = g[i];
         for (int j = i + 1; j < k; j++) s -= h[(size_t)j * ld + i] * y[j];
         double d = h[(size_t)i * ld + i];
-        y[i] = fabs(d) > 1e-14 * hmax ? s / d : 0.0;
+        y[i] = fabs(d) > 1e-12 * hmax ? s / d : 0.0;
     }
 }
 
@@ -272,8 +273,17 @@ static void gmres(const gt_csr *a, const gt_precond *m, const double *b, double 
             for (int64_t q = 0; q < n; q++) x[q] += z[q];
         }
         beta = resid(a, b, x, r);
+        if (k > 0 && !(beta <= prev)) {
+            /* the least-squares update made the true residual worse: a nearly
+               singular Hessenberg matrix amplified rounding (a singular A). Keep
+               the x of the cycle's start; the next pass reports stagnation. */
+            for (int64_t q = 0; q < n; q++) x[q] -= z[q];
+            beta = resid(a, b, x, r);
+        }
         if (stop && res->outcome != GT_SOLVE_CONVERGED) break; /* limit, stagnation, failure */
-        if (happy && beta / bn > o->tol) {
+        /* an invariant Krylov space whose least-squares residual is above tol:
+           b has a part outside the range of A M^-1 */
+        if (happy && k > 0 && fabs(g[k]) / bn > o->tol && beta / bn > o->tol) {
             set_stop(res, GT_SOLVE_BREAKDOWN, it,
                      "GMRES breakdown at iteration %lld: the Krylov space is invariant but the residual is "
                      "%.3g, above tol: A is singular and b is not in its range (an inconsistent system)",

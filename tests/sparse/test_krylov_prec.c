@@ -242,6 +242,13 @@ static void test_singular(void **st)
                          r.true_relres, r.msg);
             assert_true(r.true_relres > 1e-8);
         }
+    /* full GMRES (restart >= n) on it: a nearly singular Hessenberg matrix,
+       yet the true residual never ends above the start (x = 0: 1) */
+    memset(x, 0, (size_t)n * 8);
+    o.method = GT_SOLVE_GMRES;
+    GT_ASSERT_OK(gt_solve_prec_cpu(&a, &p, b, x, &o, 100, &r));
+    assert_true(r.outcome != GT_SOLVE_CONVERGED && r.msg[0]);
+    if (!(r.true_relres <= 1.0)) fail_msg("full GMRES on a singular system: true residual %g > 1", r.true_relres);
     gt_precond_destroy(&p);
     free(b), free(x), free(v), gt_csr_free(&a);
 }
