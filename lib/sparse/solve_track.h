@@ -10,6 +10,10 @@
 
 #include "sparse/sparse.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct gt_solve_track {
     double best;
     int64_t best_it, window;
@@ -19,4 +23,7 @@ typedef struct gt_solve_track {
  * loop should stop (res->outcome and res->msg set). */
 bool gt_solve_step_done(const gt_solve_opts *o, gt_solve_result *res, gt_solve_track *t, int64_t it, double rel);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
