@@ -48,7 +48,10 @@ extern "C" gt_status gt_cu_precond_create(const gt_spd *d, const gt_csr *host, g
         break;
     }
     case GT_PRECOND_JACOBI: s = gt_cu_precond_jacobi(host, p); break;
-    /* the lead's merge adds ic0/ilu0 (gt_cu_ilu0_create) and amg (gt_cu_amg_create) here */
+    /* at the merge of sp-ilu and sp-amg (kernels/sparse/ilu0_cu.h, amg_cu.h):
+    case GT_PRECOND_IC0: case GT_PRECOND_ILU0: s = gt_cu_ilu0_create(d, host, k == GT_PRECOND_IC0, p); break;
+    case GT_PRECOND_AMG: s = gt_cu_amg_create(d, host, o, p); break;
+    */
     default: s = gt_precond_unavailable(k, "on the GPU "); break;
     }
     if (s == GT_OK) s = gt_cu_sync();
