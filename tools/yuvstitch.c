@@ -269,9 +269,7 @@ static gt_status calibrate(opts_t *o)
     c->gpu = j->gpu;
     c->report = o->common.verbosity >= 0 ? stderr : NULL;
     c->timings = j->timings;
-    st = gt_stitch_calibrate(c);
-    gt_device_shutdown();
-    return st;
+    return gt_stitch_calibrate(c);
 }
 
 int main(int argc, char **argv)
@@ -284,5 +282,5 @@ int main(int argc, char **argv)
     if (st) return gt_report(st);
     if (exit_ok) return 0;
     st = o.calibrate ? calibrate(&o) : gt_stitch_stream(&o.job, NULL);
-    return st ? gt_report(st) : 0;
+    return gt_program_exit(st ? gt_report(st) : 0);
 }

@@ -33,42 +33,9 @@
 #include "kernels/common/cu_prim.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/gs/gs_cuda.h"
+#include "kernels/gs/gs_stages.cuh"
 #include "gs/gs_cull.h"
 #include "gs/gs_math.h"
-
-#define TILE GS_TILE
-#define BLOCK (TILE * TILE)
-
-struct gt_gs_cu {
-    size_t n;
-    int sh_k;
-    int antialias;
-    int exact;        // ellipse/tile binning (else the reference's bounding square)
-    void *stream;
-    gt_arena arena;
-    // scene
-    float4 *pos_op;   // x y z opacity
-    float *cov3;      // n*6: xx xy xz yy yz zz
-    float *sh;        // n*sh_k*3
-    // per Gaussian, per frame
-    float2 *xy;
-    float4 *conic_o;  // a b c opacity
-    float4 *rgbd;     // r g b depth
-    ushort4 *rect;    // tile rect x0 y0 x1 y1 (exclusive)
-    float4 *cull;     // 2-D covariance a b c and 2 ln(255 o) (+margin)
-    uint32_t *touched;
-    uint32_t *offsets;
-    // per pair
-    size_t pair_cap;
-    uint64_t *keys_in, *keys_out;
-    uint32_t *vals_in, *vals_out;
-    size_t last_pairs;
-    // per image
-    size_t tile_cap, pix_cap;
-    uint2 *ranges;
-    float *d_rgb, *d_alpha, *d_depth;
-    uchar4 *d_rgba8;
-};
 
 static gt_status dev_alloc(void **p, size_t bytes, const char *what)
 {
@@ -95,12 +62,6 @@ __global__ void k_pack_pos(size_t n, const float *__restrict__ pos, const float 
          i += (size_t)gridDim.x * blockDim.x)
         out[i] = make_float4(pos[3 * i], pos[3 * i + 1], pos[3 * i + 2], op[i]);
 }
-
-struct Cam {
-    float R[9], t[3], campos[3];
-    float fx, fy, tanx, tany, cxp, cyp;
-    int W, H, gx, gy;
-};
 
 __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg, int antialias, int exact,
                                                     Cam cam,
@@ -232,7 +193,8 @@ __global__ void __launch_bounds__(BLOCK) k_blend(int W, int H, int gx, const uin
                                                  float bg1, float bg2, float *__restrict__ out_rgb,
                                                  float *__restrict__ out_alpha,
                                                  float *__restrict__ out_depth,
-                                                 uchar4 *__restrict__ out8)
+                                                 uchar4 *__restrict__ out8, float *__restrict__ out_planar,
+                                                 float *__restrict__ out_T, uint32_t *__restrict__ out_last)
 {
     __shared__ float2 s_xy[BLOCK];
     __shared__ float4 s_co[BLOCK];
@@ -244,6 +206,7 @@ __global__ void __launch_bounds__(BLOCK) k_blend(int W, int H, int gx, const uin
     const float pxf = (float)px, pyf = (float)py;
     const uint2 range = ranges[blockIdx.y * gx + blockIdx.x];
     float T = 1.0f, C0 = 0.0f, C1 = 0.0f, C2 = 0.0f, D = 0.0f;
+    uint32_t last = 0; // list entries up to the last contributor (the backward's replay)
     for (uint32_t base = range.x; base < range.y; base += BLOCK) {
         if (__syncthreads_count(done) == BLOCK) break;
         uint32_t k = base + tid;
@@ -274,6 +237,7 @@ __global__ void __launch_bounds__(BLOCK) k_blend(int W, int H, int gx, const uin
             C2 += cd.z * wgt;
             D += cd.w * wgt;
             T = test_T;
+            last = base + (uint32_t)j + 1 - range.x;
         }
     }
     if (!inside) return;
@@ -287,6 +251,14 @@ __global__ void __launch_bounds__(BLOCK) k_blend(int W, int H, int gx, const uin
     if (out_alpha) out_alpha[pix] = 1.0f - T;
     if (out_depth) out_depth[pix] = D;
     if (out8) out8[pix] = make_uchar4(gs_to8(r), gs_to8(gg), gs_to8(b), gs_to8(1.0f - T));
+    if (out_planar) {
+        size_t np = (size_t)W * H;
+        out_planar[pix] = r;
+        out_planar[np + pix] = gg;
+        out_planar[2 * np + pix] = b;
+    }
+    if (out_T) out_T[pix] = T;
+    if (out_last) out_last[pix] = last;
 }
 
 // ----------------------------------------------------------------- host
@@ -295,6 +267,7 @@ extern "C" void gt_gs_cu_destroy(gt_gs_cu *g)
 {
     if (!g) return;
     if (g->stream) cudaStreamSynchronize((cudaStream_t)g->stream);
+    if (g->sh_borrowed) g->sh = NULL;
     void *bufs[] = {g->pos_op, g->cov3,   g->sh,      g->xy,       g->conic_o, g->rgbd,
                     g->rect,   g->cull,   g->touched, g->offsets,  g->keys_in, g->keys_out,
                     g->vals_in, g->vals_out, g->ranges, g->d_rgb,  g->d_alpha, g->d_depth,
@@ -302,19 +275,19 @@ extern "C" void gt_gs_cu_destroy(gt_gs_cu *g)
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
         if (bufs[k]) gt_cu_free(bufs[k]);
     gt_arena_release(&g->arena);
-    if (g->stream) gt_cu_stream_destroy(g->stream);
+    if (g->stream && !g->stream_borrowed) gt_cu_stream_destroy(g->stream);
     free(g);
 }
 
-static gt_status create_impl(gt_gs_cu *g, size_t n, int sh_k, const float *pos, const float *scale,
-                             const float *rot, const float *opacity, const float *sh, float mod)
+// The per-Gaussian buffers of a context for n Gaussians (the SH only with
+// own_sh; the differentiable renderer of gs_backward.cu borrows its caller's).
+gt_status gs_cu_alloc_scene(gt_gs_cu *g, size_t n, int sh_k, bool own_sh)
 {
-    GT_TRY(gt_cu_stream_create(&g->stream));
-    cudaStream_t st = (cudaStream_t)g->stream;
     size_t m = n ? n : 1;
     GT_TRY(dev_alloc((void **)&g->pos_op, m * sizeof(float4), "Gaussian positions"));
     GT_TRY(dev_alloc((void **)&g->cov3, m * 6 * sizeof(float), "3-D covariances"));
-    GT_TRY(dev_alloc((void **)&g->sh, m * (size_t)sh_k * 3 * sizeof(float), "SH coefficients"));
+    if (own_sh) GT_TRY(dev_alloc((void **)&g->sh, m * (size_t)sh_k * 3 * sizeof(float), "SH coefficients"));
+    g->sh_borrowed = !own_sh;
     GT_TRY(dev_alloc((void **)&g->xy, m * sizeof(float2), "projected means"));
     GT_TRY(dev_alloc((void **)&g->conic_o, m * sizeof(float4), "conics"));
     GT_TRY(dev_alloc((void **)&g->rgbd, m * sizeof(float4), "colours"));
@@ -322,7 +295,16 @@ static gt_status create_impl(gt_gs_cu *g, size_t n, int sh_k, const float *pos, 
     GT_TRY(dev_alloc((void **)&g->cull, m * sizeof(float4), "culling ellipses"));
     GT_TRY(dev_alloc((void **)&g->touched, m * sizeof(uint32_t), "tile counts"));
     GT_TRY(dev_alloc((void **)&g->offsets, m * sizeof(uint32_t), "tile offsets"));
+    return GT_OK;
+}
+
+static gt_status create_impl(gt_gs_cu *g, size_t n, int sh_k, const float *pos, const float *scale,
+                             const float *rot, const float *opacity, const float *sh, float mod)
+{
+    GT_TRY(gt_cu_stream_create(&g->stream));
+    GT_TRY(gs_cu_alloc_scene(g, n, sh_k, true));
     if (n == 0) return GT_OK;
+    cudaStream_t st = (cudaStream_t)g->stream;
     // staging: scale and rot go through the buffers that preprocess reuses
     float *d_tmp = NULL, *d_tmp2 = NULL;
     GT_TRY(dev_alloc((void **)&d_tmp, n * 4 * sizeof(float), "upload staging"));
@@ -493,7 +475,7 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
     k_blend<<<grid, block, 0, st>>>(c->width, c->height, cam.gx, g->ranges, g->vals_out, g->xy, g->conic_o,
                                     g->rgbd, bg[0], bg[1], bg[2], rgb ? g->d_rgb : NULL,
                                     (alpha || depth) ? g->d_alpha : NULL, depth ? g->d_depth : NULL,
-                                    rgba8 ? g->d_rgba8 : NULL);
+                                    rgba8 ? g->d_rgba8 : NULL, g->state_rgb, g->state_T, g->state_last);
     GT_CU_LAUNCH("k_blend");
     if (timed) stage_end(&t, tm, "blend");
 

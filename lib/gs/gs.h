@@ -104,6 +104,11 @@ typedef struct gt_gs_params {
     bool square_binning;  /* GPU: bin into the reference's bounding square
                              instead of the exact ellipse/tile overlap (same
                              image, more pairs; for comparisons) */
+    bool ref_grad;        /* backward pass (gs_grad.h) as diff-gaussian-rasterization's
+                             rather than the exact derivative: the gradient passes
+                             through alpha's 0.99 clamp, and the z-derivative of the
+                             EWA Jacobian's clamped entries is the reference's (for
+                             comparisons with it) */
 } gt_gs_params;
 void gt_gs_params_init(gt_gs_params *p);
 

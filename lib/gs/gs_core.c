@@ -8,6 +8,7 @@
 #include "common/alloc.h"
 #include "gs/gs.h"
 #include "gs/gs_math.h"
+#include "gs/gs_tiles.h"
 
 const float gt_gs_sh_c2[5] = {GS_SH_C2_0, GS_SH_C2_1, GS_SH_C2_2, GS_SH_C2_3, GS_SH_C2_4};
 const float gt_gs_sh_c3[7] = {GS_SH_C3_0, GS_SH_C3_1, GS_SH_C3_2, GS_SH_C3_3,
@@ -83,6 +84,7 @@ void gt_gs_params_init(gt_gs_params *p)
     p->scale_modifier = 1.0f;
     p->antialias = false;
     p->square_binning = false;
+    p->ref_grad = false;
 }
 
 gt_status gt_gs_image_alloc(gt_gs_image *im, int w, int h)
@@ -272,17 +274,54 @@ void gt_gs_preprocess_one(const gt_gs_scene *s, size_t i, const gt_gs_camera *c,
 
 /* ------------------------------------------------------------ CPU renderer */
 
-typedef struct {
-    float depth;
-    uint32_t idx;
-} depth_idx;
-
 static int cmp_depth_idx(const void *a, const void *b)
 {
-    const depth_idx *x = a, *y = b;
+    const gt_gs_tile_entry *x = a, *y = b;
     if (x->depth < y->depth) return -1;
     if (x->depth > y->depth) return 1;
     return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+gt_status gt_gs_tiles_cpu(const gt_gs_proj *pr, size_t n, int gx, int gy, size_t **start_out,
+                          gt_gs_tile_entry **list_out)
+{
+    size_t ntiles = (size_t)gx * gy;
+    *start_out = NULL;
+    *list_out = NULL;
+    size_t *start = gt_calloc(ntiles + 1, sizeof(size_t), "tile lists");
+    if (!start) return GT_ERR_RUNTIME;
+    for (size_t i = 0; i < n; i++) {
+        if (pr[i].radius == 0) continue;
+        for (int ty = pr[i].rect[1]; ty < pr[i].rect[3]; ty++)
+            for (int tx = pr[i].rect[0]; tx < pr[i].rect[2]; tx++) start[(size_t)ty * gx + tx + 1]++;
+    }
+    for (size_t t = 0; t < ntiles; t++) start[t + 1] += start[t];
+    size_t total = start[ntiles];
+    gt_gs_tile_entry *list = gt_malloc_array(total ? total : 1, sizeof *list, "tile lists");
+    size_t *fill = gt_malloc_array(ntiles, sizeof(size_t), "tile lists");
+    if (!list || !fill) {
+        free(start);
+        free(list);
+        free(fill);
+        return GT_ERR_RUNTIME;
+    }
+    memcpy(fill, start, ntiles * sizeof(size_t));
+    for (size_t i = 0; i < n; i++) {
+        if (pr[i].radius == 0) continue;
+        for (int ty = pr[i].rect[1]; ty < pr[i].rect[3]; ty++)
+            for (int tx = pr[i].rect[0]; tx < pr[i].rect[2]; tx++) {
+                gt_gs_tile_entry *e = &list[fill[(size_t)ty * gx + tx]++];
+                e->depth = pr[i].depth;
+                e->idx = (uint32_t)i;
+            }
+    }
+    free(fill);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (long long t = 0; t < (long long)ntiles; t++)
+        qsort(list + start[t], start[t + 1] - start[t], sizeof *list, cmp_depth_idx);
+    *start_out = start;
+    *list_out = list;
+    return GT_OK;
 }
 
 int gt_gs_effective_degree(const gt_gs_scene *s, const gt_gs_params *p)
@@ -304,44 +343,19 @@ gt_status gt_gs_render_cpu(const gt_gs_scene *s, const gt_gs_camera *c, const gt
     int gx = (w + GT_GS_TILE - 1) / GT_GS_TILE, gy = (h + GT_GS_TILE - 1) / GT_GS_TILE;
     size_t ntiles = (size_t)gx * gy;
     gt_gs_proj *pr = gt_malloc_array(s->n ? s->n : 1, sizeof *pr, "projected Gaussians");
-    size_t *start = gt_calloc(ntiles + 1, sizeof(size_t), "tile lists");
-    if (!pr || !start) {
-        free(pr);
-        free(start);
-        return GT_ERR_RUNTIME;
-    }
+    if (!pr) return GT_ERR_RUNTIME;
 #pragma omp parallel for schedule(static)
     for (long long i = 0; i < (long long)s->n; i++) gt_gs_preprocess_one(s, (size_t)i, c, p, deg, &pr[i]);
-    for (size_t i = 0; i < s->n; i++) {
-        if (pr[i].radius == 0) continue;
-        for (int ty = pr[i].rect[1]; ty < pr[i].rect[3]; ty++)
-            for (int tx = pr[i].rect[0]; tx < pr[i].rect[2]; tx++) start[(size_t)ty * gx + tx + 1]++;
-    }
-    for (size_t t = 0; t < ntiles; t++) start[t + 1] += start[t];
-    size_t total = start[ntiles];
-    depth_idx *list = gt_malloc_array(total ? total : 1, sizeof *list, "tile lists");
-    size_t *fill = gt_malloc_array(ntiles, sizeof(size_t), "tile lists");
-    if (!list || !fill) {
+    size_t *start;
+    gt_gs_tile_entry *list;
+    gt_status st = gt_gs_tiles_cpu(pr, s->n, gx, gy, &start, &list);
+    if (st != GT_OK) {
         free(pr);
-        free(start);
-        free(list);
-        free(fill);
-        return GT_ERR_RUNTIME;
-    }
-    memcpy(fill, start, ntiles * sizeof(size_t));
-    for (size_t i = 0; i < s->n; i++) {
-        if (pr[i].radius == 0) continue;
-        for (int ty = pr[i].rect[1]; ty < pr[i].rect[3]; ty++)
-            for (int tx = pr[i].rect[0]; tx < pr[i].rect[2]; tx++) {
-                depth_idx *e = &list[fill[(size_t)ty * gx + tx]++];
-                e->depth = pr[i].depth;
-                e->idx = (uint32_t)i;
-            }
+        return st;
     }
 #pragma omp parallel for schedule(dynamic, 1)
     for (long long t = 0; t < (long long)ntiles; t++) {
         size_t b = start[t], e = start[t + 1];
-        qsort(list + b, e - b, sizeof *list, cmp_depth_idx);
         int tx = (int)(t % gx), ty = (int)(t / gx);
         for (int py = ty * GT_GS_TILE; py < ty * GT_GS_TILE + GT_GS_TILE && py < h; py++)
             for (int px = tx * GT_GS_TILE; px < tx * GT_GS_TILE + GT_GS_TILE && px < w; px++) {
@@ -369,7 +383,6 @@ gt_status gt_gs_render_cpu(const gt_gs_scene *s, const gt_gs_camera *c, const gt
     free(pr);
     free(start);
     free(list);
-    free(fill);
     gt_gs_image_to_rgba8(out);
     return GT_OK;
 }

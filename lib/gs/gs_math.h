@@ -2,6 +2,7 @@
  * 2023, diff-gaussian-rasterization), written once for the CPU reference
  * (lib/gs/gs_core.c) and the CUDA rasterizer (kernels/gs/gs_raster.cu):
  *
+ *   gs_rotmat     rotation matrix of a unit quaternion
  *   gs_cov3       3-D covariance  Sigma = R(q) diag(s*mod)^2 R(q)^T
  *   gs_view       world -> camera space
  *   gs_cov2       EWA: 2-D covariance J W Sigma W^T J^T, the Jacobian J
@@ -22,7 +23,8 @@
  * does (gs_exp: __expf; gs_view_dir: rsqrtf; gs_to8: __saturatef), marked
  * below. gs_det2 is the exception, rounded step by step on both (the exact
  * tile culling of gs_cull.h relies on bit-identical determinants).
- * tests/gs/test_gs_gpu.c bounds the difference these make in the image. */
+ * tests/gs/test_gs_gpu.c bounds the difference these make in the image.
+ * Their derivatives (the backward pass) are gs_math_grad.h. */
 #ifndef GT_GS_MATH_H
 #define GT_GS_MATH_H
 
@@ -70,14 +72,27 @@ GT_HD void gs_quat_normalize(float q[4])
     for (int k = 0; k < 4; k++) q[k] /= l;
 }
 
+/* Rotation matrix (row-major) of the unit quaternion q (w x y z). */
+GT_HD void gs_rotmat(const float *q, float Rq[9])
+{
+    float qr = q[0], qx = q[1], qy = q[2], qz = q[3];
+    Rq[0] = 1.f - 2.f * (qy * qy + qz * qz);
+    Rq[1] = 2.f * (qx * qy - qr * qz);
+    Rq[2] = 2.f * (qx * qz + qr * qy);
+    Rq[3] = 2.f * (qx * qy + qr * qz);
+    Rq[4] = 1.f - 2.f * (qx * qx + qz * qz);
+    Rq[5] = 2.f * (qy * qz - qr * qx);
+    Rq[6] = 2.f * (qx * qz - qr * qy);
+    Rq[7] = 2.f * (qy * qz + qr * qx);
+    Rq[8] = 1.f - 2.f * (qx * qx + qy * qy);
+}
+
 /* 3-D covariance Sigma = Rq diag(v)^2 Rq^T, v = mod * scale, of the unit
  * quaternion q (w x y z); S gets the upper triangle xx xy xz yy yz zz. */
 GT_HD void gs_cov3(const float *q, const float *scale, float mod, float S[6])
 {
-    float qr = q[0], qx = q[1], qy = q[2], qz = q[3];
-    float Rq[9] = {1.f - 2.f * (qy * qy + qz * qz), 2.f * (qx * qy - qr * qz), 2.f * (qx * qz + qr * qy),
-                   2.f * (qx * qy + qr * qz), 1.f - 2.f * (qx * qx + qz * qz), 2.f * (qy * qz - qr * qx),
-                   2.f * (qx * qz - qr * qy), 2.f * (qy * qz + qr * qx), 1.f - 2.f * (qx * qx + qy * qy)};
+    float Rq[9];
+    gs_rotmat(q, Rq);
     float sc[3];
     for (int k = 0; k < 3; k++) {
         float v = mod * scale[k];
@@ -103,21 +118,28 @@ GT_HD void gs_view(const float R[9], const float t[3], float mx, float my, float
  * given as txtz = tx/tz, tytz = ty/tz. The affine approximation J of the
  * projection is taken at the mean clamped to 1.3 times the half field of
  * view (tanx = W / (2 fx), tany = H / (2 fy)), as the reference does, so
- * that Gaussians far outside the view do not blow up. No filter yet. */
-GT_HD void gs_cov2(const float R[9], float fx, float fy, float tanx, float tany, float txtz, float tytz,
-                   float tz, const float S[6], float cov[3])
+ * that Gaussians far outside the view do not blow up. No filter yet.
+ * gs_ewa_T: the rows T0, T1 of T = J W (W = R) that gs_cov2 uses. */
+GT_HD void gs_ewa_T(const float R[9], float fx, float fy, float tanx, float tany, float txtz, float tytz,
+                    float tz, float T0[3], float T1[3])
 {
     float limx = 1.3f * tanx, limy = 1.3f * tany;
     float cx = fminf(limx, fmaxf(-limx, txtz)) * tz;
     float cy = fminf(limy, fmaxf(-limy, tytz)) * tz;
     float j00 = fx / tz, j02 = -(fx * cx) / (tz * tz);
     float j11 = fy / tz, j12 = -(fy * cy) / (tz * tz);
-    /* T = J W (2 x 3), then T Sigma T^T */
-    float T0[3], T1[3];
     for (int k = 0; k < 3; k++) {
         T0[k] = j00 * R[k] + j02 * R[6 + k];
         T1[k] = j11 * R[3 + k] + j12 * R[6 + k];
     }
+}
+
+GT_HD void gs_cov2(const float R[9], float fx, float fy, float tanx, float tany, float txtz, float tytz,
+                   float tz, const float S[6], float cov[3])
+{
+    /* T = J W (2 x 3), then T Sigma T^T */
+    float T0[3], T1[3];
+    gs_ewa_T(R, fx, fy, tanx, tany, txtz, tytz, tz, T0, T1);
     float u0[3], u1[3];
     u0[0] = S[0] * T0[0] + S[1] * T0[1] + S[2] * T0[2];
     u0[1] = S[1] * T0[0] + S[3] * T0[1] + S[4] * T0[2];

@@ -1,0 +1,66 @@
+// What the forward rasterizer (gs_raster.cu) shares with the differentiable
+// renderer (gs_backward.cu): the context with its per-Gaussian, per-pair and
+// per-image buffers, and the camera as the kernels take it. The
+// differentiable renderer fills pos_op and cov3 from raw parameters, points
+// sh at its caller's coefficients, sets the state_* outputs and then runs
+// the forward's stages through gt_gs_cu_render.
+#ifndef GT_KERNELS_GS_STAGES_CUH
+#define GT_KERNELS_GS_STAGES_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kernels/common/cu_prim.h"
+#include "kernels/gs/gs_cuda.h"
+#include "gs/gs_const.h"
+
+#define TILE GS_TILE
+#define BLOCK (TILE * TILE)
+
+struct gt_gs_cu {
+    size_t n;
+    int sh_k;
+    int antialias;
+    int exact;        // ellipse/tile binning (else the reference's bounding square)
+    void *stream;
+    bool stream_borrowed; // not destroyed with the context
+    gt_arena arena;
+    // scene
+    float4 *pos_op;   // x y z opacity
+    float *cov3;      // n*6: xx xy xz yy yz zz
+    float *sh;        // n*sh_k*3
+    bool sh_borrowed; // sh belongs to the caller (not freed)
+    // per Gaussian, per frame
+    float2 *xy;
+    float4 *conic_o;  // a b c opacity
+    float4 *rgbd;     // r g b depth
+    ushort4 *rect;    // tile rect x0 y0 x1 y1 (exclusive)
+    float4 *cull;     // 2-D covariance a b c and 2 ln(255 o) (+margin)
+    uint32_t *touched;
+    uint32_t *offsets;
+    // per pair
+    size_t pair_cap;
+    uint64_t *keys_in, *keys_out;
+    uint32_t *vals_in, *vals_out;
+    size_t last_pairs;
+    // per image
+    size_t tile_cap, pix_cap;
+    uint2 *ranges;
+    float *d_rgb, *d_alpha, *d_depth;
+    uchar4 *d_rgba8;
+    // optional device outputs of the blend (NULL: not written): planar rgb,
+    // final transmittance, list entries up to the last contributor
+    float *state_rgb, *state_T;
+    uint32_t *state_last;
+};
+
+struct Cam {
+    float R[9], t[3], campos[3];
+    float fx, fy, tanx, tany, cxp, cyp;
+    int W, H, gx, gy;
+};
+
+// The per-Gaussian buffers of g for n Gaussians; the SH buffer only with own_sh.
+gt_status gs_cu_alloc_scene(gt_gs_cu *g, size_t n, int sh_k, bool own_sh);
+
+#endif
