@@ -8,6 +8,7 @@
 #include "common/timer.h"
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_runtime.h"
+#include "kernels/sparse/ilu0_cu.h"
 #include "kernels/sparse/precond_cu.h"
 #include "kernels/sparse/sparse_cu.h"
 #include "sparse/precond_kinds.h"
@@ -48,8 +49,9 @@ extern "C" gt_status gt_cu_precond_create(const gt_spd *d, const gt_csr *host, g
         break;
     }
     case GT_PRECOND_JACOBI: s = gt_cu_precond_jacobi(host, p); break;
-    /* at the merge of sp-ilu and sp-amg (kernels/sparse/ilu0_cu.h, amg_cu.h):
-    case GT_PRECOND_IC0: case GT_PRECOND_ILU0: s = gt_cu_ilu0_create(d, host, k == GT_PRECOND_IC0, p); break;
+    case GT_PRECOND_IC0:
+    case GT_PRECOND_ILU0: s = gt_cu_ilu0_create(d, host, k == GT_PRECOND_IC0, p); break;
+    /* at the merge of sp-amg (kernels/sparse/amg_cu.h):
     case GT_PRECOND_AMG: s = gt_cu_amg_create(d, host, o, p); break;
     */
     default: s = gt_precond_unavailable(k, "on the GPU "); break;

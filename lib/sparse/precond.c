@@ -6,6 +6,7 @@
 
 #include "common/cli.h"
 #include "common/timer.h"
+#include "sparse/ilu0.h"
 #include "sparse/precond.h"
 #include "sparse/precond_kinds.h"
 
@@ -86,9 +87,10 @@ gt_status gt_precond_create_cpu(const gt_csr *a, gt_precond_kind k, const gt_pre
         s = GT_OK;
         break;
     case GT_PRECOND_JACOBI: s = gt_precond_jacobi_cpu(a, p); break;
-    /* at the merge of sp-ilu and sp-amg, these two lines replace the default's
-       "not available" for their kinds (lib/sparse/ilu0.h, lib/sparse/amg.h):
-    case GT_PRECOND_IC0: case GT_PRECOND_ILU0: s = gt_precond_ilu0_cpu(a, k == GT_PRECOND_IC0, p); break;
+    case GT_PRECOND_IC0:
+    case GT_PRECOND_ILU0: s = gt_precond_ilu0_cpu(a, k == GT_PRECOND_IC0, p); break;
+    /* at the merge of sp-amg (lib/sparse/amg.h), this line replaces the default's
+       "not available" for its kind:
     case GT_PRECOND_AMG: s = gt_amg_precond_cpu(a, o, p); break;
     */
     default: s = gt_precond_unavailable(k, "on the CPU "); break;

@@ -1,6 +1,6 @@
 /* GPU vs CPU for the preconditioned solvers (kernels/sparse/krylov_prec.cu
  * against lib/sparse/krylov_prec.c): each method with the "none" and
- * Jacobi preconditioners, in CSR and DIA, reaches the same outcome in the
+ * Jacobi preconditioners (IC(0)/ILU(0) too), in CSR and DIA, reaches the same outcome in the
  * same iterations (+-2) and the same x (1e-6 relative); the singular,
  * inconsistent system fails on the GPU too; a zero diagonal is refused.
  * Skips (77) without a GPU. */
@@ -85,6 +85,12 @@ static void test_methods_match_cpu(void **st)
             compare(&cd, bc, GT_SOLVE_GMRES, pk, fs[fi], "convdiff Pe 100", true);
             if (pk == GT_PRECOND_JACOBI) compare(&cd, bc, GT_SOLVE_RICHARDSON, pk, fs[fi], "convdiff Pe 100", true);
         }
+    /* the incomplete factorisations (sp-ilu's GPU apply on the solver's stream) */
+    for (int fi = 0; fi < 2; fi++) {
+        compare(&lap, bl, GT_SOLVE_PCG, GT_PRECOND_IC0, fs[fi], "laplacian", true);
+        compare(&cd, bc, GT_SOLVE_GMRES, GT_PRECOND_ILU0, fs[fi], "convdiff Pe 100", true);
+        compare(&cd, bc, GT_SOLVE_BICGSTAB, GT_PRECOND_ILU0, fs[fi], "convdiff Pe 100", true);
+    }
     free(bl), free(bc), gt_csr_free(&lap), gt_csr_free(&cd);
 }
 
