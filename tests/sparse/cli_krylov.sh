@@ -37,6 +37,16 @@ for pc in none jacobi; do
     within_tol "gmres+$pc" 1e-9
     ones "gmres+$pc: x = 1" "$T/x.mtx"
 done
+# ILU(0) (sp-ilu) through the same options: fewer iterations than Jacobi
+iters() { sed -n 's/.*converged after \([0-9]*\) iterations.*/\1/p' "$T/e" | head -1; }
+"$S" --device cpu -m gmres --precond jacobi --tol 1e-9 "$T/cd.mtx" -o "$T/x.mtx" 2>"$T/e"; ij=$(iters)
+"$S" --device cpu -m gmres --precond ilu0 --tol 1e-9 "$T/cd.mtx" -o "$T/x.mtx" 2>"$T/e"
+check "gmres+ilu0 converges" 0 $?
+within_tol "gmres+ilu0" 1e-9
+ones "gmres+ilu0: x = 1" "$T/x.mtx"
+ii=$(iters)
+[ -n "$ii" ] && [ -n "$ij" ] && [ "$ii" -lt "$ij" ] && ok "gmres+ilu0: $ii iterations < jacobi's $ij" \
+    || bad "gmres+ilu0: '$ii' iterations, jacobi '$ij'"
 "$S" --device cpu -m gmres --restart 5 --tol 1e-9 "$T/cd.mtx" -o "$T/x.mtx" 2>"$T/e"
 check "gmres(5) converges" 0 $?
 within_tol "gmres(5)" 1e-9
