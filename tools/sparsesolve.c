@@ -10,6 +10,7 @@
 #include "common/trace.h"
 #include "common/status.h"
 #include "common/timer.h"
+#include "sparse/precond.h"
 #include "sparse/sparse.h"
 
 static void usage(FILE *f)
@@ -29,9 +30,19 @@ static void usage(FILE *f)
             "                          another format (refused otherwise)\n"
             "  -b, --rhs FILE          right-hand side b (n x 1 array or coordinate)\n"
             "      --x0 FILE           initial guess (default 0)\n"
-            "  -m, --method M          cg|pcg|bicgstab|jacobi|gauss-seidel|richardson\n"
+            "  -m, --method M          cg|pcg|bicgstab|gmres|jacobi|gauss-seidel|richardson|amg\n"
             "                          (default: pcg with a Jacobi preconditioner when A is\n"
-            "                          symmetric, bicgstab otherwise)\n"
+            "                          symmetric; otherwise bicgstab, or gmres when --precond\n"
+            "                          is given; amg: the AMG V-cycle as the solver)\n"
+            "      --precond P         none|jacobi|ic0|ilu0|amg: the preconditioner of pcg,\n"
+            "                          bicgstab, gmres and richardson (default: jacobi for pcg,\n"
+            "                          none otherwise)\n"
+            "      --restart M         GMRES(M) restart length (default 30)\n"
+            "      --amg-theta T       AMG strength threshold (default 0.08)\n"
+            "      --amg-levels N      AMG levels at most (default 25)\n"
+            "      --amg-coarse N      AMG coarsest size, solved directly (default 300)\n"
+            "      --amg-smoother S    chebyshev|l1-jacobi|mcgs (default chebyshev)\n"
+            "      --amg-sweeps N      AMG pre- and post-smoothing sweeps (default 1)\n"
             "      --tol T             relative residual ||b-Ax||/||b|| to reach (default 1e-8)\n"
             "      --maxiter N         iteration limit (default 10000)\n"
             "      --omega W           relaxation for jacobi / gauss-seidel, (0,2) (default 1)\n"
@@ -59,7 +70,8 @@ static void usage(FILE *f)
             "\n" GT_COMMON_HELP
             "\n"
             "Exit status: 0 converged; 1 not converged (iteration limit, breakdown, NaN,\n"
-            "stagnation, CG on a matrix that is not positive definite) or I/O failure;\n"
+            "stagnation, CG on a matrix that is not positive definite, a singular or\n"
+            "inconsistent system) or I/O failure;\n"
             "2 usage; 3 bad input (not square, wrong b length, zero diagonal, empty);\n"
             "4 GPU unavailable.\n");
 }
@@ -77,12 +89,20 @@ enum {
     OPT_HISTORY,
     OPT_CHECK,
     OPT_OUTFMT,
-    OPT_REORDER
+    OPT_REORDER,
+    OPT_PRECOND,
+    OPT_RESTART,
+    OPT_AMG_THETA,
+    OPT_AMG_LEVELS,
+    OPT_AMG_COARSE,
+    OPT_AMG_SMOOTHER,
+    OPT_AMG_SWEEPS
 };
 
 typedef struct args {
     gt_common_opts co;
     gt_sparse_job job;
+    gt_precond_opts popts;
     const char *apath, *out;
     int info, bench, outfmt;
 } args;
@@ -92,9 +112,13 @@ static int parse_args(int argc, char **argv, args *a)
 {
     gt_common_opts_init(&a->co);
     gt_sparse_job_init(&a->job);
+    gt_precond_opts_init(&a->popts);
+    a->job.precond_opts = &a->popts;
     a->out = NULL, a->info = 0, a->bench = 0, a->outfmt = -1;
     gt_sparse_job *job = &a->job;
-    static const char *const methods[] = {"cg", "pcg", "bicgstab", "jacobi", "gauss-seidel", "richardson"};
+    static const char *const methods[] = {"cg",           "pcg",        "bicgstab", "jacobi",
+                                          "gauss-seidel", "richardson", "gmres",    "amg"};
+    static const char *const smoothers[] = {"chebyshev", "l1-jacobi", "mcgs"};
     static const char *const formats[] = {"auto", "coo", "csr", "ell", "dia", "hyb"};
     static const char *const precs[] = {"single", "double"};
     static const char *const outfmts[] = {"mtx"};
@@ -108,6 +132,11 @@ static int parse_args(int argc, char **argv, args *a)
         {"info", no_argument, 0, OPT_INFO},      {"spmv-bench", required_argument, 0, OPT_BENCH},
         {"history", required_argument, 0, OPT_HISTORY}, {"check-every", required_argument, 0, OPT_CHECK},
         {"out-format", required_argument, 0, OPT_OUTFMT}, {"reorder", required_argument, 0, OPT_REORDER},
+        {"precond", required_argument, 0, OPT_PRECOND}, {"restart", required_argument, 0, OPT_RESTART},
+        {"amg-theta", required_argument, 0, OPT_AMG_THETA}, {"amg-levels", required_argument, 0, OPT_AMG_LEVELS},
+        {"amg-coarse", required_argument, 0, OPT_AMG_COARSE},
+        {"amg-smoother", required_argument, 0, OPT_AMG_SMOOTHER},
+        {"amg-sweeps", required_argument, 0, OPT_AMG_SWEEPS},
         GT_COMMON_LONGOPTS,                      {0, 0, 0, 0}};
     int opt;
     gt_status s = GT_OK;
@@ -118,7 +147,25 @@ static int parse_args(int argc, char **argv, args *a)
         case 'o': s = gt_parse_path_once("-o", optarg, &a->out); break;
         case 'b': s = gt_parse_path_once("-b", optarg, &job->rhs); break;
         case OPT_X0: s = gt_parse_path_once("--x0", optarg, &job->x0); break;
-        case 'm': s = gt_parse_enum("--method", optarg, methods, 6, &job->method); break;
+        case 'm': s = gt_parse_enum("--method", optarg, methods, 8, &job->method); break;
+        case OPT_PRECOND: {
+            gt_precond_kind pk;
+            s = gt_precond_parse("--precond", optarg, &pk);
+            job->precond = (int)pk;
+            break;
+        }
+        case OPT_RESTART: s = gt_parse_int("--restart", optarg, 1, 1000, &job->restart); break;
+        case OPT_AMG_THETA: s = gt_parse_double("--amg-theta", optarg, 0.0, 1.0, &a->popts.amg_theta); break;
+        case OPT_AMG_LEVELS: s = gt_parse_int("--amg-levels", optarg, 1, 100, &a->popts.amg_max_levels); break;
+        case OPT_AMG_COARSE:
+            s = gt_parse_long("--amg-coarse", optarg, 1, 1000000L, &lv);
+            a->popts.amg_coarse_size = lv;
+            break;
+        case OPT_AMG_SMOOTHER:
+            s = gt_parse_enum("--amg-smoother", optarg, smoothers, 3, &iv);
+            a->popts.amg_smoother = (gt_amg_smoother)iv;
+            break;
+        case OPT_AMG_SWEEPS: s = gt_parse_int("--amg-sweeps", optarg, 1, 10, &a->popts.amg_sweeps); break;
         case OPT_TOL: s = gt_parse_double("--tol", optarg, 1e-300, 1.0, &job->solve.tol); break;
         case OPT_MAXITER:
             s = gt_parse_long("--maxiter", optarg, 1, 1000000000L, &lv);
@@ -157,6 +204,7 @@ static int parse_args(int argc, char **argv, args *a)
     if (!a->out && !a->info && !a->bench)
         return gt_report(gt_usage_error("missing -o FILE for the solution (or --info / --spmv-bench)"));
     a->apath = argv[optind];
+    a->popts.verbose = gt_verbosity() >= 1;
     gt_guard g;
     gt_guard_init(&g);
     gt_guard_input(&g, a->apath, "the matrix");

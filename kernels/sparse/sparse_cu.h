@@ -89,6 +89,14 @@ gt_status gt_cu_solve(gt_spd *d, gt_sp_format f, const gt_csr *host, const doubl
 gt_status gt_cu_precond_create(const gt_spd *d, const gt_csr *host, gt_precond_kind k, const gt_precond_opts *o,
                                gt_precond *p);
 
+/* The preconditioned solvers on the GPU (kernels/sparse/krylov_prec.cu, the
+ * twin of gt_solve_prec_cpu in lib/sparse/krylov_prec.h): o->method pcg,
+ * bicgstab, gmres, richardson or amg with the GPU preconditioner m; SpMV with
+ * kernel kern (its format converted in d, prec 8). b, x (x0 on entry) are
+ * host vectors. res->true_relres is left to the caller. */
+gt_status gt_cu_solve_prec(const gt_spd *d, gt_spmv_kernel kern, const gt_precond *m, const double *b, double *x,
+                           const gt_solve_opts *o, int restart, gt_solve_result *res);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,17 +20,6 @@ const char *gt_amg_stage_name(gt_amg_stage s)
     return (unsigned)s < GT_AMG_NSTAGES ? n[s] : "?";
 }
 
-void gt_amg_opts_default(gt_precond_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->amg_theta = 0.08;
-    o->amg_max_levels = 25;
-    o->amg_coarse_size = 2000;
-    o->amg_smoother = GT_AMG_SMOOTH_CHEBYSHEV;
-    o->amg_sweeps = 1;
-    o->amg_omega = 4.0 / 3.0;
-}
-
 static void level_free(gt_amg_level *l)
 {
     gt_csr_free(&l->a), gt_csr_free(&l->p), gt_csr_free(&l->r);

@@ -165,13 +165,11 @@ void gt_amg_coarse_solve(int64_t n, const double *fact, const int32_t *piv, cons
 void gt_amg_vcycle(const gt_amg *h, const double *r, double *z);
 
 /* ------------------------------------------------ driver */
-/* Default options, those precond.h documents (theta 0.08, 25 levels,
-   coarse 2000, Chebyshev, 1 sweep, 4/3). A smaller amg_coarse_size costs
-   nothing in iterations and saves the dense work on the coarsest level
-   (n^3): 64^3 Laplacian, CPU: coarse 2000 stops at 1801 rows (3 levels,
-   set-up 1154 ms of which coarse 482), coarse 300 at 4 levels (set-up 510
-   ms, coarse 0.02); 10 PCG iterations both. */
-void gt_amg_opts_default(gt_precond_opts *o);
+/* Options: gt_precond_opts_init's defaults (precond.h). A small
+   amg_coarse_size costs nothing in iterations and saves the dense work on
+   the coarsest level (n^3): 64^3 Laplacian, CPU: coarse 2000 stops at 1801
+   rows (3 levels, set-up 1154 ms of which coarse 482), coarse 300 at 4
+   levels (set-up 510 ms, coarse 0.02); 10 PCG iterations both. */
 /* Build the hierarchy on the CPU (A square with a nonzero diagonal). */
 gt_status gt_amg_setup(const gt_csr *a, const gt_precond_opts *o, gt_amg *h);
 void gt_amg_free(gt_amg *h);

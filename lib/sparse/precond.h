@@ -47,7 +47,7 @@ typedef struct gt_precond_opts {
     /* smoothed aggregation AMG */
     double amg_theta;        /* strength of connection: |a_ij| >= theta sqrt(|a_ii a_jj|) (default 0.08) */
     int amg_max_levels;      /* default 25 */
-    int64_t amg_coarse_size; /* stop coarsening at or below this many rows (default 2000); solved directly */
+    int64_t amg_coarse_size; /* stop coarsening at or below this many rows (default 300); solved directly */
     gt_amg_smoother amg_smoother; /* default Chebyshev */
     int amg_sweeps;          /* pre- and post-smoothing sweeps (default 1; Chebyshev: polynomial degree 2 per sweep) */
     double amg_omega;        /* prolongator smoothing weight factor (default 4/3, divided by rho(D^-1 A)) */

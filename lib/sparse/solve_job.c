@@ -13,6 +13,8 @@
 #include "common/progress.h"
 #include "common/trace.h"
 #include "io/mtx.h"
+#include "sparse/krylov_prec.h"
+#include "sparse/precond.h"
 #include "sparse/reorder.h"
 #include "sparse/sparse.h"
 #include "sparse/sparse_gpu.h"
@@ -83,6 +85,9 @@ void gt_sparse_job_init(gt_sparse_job *job)
 {
     memset(job, 0, sizeof job[0]);
     job->method = -1;
+    job->precond = -1;
+    job->restart = 0;
+    job->precond_opts = NULL;
     job->format = -1;
     job->prec = 8;
     gt_solve_opts_init(&job->solve);
@@ -123,15 +128,42 @@ static gt_status write_history(const char *path, const hist_ctx *h)
     return gt_out_commit(&o);
 }
 
-/* Method and format: the job's, or the automatic choice (said with -v). */
-static void choose_method_format(const gt_sparse_matrix *m, const gt_sparse_job *job, gt_sparse_result *res)
+/* Method, preconditioner and format: the job's, or the automatic choice
+   (said with -v). res->precond is -1 where the solver of solvers.c / the
+   fused GPU kernels runs (Jacobi-PCG included), else the kind that
+   krylov_prec.c or its GPU twin runs with. */
+static gt_status choose_method_format(const gt_sparse_matrix *m, const gt_sparse_job *job, gt_sparse_result *res)
 {
     const gt_sp_info *in = &m->info;
+    int pk = job->precond;
+    bool asked = pk > GT_PRECOND_NONE;
     res->method = job->method >= 0 ? (gt_solve_method)job->method
-                                    : (in->symmetric ? GT_SOLVE_PCG : GT_SOLVE_BICGSTAB);
+                  : in->symmetric  ? GT_SOLVE_PCG
+                  : asked          ? GT_SOLVE_GMRES
+                                   : GT_SOLVE_BICGSTAB;
     if (job->method < 0)
         gt_info("method %s: the matrix is %s", gt_solve_method_name(res->method),
-                in->symmetric ? "symmetric (Jacobi-preconditioned CG)" : "not symmetric (BiCGStab)");
+                in->symmetric ? (asked ? "symmetric (preconditioned CG)" : "symmetric (Jacobi-preconditioned CG)")
+                              : (asked ? "not symmetric, with a preconditioner (GMRES)" : "not symmetric (BiCGStab)"));
+    gt_solve_method me = res->method;
+    if (pk < 0) pk = me == GT_SOLVE_PCG ? GT_PRECOND_JACOBI : me == GT_SOLVE_AMG ? GT_PRECOND_AMG : GT_PRECOND_NONE;
+    if (me == GT_SOLVE_CG && pk > GT_PRECOND_NONE) me = GT_SOLVE_PCG; /* CG with a preconditioner */
+    if (me == GT_SOLVE_PCG && pk == GT_PRECOND_NONE) me = GT_SOLVE_CG;
+    if (me == GT_SOLVE_AMG && pk != GT_PRECOND_AMG)
+        return gt_fail(GT_ERR_USAGE, "--method amg is the AMG V-cycle as a solver: it takes no --precond %s",
+                       gt_precond_name((gt_precond_kind)pk));
+    if ((me == GT_SOLVE_JACOBI || me == GT_SOLVE_GS) && pk > GT_PRECOND_NONE)
+        return gt_fail(GT_ERR_USAGE, "--precond %s: %s takes no preconditioner (pcg, bicgstab, gmres and "
+                       "richardson do)", gt_precond_name((gt_precond_kind)pk), gt_solve_method_name(me));
+    res->method = me;
+    /* the solvers of solvers.c and the fused GPU kernels: no preconditioner object */
+    bool legacy = (pk == GT_PRECOND_NONE && me != GT_SOLVE_GMRES && me != GT_SOLVE_AMG) ||
+                  (me == GT_SOLVE_PCG && pk == GT_PRECOND_JACOBI);
+    res->precond = legacy ? -1 : pk;
+    if (!legacy && job->prec != 8)
+        return gt_fail(GT_ERR_USAGE, "--precision single: %s%s%s runs in double only", gt_solve_method_name(me),
+                       pk > GT_PRECOND_NONE ? " with the preconditioner " : "",
+                       pk > GT_PRECOND_NONE ? gt_precond_name((gt_precond_kind)pk) : "");
     if (job->format < 0) {
         char why[256];
         res->format = gt_sp_choose_format(in, why, sizeof why);
@@ -139,6 +171,7 @@ static void choose_method_format(const gt_sparse_matrix *m, const gt_sparse_job 
     } else {
         res->format = (gt_sp_format)job->format;
     }
+    return GT_OK;
 }
 
 /* b (read, or A*1) and x0 (read, or 0), checked against A. */
@@ -177,9 +210,37 @@ static gt_status read_vectors(const gt_sparse_matrix *m, const gt_sparse_job *jo
     return GT_OK;
 }
 
+/* A solver of krylov_prec.h with its preconditioner, on the chosen device;
+   the set-up is timed apart from the iterations and described with -v. */
+static gt_status run_precond(const gt_csr *a, const char *path, const gt_sparse_job *job, const double *b,
+                             double *x, const gt_solve_opts *so, gt_sparse_result *res)
+{
+    gt_precond_kind pk = (gt_precond_kind)res->precond;
+    gt_precond p;
+    gt_status s;
+    if (res->device == GT_DEVICE_CUDA) {
+        s = gt_solve_gpu_prec(a, res->format, pk, job->precond_opts, b, x, so, job->restart, &res->solve, &p,
+                              &res->solve_ms);
+        if (p.kind == pk) res->setup_ms = p.setup_ms;
+    } else {
+        s = gt_precond_create_cpu(a, pk, job->precond_opts, &p);
+        if (s == GT_OK) {
+            res->setup_ms = p.setup_ms;
+            double t0 = gt_now_ms();
+            s = gt_solve_prec_cpu(a, &p, b, x, so, job->restart, &res->solve);
+            res->solve_ms = gt_now_ms() - t0;
+            gt_precond_destroy(&p);
+        }
+    }
+    if (s == GT_ERR_DATA) gt_errmsg_prefix("%s", gt_in_name(path));
+    if (s == GT_OK)
+        gt_info("preconditioner %s, set-up %.3f ms: %s", gt_precond_name(pk), p.setup_ms, p.summary);
+    return s;
+}
+
 /* The solver on the chosen device, with the progress bar; hc collects the residuals. */
-static gt_status run_solver(const gt_csr *a, const gt_sparse_job *job, const double *b, double *x,
-                            hist_ctx *hc, gt_sparse_result *res)
+static gt_status run_solver(const gt_csr *a, const char *path, const gt_sparse_job *job, const double *b,
+                            double *x, hist_ctx *hc, gt_sparse_result *res)
 {
     gt_solve_opts so = job->solve;
     so.method = res->method;
@@ -192,7 +253,9 @@ static gt_status run_solver(const gt_csr *a, const gt_sparse_job *job, const dou
     so.on_iter = on_iter, so.ctx = hc;
     gt_status s;
     double t0 = gt_now_ms();
-    if (res->device == GT_DEVICE_CUDA) {
+    if (res->precond >= 0) {
+        s = run_precond(a, path, job, b, x, &so, res);
+    } else if (res->device == GT_DEVICE_CUDA) {
         s = gt_solve_gpu(a, res->format, res->prec, b, x, &so, &res->solve, &res->solve_ms);
     } else {
         s = gt_solve_cpu_prec(a, res->prec, b, x, &so, &res->solve);
@@ -214,11 +277,21 @@ static void report(const gt_sparse_matrix *m, const double *x, gt_sparse_result 
                              : (fmt == GT_SP_DIA || fmt == GT_SP_ELL) ? gt_sp_format_name(fmt) : "csr")
                           : "csr";
     double ms = res->solve_ms;
+    char name[64];
+    if (res->precond >= 0)
+        snprintf(name, sizeof name, "%s+%s", gt_solve_method_name(method), gt_precond_name((gt_precond_kind)res->precond));
+    else
+        snprintf(name, sizeof name, "%s", gt_solve_method_name(method));
     gt_notice("%s (%s, %s, %s): %s after %lld iterations, true relative residual %.3e, %.3f ms (%.4f ms/iter)",
-              gt_solve_method_name(method), res->format_run, res->prec == 8 ? "double" : "single",
+              name, res->format_run, res->prec == 8 ? "double" : "single",
               gt_device_name(res->device), r->outcome == GT_SOLVE_CONVERGED ? "converged" : "stopped",
               (long long)r->iters, r->true_relres, ms, r->iters ? ms / (double)r->iters : 0.0);
     if (method == GT_SOLVE_RICHARDSON) gt_info("Richardson tau %.6g", r->tau);
+    if (res->precond < 0 && method == GT_SOLVE_PCG)
+        gt_info("preconditioner jacobi: z = D^-1 r, fused into the PCG iteration (no separate set-up)");
+    if (res->precond >= 0 && res->setup_ms > 0)
+        gt_info("preconditioner set-up %.3f ms + solve %.3f ms = %.3f ms to solution", res->setup_ms, ms,
+                res->setup_ms + ms);
     if (method == GT_SOLVE_GS && r->ncolours) gt_info("multicolour Gauss-Seidel: %d colours", r->ncolours);
     if (res->exact) {
         int64_t n = m->a.nrows;
@@ -240,8 +313,9 @@ gt_status gt_sparse_solve(const gt_sparse_matrix *m, const gt_sparse_job *job, g
     res->prec = job->prec;
     res->exact = job->rhs == NULL;
     res->err_max = res->err_rms = NAN;
+    res->precond = -1;
     GT_TRY(gt_device_choose(job->device, job->gpu, &res->device));
-    choose_method_format(m, job, res);
+    GT_TRY(choose_method_format(m, job, res));
     double *b = NULL, *x = NULL;
     hist_ctx hc = {0};
     gt_status s = read_vectors(m, job, res->method, &b, &x);
@@ -276,9 +350,10 @@ gt_status gt_sparse_solve(const gt_sparse_matrix *m, const gt_sparse_job *job, g
     }
     if (s == GT_OK) {
         gt_trace(res->device == GT_DEVICE_CUDA ? "first kernel" : "computing on the CPU");
-        s = run_solver(res->reordered ? &pa : &m->a, job, b, x, &hc, res);
+        s = run_solver(res->reordered ? &pa : &m->a, m->path, job, b, x, &hc, res);
         gt_trace("job done");
     }
+    if (s == GT_OK && tm && res->precond >= 0) gt_timings_add(tm, "setup", res->setup_ms);
     if (s == GT_OK && res->reordered) { /* x back to the file's order */
         double t0 = gt_now_ms();
         int64_t n = m->a.nrows;

@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sparse/krylov_prec.h"
+#include "sparse/solve_track.h"
 #include "sparse/sparse.h"
 
 static const char *const method_names[GT_SOLVE_NMETHODS] = {
-    "cg", "pcg", "bicgstab", "jacobi", "gauss-seidel", "richardson"};
+    "cg", "pcg", "bicgstab", "jacobi", "gauss-seidel", "richardson", "gmres", "amg"};
 const char *gt_solve_method_name(gt_solve_method m)
 {
     return (m >= 0 && m < GT_SOLVE_NMETHODS) ? method_names[m] : "?";
@@ -60,13 +62,10 @@ double gt_richardson_tau(const gt_csr *a)
 }
 
 /* Tracks the residual history: stagnation, NaN, callbacks. Returns true when
-   the loop should stop (res filled). */
-typedef struct {
-    double best;
-    int64_t best_it, window;
-} track;
+   the loop should stop (res filled). Shared with krylov_prec.c (solve_track.h). */
+typedef gt_solve_track track;
 
-static bool step_done(const gt_solve_opts *o, gt_solve_result *res, track *t, int64_t it, double rel)
+bool gt_solve_step_done(const gt_solve_opts *o, gt_solve_result *res, track *t, int64_t it, double rel)
 {
     res->iters = it;
     res->relres = rel;
@@ -96,6 +95,7 @@ static bool step_done(const gt_solve_opts *o, gt_solve_result *res, track *t, in
     return false;
 }
 
+#define step_done gt_solve_step_done
 #define REAL double
 #define SFX(name) name##_f64
 #define SPMV gt_csr_spmv
@@ -115,9 +115,23 @@ static bool step_done(const gt_solve_opts *o, gt_solve_result *res, track *t, in
 double gt_vec_norm2(const double *v, int64_t n) { return norm2_f64(v, n); }
 void gt_gs_sweep(const gt_csr *a, const double *b, double *x, double omega) { gs_sweep_f64(a, b, x, omega); }
 
+/* GMRES and -m amg live in krylov_prec.c: GMRES without a preconditioner,
+   amg with the AMG one (its default set-up). */
+static gt_status solve_prec_default(const gt_csr *a, const double *b, double *x, const gt_solve_opts *o,
+                                    gt_solve_result *res)
+{
+    memset(res, 0, sizeof *res);
+    gt_precond p;
+    GT_TRY(gt_precond_create_cpu(a, o->method == GT_SOLVE_AMG ? GT_PRECOND_AMG : GT_PRECOND_NONE, NULL, &p));
+    gt_status s = gt_solve_prec_cpu(a, &p, b, x, o, 0, res);
+    gt_precond_destroy(&p);
+    return s;
+}
+
 gt_status gt_solve_cpu(const gt_csr *a, const double *b, double *x, const gt_solve_opts *o,
                        gt_solve_result *res)
 {
+    if (o->method == GT_SOLVE_GMRES || o->method == GT_SOLVE_AMG) return solve_prec_default(a, b, x, o, res);
     return solve_cpu_f64(a, b, x, o, res);
 }
 
@@ -126,6 +140,8 @@ gt_status gt_solve_cpu_prec(const gt_csr *a, int prec, const double *b, double *
 {
     if (prec != 4) return gt_solve_cpu(a, b, x, o, res);
     memset(res, 0, sizeof *res);
+    if (o->method == GT_SOLVE_GMRES || o->method == GT_SOLVE_AMG)
+        return gt_fail(GT_ERR_USAGE, "%s runs in double precision only", gt_solve_method_name(o->method));
     GT_TRY(gt_solve_check(a, a->nrows, o->method));
     int64_t n = a->nrows;
     float *bf = malloc((size_t)n * sizeof *bf), *xf = malloc((size_t)n * sizeof *xf);

@@ -145,9 +145,11 @@ typedef enum {
     GT_SOLVE_JACOBI,
     GT_SOLVE_GS,
     GT_SOLVE_RICHARDSON,
+    GT_SOLVE_GMRES,     /* GMRES(m), right-preconditioned (lib/sparse/krylov_prec.h) */
+    GT_SOLVE_AMG,       /* preconditioned Richardson with the AMG V-cycle as M */
     GT_SOLVE_NMETHODS
 } gt_solve_method;
-const char *gt_solve_method_name(gt_solve_method m); /* "cg", "pcg", ..., "gauss-seidel" */
+const char *gt_solve_method_name(gt_solve_method m); /* "cg", "pcg", ..., "gauss-seidel", "gmres", "amg" */
 
 typedef enum {
     GT_SOLVE_CONVERGED = 0,
@@ -276,7 +278,11 @@ typedef struct gt_sparse_job {
                                  solve converges; NULL: not written */
     const char *history;      /* NULL or a file of 'iteration relative-residual' lines */
     int method;               /* a gt_solve_method, or -1 (default): pcg when A is symmetric,
-                                 else bicgstab */
+                                 else bicgstab, or gmres when a preconditioner is asked for */
+    int precond;              /* a gt_precond_kind (sparse/precond.h), or -1 (default): jacobi with
+                                 pcg (the fused GPU path), amg with -m amg, none otherwise */
+    int restart;              /* GMRES(m): m (default 0: 30) */
+    struct gt_precond_opts *precond_opts; /* AMG options; NULL (default): gt_precond_opts_init's */
     int format;               /* a gt_sp_format, or -1 (default): gt_sp_choose_format */
     int prec;                 /* 8 (default) double, 4 single */
     gt_solve_opts solve;      /* tol, maxiter, omega, tau, check_every, ... (gt_solve_opts_init);
@@ -294,6 +300,9 @@ typedef struct gt_sparse_result {
     bool solved;               /* the solver ran to an outcome (below) and it was reported; false
                                   when the job stopped before: bad b or x0, GPU failure, history file */
     gt_solve_method method;    /* as run */
+    int precond;               /* the gt_precond_kind as run, -1 for the methods without one
+                                  (cg, jacobi, gauss-seidel, richardson, bicgstab) */
+    double setup_ms;           /* the preconditioner's set-up (0 for the fused Jacobi-PCG) */
     gt_sp_format format;       /* the format chosen */
     const char *format_run;    /* the format the solver ran in ("csr", "dia", "ell") */
     gt_device_kind device;     /* GT_DEVICE_CPU or GT_DEVICE_CUDA */

@@ -5,6 +5,7 @@
 
 #include "gt_config.h"
 #include "common/timer.h"
+#include "sparse/krylov_prec.h"
 #include "sparse/sparse_gpu.h"
 #if GT_HAVE_CUDA
 #include "kernels/common/cu_runtime.h"
@@ -191,6 +192,12 @@ gt_status gt_solve_gpu(const gt_csr *a, gt_sp_format f, int prec, const double *
 {
     memset(res, 0, sizeof *res);
     GT_TRY(gt_solve_check(a, a->nrows, o->method));
+    if (o->method == GT_SOLVE_GMRES || o->method == GT_SOLVE_AMG) { /* krylov_prec.cu's methods */
+        if (prec != 8)
+            return gt_fail(GT_ERR_USAGE, "%s runs in double precision only", gt_solve_method_name(o->method));
+        return gt_solve_gpu_prec(a, f, o->method == GT_SOLVE_AMG ? GT_PRECOND_AMG : GT_PRECOND_NONE, NULL, b, x,
+                                 o, 0, res, NULL, solve_ms);
+    }
 #if GT_HAVE_CUDA
     if (o->method == GT_SOLVE_GS) f = GT_SP_CSR;
     if (f != GT_SP_DIA && f != GT_SP_ELL) f = GT_SP_CSR;
@@ -222,6 +229,65 @@ gt_status gt_solve_gpu(const gt_csr *a, gt_sp_format f, int prec, const double *
     return GT_OK;
 #else
     (void)f, (void)prec, (void)b, (void)x, (void)solve_ms;
+    return gt_fail(GT_ERR_GPU, "built without CUDA");
+#endif
+}
+
+#if GT_HAVE_CUDA
+/* The true residual ||b - A x|| / ||b|| on the host, in double. */
+static gt_status true_relres(const gt_csr *a, const double *b, const double *x, double *out)
+{
+    double *r = malloc((size_t)a->nrows * sizeof *r);
+    if (!r) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    gt_csr_spmv(a, x, r);
+    for (int64_t i = 0; i < a->nrows; i++) r[i] = b[i] - r[i];
+    double bn = gt_vec_norm2(b, a->nrows);
+    *out = gt_vec_norm2(r, a->nrows) / (bn > 0 ? bn : 1);
+    free(r);
+    return GT_OK;
+}
+#endif
+
+gt_status gt_solve_gpu_prec(const gt_csr *a, gt_sp_format f, gt_precond_kind pk, const gt_precond_opts *po,
+                            const double *b, double *x, const gt_solve_opts *o, int restart, gt_solve_result *res,
+                            gt_precond *info, double *solve_ms)
+{
+    memset(res, 0, sizeof *res);
+    if (info) memset(info, 0, sizeof *info);
+    GT_TRY(gt_solve_check(a, a->nrows, o->method));
+    if (!gt_solve_method_takes_precond(o->method))
+        return gt_fail(GT_ERR_USAGE, "%s takes no preconditioner", gt_solve_method_name(o->method));
+#if GT_HAVE_CUDA
+    if (f != GT_SP_DIA && f != GT_SP_ELL) f = GT_SP_CSR;
+    gt_spd d;
+    GT_TRY(gt_cu_spd_upload(a, 8, &d));
+    gt_status s = gt_cu_spd_convert(&d, f, -1, dia_limit(a, 8));
+    if (s == GT_ERR_RUNTIME && f == GT_SP_DIA) { /* too many diagonals: CSR */
+        f = GT_SP_CSR;
+        s = GT_OK;
+    }
+    gt_spmv_kernel k = f == GT_SP_DIA ? GT_SPMV_DIA : f == GT_SP_ELL ? GT_SPMV_ELL : GT_SPMV_CSR_VECTOR;
+    gt_precond p;
+    memset(&p, 0, sizeof p);
+    if (s == GT_OK) s = gt_cu_precond_create(&d, a, pk, po, &p);
+    if (s != GT_OK) {
+        gt_cu_spd_free(&d);
+        return s;
+    }
+    if (info) {
+        *info = p;
+        info->ctx = NULL, info->apply = NULL, info->destroy = NULL;
+    }
+    double t0 = gt_now_ms();
+    s = gt_cu_solve_prec(&d, k, &p, b, x, o, restart, res);
+    if (solve_ms) *solve_ms = gt_now_ms() - t0;
+    gt_precond_destroy(&p);
+    gt_cu_spd_free(&d);
+    if (s == GT_OK) s = true_relres(a, b, x, &res->true_relres);
+    if (s == GT_OK) gt_solve_prec_honest(o, res);
+    return s;
+#else
+    (void)f, (void)pk, (void)po, (void)b, (void)x, (void)restart, (void)solve_ms;
     return gt_fail(GT_ERR_GPU, "built without CUDA");
 #endif
 }

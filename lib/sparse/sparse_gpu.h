@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "sparse/precond.h"
 #include "sparse/sparse.h"
 
 #ifdef __cplusplus
@@ -49,6 +50,17 @@ gt_status gt_sp_convert_gpu(const gt_csr *a, gt_sp_format f, int64_t hyb_width, 
  * host in double). solve_ms (may be NULL) gets the time of the iterations. */
 gt_status gt_solve_gpu(const gt_csr *a, gt_sp_format f, int prec, const double *b, double *x,
                        const gt_solve_opts *o, gt_solve_result *res, double *solve_ms);
+
+/* Solve with a preconditioner on the GPU (the methods of krylov_prec.h, in
+ * double): the preconditioner of kind pk built on the GPU from A
+ * (gt_cu_precond_create), then the solve with SpMV in format f (DIA, ELL or
+ * CSR; the others run as CSR). Same contract as gt_solve_prec_cpu (true
+ * residual recomputed on the host in double). info (may be NULL) gets the
+ * preconditioner's description: kind, setup_ms, levels, complexity, summary
+ * (ctx, apply and destroy cleared). solve_ms: the iterations' wall time. */
+gt_status gt_solve_gpu_prec(const gt_csr *a, gt_sp_format f, gt_precond_kind pk, const gt_precond_opts *po,
+                            const double *b, double *x, const gt_solve_opts *o, int restart, gt_solve_result *res,
+                            gt_precond *info, double *solve_ms);
 
 #ifdef __cplusplus
 }

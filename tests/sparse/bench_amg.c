@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 {
     const char *src = "160";
     gt_precond_opts o;
-    gt_amg_opts_default(&o);
+    gt_precond_opts_init(&o);
     int cpu = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--smoother") && i + 1 < argc) {

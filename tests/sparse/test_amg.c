@@ -212,7 +212,7 @@ static void test_galerkin(void **st)
     for (int k = 0; k < 2; k++) {
         gt_csr *a = &mats[k];
         gt_precond_opts o;
-        gt_amg_opts_default(&o);
+        gt_precond_opts_init(&o);
         o.amg_coarse_size = 10;
         o.amg_max_levels = 2;
         gt_amg h;
@@ -291,7 +291,7 @@ static void test_vcycle_reduces_error(void **st)
     for (int k = 0; k < 3; k++)
         for (int d = 0; d < 2; d++) {
             gt_precond_opts o;
-            gt_amg_opts_default(&o);
+            gt_precond_opts_init(&o);
             o.amg_smoother = sm[k];
             o.amg_coarse_size = 50;
             gt_amg h;
@@ -320,7 +320,7 @@ static void test_vcycle_symmetric(void **st)
     for (int64_t i = 0; i < n; i++) u[i] = gt_rng_range(&r, -1, 1), v[i] = gt_rng_range(&r, -1, 1);
     for (int k = 0; k < 3; k++) {
         gt_precond_opts o;
-        gt_amg_opts_default(&o);
+        gt_precond_opts_init(&o);
         o.amg_smoother = sm[k];
         o.amg_sweeps = 2;
         o.amg_coarse_size = 30;
@@ -371,7 +371,7 @@ static void test_pcg_40cubed(void **st)
     GT_ASSERT_OK(gt_laplacian(7, 40, 40, 40, &a));
     int64_t n = a.nrows;
     gt_precond_opts o;
-    gt_amg_opts_default(&o);
+    gt_precond_opts_init(&o);
     o.verbose = true;
     gt_precond pc;
     GT_ASSERT_OK(gt_amg_precond_cpu(&a, &o, &pc));
@@ -457,7 +457,7 @@ static void test_coarse_and_errors(void **st)
     for (int64_t p = l.ptr[41]; p < l.ptr[42]; p++)
         if (l.col[p] == 41) l.val[p] = 0;
     gt_precond_opts o;
-    gt_amg_opts_default(&o);
+    gt_precond_opts_init(&o);
     gt_precond pc;
     assert_int_equal(gt_amg_precond_cpu(&l, &o, &pc), GT_ERR_DATA);
     assert_non_null(strstr(gt_errmsg(), "row 42"));

@@ -61,7 +61,7 @@ static void same_csr(const gt_csr *g, const gt_csr *c, double tol, const char *w
 static void compare(const gt_csr *a, const char *name, gt_amg_smoother sm, int64_t coarse)
 {
     gt_precond_opts o;
-    gt_amg_opts_default(&o);
+    gt_precond_opts_init(&o);
     o.amg_smoother = sm;
     o.amg_coarse_size = coarse;
     gt_amg hc, hg;
@@ -129,7 +129,7 @@ static void test_pcg_gpu(void **st)
     for (int64_t i = 0; i < n; i++) one[i] = 1;
     gt_csr_spmv(&a, one, b);
     gt_precond_opts o;
-    gt_amg_opts_default(&o);
+    gt_precond_opts_init(&o);
     gt_amg_gpu_result res;
     GT_ASSERT_OK(gt_amg_gpu_pcg(&a, &o, b, x, 1e-8, 100, &res));
     double err = 0;
@@ -151,7 +151,7 @@ static void test_bad_input_gpu(void **st)
     for (int64_t p = l.ptr[41]; p < l.ptr[42]; p++)
         if (l.col[p] == 41) l.val[p] = 0;
     gt_precond_opts o;
-    gt_amg_opts_default(&o);
+    gt_precond_opts_init(&o);
     gt_amg_gpu_result res;
     assert_int_equal(gt_amg_gpu_run(&l, &o, NULL, NULL, NULL, 0, &res), GT_ERR_DATA);
     assert_non_null(strstr(gt_errmsg(), "row 42"));

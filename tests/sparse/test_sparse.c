@@ -285,6 +285,7 @@ static void test_solvers(void **st)
     gt_rng rng = {11};
     sp_diag_dominant(&rng, 300, 0.02, &dd);
     for (int m = 0; m < GT_SOLVE_NMETHODS; m++) {
+        if (m == GT_SOLVE_AMG) continue; /* the AMG preconditioner: tests beside its own code */
         solve_and_check(&lap, (gt_solve_method)m, m == GT_SOLVE_JACOBI ? 0.8 : 1.0);
         if (m != GT_SOLVE_CG && m != GT_SOLVE_PCG) solve_and_check(&dd, (gt_solve_method)m, 1.0);
     }
