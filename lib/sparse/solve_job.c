@@ -20,12 +20,10 @@ static gt_status read_matrix(const char *path, gt_csr *a)
 {
     gt_mtx m;
     memset(&m, 0, sizeof m);
-    GT_TRY(gt_mtx_read(path, &m));
-    gt_status s = gt_mtx_check_sizes(&m, path); /* before the CSR row offsets are allocated */
-    if (s != GT_OK) {
-        gt_mtx_free(&m);
-        return s;
-    }
+    /* a coordinate file comes back as CSR (rows sorted, duplicates summed),
+       its sizes checked before the row offsets were allocated */
+    GT_TRY(gt_mtx_read_csr(path, &m));
+    gt_status s = GT_OK;
     if (m.is_array) {
         /* dense column-major -> row-major CSR */
         size_t cells = (size_t)m.nrows * (size_t)m.ncols;
@@ -39,7 +37,9 @@ static gt_status read_matrix(const char *path, gt_csr *a)
         s = gt_csr_from_dense(m.nrows, m.ncols, rm, a);
         free(rm);
     } else {
-        s = gt_csr_from_triplets(m.nrows, m.ncols, m.nnz, m.row, m.col, m.val, a);
+        a->nrows = m.nrows, a->ncols = m.ncols, a->nnz = m.nnz;
+        a->ptr = m.ptr, a->col = m.col, a->val = m.val;
+        m.ptr = NULL, m.col = NULL, m.val = NULL;
     }
     gt_mtx_free(&m);
     if (s != GT_OK) gt_errmsg_prefix("%s", gt_in_name(path));
