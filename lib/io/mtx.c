@@ -61,7 +61,6 @@ gt_status gt_mtx_read_csr(const char *path, gt_mtx *m)
     for (int64_t k = 0; k < m->nnz; k++) m->ptr[m->row[k] + 1]++;
     for (int64_t i = 0; i < m->nrows; i++) m->ptr[i + 1] += m->ptr[i];
     free(m->row);
-    free(m->ptr);
     m->row = NULL;
     return GT_OK;
 }
@@ -70,6 +69,7 @@ void gt_mtx_free(gt_mtx *m)
 {
     if (!m) return;
     free(m->row);
+    free(m->ptr);
     free(m->col);
     free(m->val);
     free(m->dense);
