@@ -61,11 +61,13 @@ gt_status gt_mtx_check_sizes(const gt_mtx *m, const char *path);
 gt_status gt_mtx_read_vector(const char *path, double **v, int64_t *n);
 
 /* Write a coordinate real general matrix (0-based arrays in memory),
- * values with %.17g. Atomic; "-" = stdout. `comment` may be NULL. */
+ * values as the shortest decimal that reads back exactly (io/numtext.h),
+ * lines formatted in parallel. Atomic; "-" = stdout. `comment` may be NULL. */
 gt_status gt_mtx_write_coo(const char *path, int64_t nrows, int64_t ncols, int64_t nnz,
                            const int32_t *row, const int32_t *col, const double *val,
                            const char *comment);
-/* Write a dense vector as "matrix array real general" n x 1. */
+/* Write a dense vector as "matrix array real general" n x 1 (shortest
+ * round-trip values, formatted in parallel: io/numrows.h). */
 gt_status gt_mtx_write_vector(const char *path, const double *v, int64_t n, const char *comment);
 
 #ifdef __cplusplus

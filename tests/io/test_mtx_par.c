@@ -232,6 +232,40 @@ static void test_sparse_rows(void **s)
     gt_mtx_free(&m);
 }
 
+/* The coordinate writer, formatted in parallel: every line read back by
+ * fscanf (strtod) gives the same indices and the same double bits, in order. */
+static void test_write_coo_parallel(void **s)
+{
+    (void)s;
+    enum { K = 70000 };
+    int32_t *row = malloc(K * sizeof *row), *col = malloc(K * sizeof *col);
+    double *val = malloc(K * sizeof *val);
+    gt_rng rng = {11};
+    for (int k = 0; k < K; k++) {
+        row[k] = k / 7, col[k] = (int32_t)(gt_rng_u64(&rng) % 2000000000u);
+        double v = gt_rng_range(&rng, -1, 1) * pow(10.0, (double)(int)(gt_rng_u64(&rng) % 600) - 300);
+        val[k] = k % 1000 == 3 ? 5e-324 : k % 1000 == 4 ? -0.0 : v;
+    }
+    const char *p = io_tmp("w.mtx");
+    GT_ASSERT_OK(gt_mtx_write_coo(p, K / 7 + 1, 2000000000, K, row, col, val, NULL));
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    char line[256];
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_non_null(fgets(line, sizeof line, f));
+    for (int k = 0; k < K; k++) {
+        int i, j;
+        double v;
+        assert_int_equal(fscanf(f, "%d %d %lf", &i, &j, &v), 3);
+        assert_int_equal(i, row[k] + 1);
+        assert_int_equal(j, col[k] + 1);
+        assert_memory_equal(&v, &val[k], sizeof v);
+    }
+    assert_int_equal(fscanf(f, "%255s", line), EOF);
+    fclose(f);
+    free(row), free(col), free(val);
+}
+
 static int teardown(void **s)
 {
     (void)s;
@@ -249,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_errors_at_their_line),
         cmocka_unit_test(test_stdin),
         cmocka_unit_test(test_sparse_rows),
+        cmocka_unit_test(test_write_coo_parallel),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
