@@ -13,6 +13,7 @@
 typedef struct mtx_text {
     char *buf;
     size_t len;
+    size_t maplen;   /* buf is a read-only mapping of this many bytes (0: malloc'ed) */
     size_t pos;      /* start of the next line */
     long line;       /* number of the line last returned (1-based) */
     const char *name;
@@ -20,8 +21,10 @@ typedef struct mtx_text {
     size_t lcap;
 } mtx_text;
 
-/* Read all of path ("-" = stdin) into t->buf (threaded pread on a regular
- * file). GT_ERR_RUNTIME when it cannot be opened or read. */
+/* All of path ("-" = stdin) in t->buf: a regular file is mapped (private,
+ * populated: no copy, no zeroed pages) when its size leaves room for the
+ * NUL in its last page, else read (threaded pread on a regular file).
+ * GT_ERR_RUNTIME when it cannot be opened or read. */
 gt_status mtx_text_load(const char *path, mtx_text *t);
 void mtx_text_free(mtx_text *t);
 

@@ -7,6 +7,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "common/output.h"
 #include "io/mtx_internal.h"
@@ -27,6 +29,17 @@ gt_status mtx_text_load(const char *path, mtx_text *t)
         return st;
     }
     long long fsz = gt_rd_file_size(&r);
+    long page = sysconf(_SC_PAGESIZE);
+    if (fsz >= ((long long)1 << 20) && page > 0 && fsz % page != 0 && !getenv("GT_MTX_NO_MMAP")) {
+        /* the rest of the last page reads as zeros: the NUL after the text */
+        void *map = mmap(NULL, (size_t)fsz, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fileno(f), 0);
+        if (map != MAP_FAILED) {
+            t->buf = map, t->len = (size_t)fsz, t->maplen = (size_t)fsz;
+            gt_rd_close(&r);
+            gt_in_close(f);
+            return GT_OK;
+        }
+    }
     size_t cap = fsz > 0 ? (size_t)fsz + 1 : (size_t)1 << 20, len = 0;
     char *buf = malloc(cap + 1);
     if (!buf) {
@@ -65,7 +78,8 @@ out:
 
 void mtx_text_free(mtx_text *t)
 {
-    free(t->buf);
+    if (t->maplen) munmap(t->buf, t->maplen);
+    else free(t->buf);
     free(t->lbuf);
     memset(t, 0, sizeof *t);
 }

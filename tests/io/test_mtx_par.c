@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -266,6 +267,68 @@ static void test_write_coo_parallel(void **s)
     free(row), free(col), free(val);
 }
 
+/* Files over 1 MB are mapped, not read: the same CSR mapped or read, with 1
+ * or 4 threads, for a file ending without a newline in the middle of its
+ * last page and for one padded to a whole number of pages (read, as its
+ * mapping has no room for the NUL after the text). */
+static void same_csr(const gt_mtx *a, const gt_mtx *b)
+{
+    assert_int_equal(a->nrows, b->nrows);
+    assert_int_equal(a->nnz, b->nnz);
+    assert_memory_equal(a->ptr, b->ptr, (size_t)(a->nrows + 1) * sizeof *a->ptr);
+    assert_memory_equal(a->col, b->col, (size_t)a->nnz * sizeof *a->col);
+    assert_memory_equal(a->val, b->val, (size_t)a->nnz * sizeof *a->val);
+}
+
+static void test_large_mapped(void **s)
+{
+    (void)s;
+    enum { K = 90000, R = 5000 };
+    long page = sysconf(_SC_PAGESIZE);
+    for (int pad = 0; pad < 2; pad++) {
+        char *buf = malloc((size_t)K * 40 + (size_t)page + 200);
+        size_t n = (size_t)sprintf(buf, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", R, R, K);
+        gt_rng rng = {5};
+        double sum = 0;
+        for (int k = 0; k < K; k++) {
+            double v = (double)(int)(gt_rng_u64(&rng) % 1000) / 8.0;
+            sum += v;
+            n += (size_t)sprintf(buf + n, "%d %d %.17g%s", (int)(gt_rng_u64(&rng) % R) + 1,
+                                 (int)(gt_rng_u64(&rng) % R) + 1, v, k + 1 < K ? "\n" : "");
+        }
+        if (pad) { /* a comment line before the last entry's line ends the file on a page boundary */
+            char *last = strrchr(buf, '\n') + 1;
+            size_t tail = n - (size_t)(last - buf);
+            size_t need = ((size_t)page - (n + 2) % (size_t)page) % (size_t)page; /* "%" + need + "\n" */
+            memmove(last + need + 2, last, tail);
+            last[0] = '%';
+            memset(last + 1, 'x', need);
+            last[need + 1] = '\n';
+            n += need + 2;
+            assert_int_equal(n % (size_t)page, 0);
+        }
+        assert_true(n > (1u << 20));
+        const char *p = io_tmp("large.mtx");
+        io_write_file(p, buf, n);
+        free(buf);
+        gt_mtx a, b, c;
+        unsetenv("GT_MTX_CHUNK_BYTES");
+        setenv("GT_READ_THREADS", "1", 1);
+        GT_ASSERT_OK(gt_mtx_read_csr(p, &a));
+        setenv("GT_READ_THREADS", "4", 1);
+        GT_ASSERT_OK(gt_mtx_read_csr(p, &b));
+        setenv("GT_MTX_NO_MMAP", "1", 1);
+        GT_ASSERT_OK(gt_mtx_read_csr(p, &c));
+        unsetenv("GT_MTX_NO_MMAP");
+        same_csr(&a, &b);
+        same_csr(&a, &c);
+        double got = 0; /* multiples of 1/8 below 2^40: exact in any order */
+        for (int64_t k = 0; k < a.nnz; k++) got += a.val[k];
+        assert_true(got == sum);
+        gt_mtx_free(&a), gt_mtx_free(&b), gt_mtx_free(&c);
+    }
+}
+
 static int teardown(void **s)
 {
     (void)s;
@@ -284,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_stdin),
         cmocka_unit_test(test_sparse_rows),
         cmocka_unit_test(test_write_coo_parallel),
+        cmocka_unit_test(test_large_mapped),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
