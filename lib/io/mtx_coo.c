@@ -111,6 +111,54 @@ static inline int scan_index(const char **s, const char *e, int64_t *v)
     return mtx_parse_i64(s, e, v);
 }
 
+/* Plain decimals ([-]digits[.digits][e[+-]digits], at most 19 significant
+ * digits) whose value is w * 10^q with w <= 2^53 and |q| <= 22: both exact
+ * doubles, so one multiplication or division rounds correctly (the fast
+ * path of gt_scan_double, inline here). Anything else, mtx_parse_f64. */
+static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static inline int scan_value(const char **s, const char *e, double *v)
+{
+    const char *p = *s;
+    while (p < e && mtx_is_blank(*p)) p++;
+    const char *start = p;
+    bool neg = p < e && *p == '-';
+    if (p < e && (*p == '-' || *p == '+')) p++;
+    uint64_t w = 0;
+    const char *d0 = p;
+    while (p < e && (unsigned)(*p - '0') < 10) w = w * 10 + (uint64_t)(*p++ - '0');
+    int nd = (int)(p - d0), q = 0;
+    if (p < e && *p == '.') {
+        const char *f = ++p;
+        while (p < e && (unsigned)(*p - '0') < 10) w = w * 10 + (uint64_t)(*p++ - '0');
+        nd += (int)(p - f);
+        q = -(int)(p - f);
+    }
+    if (nd == 0 || nd > 19) goto slow;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        const char *x = p + 1;
+        bool xneg = x < e && *x == '-';
+        if (x < e && (*x == '-' || *x == '+')) x++;
+        if (!(x < e && (unsigned)(*x - '0') < 10)) goto slow;
+        int ex = 0;
+        while (x < e && (unsigned)(*x - '0') < 10 && ex < 10000) ex = ex * 10 + (*x++ - '0');
+        q += xneg ? -ex : ex;
+        p = x;
+    }
+    if (!(p == e || mtx_is_blank(*p)) || w > (UINT64_C(1) << 53) || q < -22 || q > 22) goto slow;
+    {
+        double r = (double)w;
+        r = q < 0 ? r / p10[-q] : r * p10[q];
+        *v = neg ? -r : r;
+        *s = p;
+        return 1;
+    }
+slow:
+    *s = start;
+    return mtx_parse_f64(s, e, v);
+}
+
 static void fail(chunk *k, int kind, const char *tok, const char *e, int64_t i, int64_t j)
 {
     k->err = kind;
@@ -147,7 +195,7 @@ static void parse_chunk(chunk *k, const gt_mtx *m)
             kind = E_BADIDX, at = t;
         } else if (field == GT_MTX_REAL) {
             const char *vp = t;
-            if (!mtx_parse_f64(&t, q, &v)) kind = E_BADVAL, at = t;
+            if (!scan_value(&t, q, &v)) kind = E_BADVAL, at = t;
             else if (!isfinite(v)) kind = E_NONFINITE, at = vp;
         } else if (field == GT_MTX_INTEGER) {
             int64_t iv;

@@ -329,6 +329,39 @@ static void test_large_mapped(void **s)
     }
 }
 
+/* Values read exactly as strtod reads them, in every notation the fast
+ * path takes or leaves (digits, points, exponents, signs, 1..20 digits). */
+static void test_values_as_strtod(void **s)
+{
+    (void)s;
+    enum { K = 20000 };
+    char *buf = malloc((size_t)K * 64 + 100);
+    double *want = malloc(K * sizeof *want);
+    size_t n = (size_t)sprintf(buf, "%%%%MatrixMarket matrix coordinate real general\n%d 1 %d\n", K, K);
+    gt_rng rng = {99};
+    static const char *const fmt[] = {"%.*g", "%.*e", "%.*f", "%+.*g", "%.*E"};
+    for (int k = 0; k < K; k++) {
+        double x = gt_rng_range(&rng, -1, 1) * pow(10.0, (double)(int)(gt_rng_u64(&rng) % 80) - 40);
+        int prec = (int)(gt_rng_u64(&rng) % 20), f = (int)(gt_rng_u64(&rng) % 5);
+        char v[64];
+        if (f == 2 && fabs(x) > 1e15) f = 0;
+        snprintf(v, sizeof v, fmt[f], prec, x);
+        if (k % 97 == 0) snprintf(v, sizeof v, "%s", k % 2 ? "00012.50" : "-0");
+        want[k] = strtod(v, NULL);
+        n += (size_t)sprintf(buf + n, "%d 1 %s\n", k + 1, v);
+    }
+    const char *p = io_tmp("vals.mtx");
+    io_write_file(p, buf, n);
+    free(buf);
+    set_par(2, 0);
+    gt_mtx m;
+    GT_ASSERT_OK(gt_mtx_read_csr(p, &m));
+    assert_int_equal(m.nnz, K);
+    for (int k = 0; k < K; k++) assert_memory_equal(&m.val[k], &want[k], sizeof want[k]);
+    gt_mtx_free(&m);
+    free(want);
+}
+
 static int teardown(void **s)
 {
     (void)s;
@@ -348,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_sparse_rows),
         cmocka_unit_test(test_write_coo_parallel),
         cmocka_unit_test(test_large_mapped),
+        cmocka_unit_test(test_values_as_strtod),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
