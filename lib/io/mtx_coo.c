@@ -169,6 +169,66 @@ static void fail(chunk *k, int kind, const char *tok, const char *e, int64_t i, 
     if (tok) mtx_tok_copy(k->tok, sizeof k->tok, tok, e);
 }
 
+/* The common line, "i j v" (or "i j") with plain digits, a plain decimal
+ * and the line's end, in one pass without looking for the end first: the
+ * scan stops at the line's '\n' (or at the NUL after the text, the end of
+ * the last chunk), never beyond. 0 for anything else, which the careful path
+ * then reads (and names, when it is an error). */
+static inline int fast_line(const char *p, const char *end, gt_mtx_field field, int64_t *pi, int64_t *pj,
+                            double *pv, const char **next)
+{
+    const char *s = p;
+    while (mtx_is_blank(*s)) s++;
+    int64_t i = 0, j = 0;
+    const char *d = s;
+    while ((unsigned)(*s - '0') < 10 && s - d < 10) i = i * 10 + (*s++ - '0');
+    if (s == d || !mtx_is_blank(*s)) return 0;
+    while (mtx_is_blank(*s)) s++;
+    d = s;
+    while ((unsigned)(*s - '0') < 10 && s - d < 10) j = j * 10 + (*s++ - '0');
+    if (s == d) return 0;
+    double v = 1.0;
+    if (field == GT_MTX_REAL) {
+        if (!mtx_is_blank(*s)) return 0;
+        while (mtx_is_blank(*s)) s++;
+        bool neg = *s == '-';
+        if (*s == '-' || *s == '+') s++;
+        uint64_t w = 0;
+        d = s;
+        while ((unsigned)(*s - '0') < 10) w = w * 10 + (uint64_t)(*s++ - '0');
+        int nd = (int)(s - d), q = 0;
+        if (*s == '.') {
+            const char *f = ++s;
+            while ((unsigned)(*s - '0') < 10) w = w * 10 + (uint64_t)(*s++ - '0');
+            nd += (int)(s - f);
+            q = -(int)(s - f);
+        }
+        if (nd == 0 || nd > 19) return 0;
+        if (*s == 'e' || *s == 'E') {
+            s++;
+            bool xneg = *s == '-';
+            if (*s == '-' || *s == '+') s++;
+            d = s;
+            int ex = 0;
+            while ((unsigned)(*s - '0') < 10 && s - d < 4) ex = ex * 10 + (*s++ - '0');
+            if (s == d || (unsigned)(*s - '0') < 10) return 0;
+            q += xneg ? -ex : ex;
+        }
+        if (w > (UINT64_C(1) << 53) || q < -22 || q > 22) return 0;
+        v = q < 0 ? (double)w / p10[-q] : (double)w * p10[q];
+        if (neg) v = -v;
+    } else if (field != GT_MTX_PATTERN) {
+        return 0;
+    }
+    while (mtx_is_blank(*s)) s++;
+    while (*s == '\r') s++;
+    if (*s == '\n') *next = s + 1;
+    else if (s == end) *next = end;
+    else return 0;
+    *pi = i, *pj = j, *pv = v;
+    return 1;
+}
+
 static void parse_chunk(chunk *k, const gt_mtx *m)
 {
     const char *p = k->b, *end = k->e;
@@ -176,6 +236,27 @@ static void parse_chunk(chunk *k, const gt_mtx *m)
     const gt_mtx_field field = m->field;
     const gt_mtx_symmetry sym = m->symmetry;
     while (p < end) {
+        {
+            int64_t i, j;
+            double v;
+            const char *nx;
+            if (fast_line(p, end, field, &i, &j, &v, &nx) && i >= 1 && i <= nr && j >= 1 && j <= nc &&
+                (sym == GT_MTX_GENERAL || i > j || (sym == GT_MTX_SYMMETRIC && i == j))) {
+                if (k->n == k->cap && !grow(k)) {
+                    k->lines++;
+                    fail(k, E_OOM, NULL, NULL, 0, 0);
+                    return;
+                }
+                k->r[k->n] = (int32_t)(i - 1);
+                k->c[k->n] = (int32_t)(j - 1);
+                k->v[k->n] = v;
+                k->n++;
+                k->content++;
+                k->lines++;
+                p = nx;
+                continue;
+            }
+        }
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *q = nl ? nl : end, *next = nl ? nl + 1 : end;
         k->lines++;

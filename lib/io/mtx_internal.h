@@ -53,7 +53,8 @@ static inline const char *mtx_skip_ws(const char *s)
     return s;
 }
 /* Copy the token at s (after blanks) into dst, at most n-1 characters,
- * stopping at a blank, line end or e; unprintable bytes become '?'. */
+ * stopping at a blank, a NUL or e (the line's end); unprintable bytes
+ * become '?'. */
 void mtx_tok_copy(char *dst, size_t n, const char *s, const char *e);
 /* Decimal integer token at *s (after blanks), bounded by e; advances *s
  * past it. The token must end at e or at a blank. 0 when it is not one or

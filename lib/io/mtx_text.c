@@ -121,7 +121,7 @@ void mtx_tok_copy(char *dst, size_t n, const char *s, const char *e)
 {
     while (s < e && mtx_is_blank(*s)) s++;
     size_t i = 0;
-    while (s + i < e && s[i] && !mtx_is_blank(s[i]) && s[i] != '\n' && s[i] != '\r' && i + 1 < n) {
+    while (s + i < e && s[i] && !mtx_is_blank(s[i]) && i + 1 < n) {
         dst[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
         i++;
     }
@@ -135,6 +135,7 @@ int mtx_parse_i64(const char **s, const char *e, int64_t *v)
     const char *p = *s;
     while (p < e && mtx_is_blank(*p)) p++;
     if (p >= e) return 0;
+    while (p < e && (*p == ' ' || (*p >= '\t' && *p <= '\r'))) p++; /* as strtoll skips them */
     const char *q = p;
     bool neg = false;
     if (*q == '+' || *q == '-') neg = *q++ == '-';
