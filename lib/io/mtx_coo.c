@@ -13,7 +13,8 @@
  * stably by column and duplicates summed in that order, so the result is
  * the same bit for bit for any number of threads or chunk size.
  * GT_READ_THREADS sets the threads (default: OpenMP's); GT_MTX_CHUNK_BYTES
- * forces the chunk size (a test hook: boundaries at every position). */
+ * forces the chunk size (a test hook: boundaries at every position);
+ * GT_NO_HUGEPAGE=1 keeps the large arrays out of huge pages (to compare). */
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -62,7 +63,12 @@ static int read_threads(void)
 static void *big_alloc(size_t n)
 {
     const size_t huge = (size_t)2 << 20;
-    if (n < 2 * huge) return malloc(n ? n : 1);
+    static int off = -1; /* GT_NO_HUGEPAGE=1: plain malloc (to compare) */
+    if (off < 0) {
+        const char *e = getenv("GT_NO_HUGEPAGE");
+        off = e && *e && strcmp(e, "0") != 0;
+    }
+    if (n < 2 * huge || off) return malloc(n ? n : 1);
     size_t m = (n + huge - 1) / huge * huge;
     void *p = aligned_alloc(huge, m);
 #ifdef MADV_HUGEPAGE
