@@ -246,6 +246,8 @@ int main(int argc, char **argv)
     }
     gt_device_prepare_join(&prep);
     if (s != GT_OK || !a.out) {
+        /* --info alone: the read and analyze stages */
+        if (s == GT_OK && a.co.timings) gt_timings_print(&tm, stderr, "sparsesolve");
         gt_sparse_matrix_free(&m);
         return gt_report(s);
     }

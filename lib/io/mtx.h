@@ -3,7 +3,9 @@
  * Coordinate matrices (real, integer, pattern; general, symmetric,
  * skew-symmetric) are read as a COO list with the symmetric half expanded
  * (the file's symmetry is kept as a flag) and duplicates summed; entries are
- * sorted by (row, col) on return. Array matrices are read as dense column-major.
+ * sorted by (row, col) on return (or as CSR, gt_mtx_read_csr). Array matrices
+ * are read as dense column-major. The whole file is read first (stdin too),
+ * then the body of a coordinate file is parsed in parallel.
  * complex and hermitian give a clear "not supported" error; nan and inf
  * values are errors naming the line. Indices are
  * 0-based in memory, 1-based in the file. */
@@ -32,11 +34,20 @@ typedef struct gt_mtx {
     int64_t nnz;
     int32_t *row, *col;
     double *val;            /* pattern: all 1.0 */
+    /* gt_mtx_read_csr: row offsets (nrows + 1) in place of row (NULL) */
+    int64_t *ptr;
     /* array: nrows*ncols values, column-major */
     double *dense;
 } gt_mtx;
 
 gt_status gt_mtx_read(const char *path, gt_mtx *m);
+/* The same, a coordinate matrix as CSR: ptr (nrows + 1 offsets), col, val,
+ * rows sorted by column, duplicates summed; row is NULL. The sizes are
+ * checked as gt_mtx_check_sizes does before the offsets are allocated.
+ * Array matrices come back as from gt_mtx_read. The body is parsed by
+ * GT_READ_THREADS threads (default: OpenMP's); the result is the same for
+ * any count. */
+gt_status gt_mtx_read_csr(const char *path, gt_mtx *m);
 void gt_mtx_free(gt_mtx *m);
 
 /* Sizes a consumer allocates by (vector length, CSR row offsets) against
@@ -50,11 +61,13 @@ gt_status gt_mtx_check_sizes(const gt_mtx *m, const char *path);
 gt_status gt_mtx_read_vector(const char *path, double **v, int64_t *n);
 
 /* Write a coordinate real general matrix (0-based arrays in memory),
- * values with %.17g. Atomic; "-" = stdout. `comment` may be NULL. */
+ * values as the shortest decimal that reads back exactly (io/numtext.h),
+ * lines formatted in parallel. Atomic; "-" = stdout. `comment` may be NULL. */
 gt_status gt_mtx_write_coo(const char *path, int64_t nrows, int64_t ncols, int64_t nnz,
                            const int32_t *row, const int32_t *col, const double *val,
                            const char *comment);
-/* Write a dense vector as "matrix array real general" n x 1. */
+/* Write a dense vector as "matrix array real general" n x 1 (shortest
+ * round-trip values, formatted in parallel: io/numrows.h). */
 gt_status gt_mtx_write_vector(const char *path, const double *v, int64_t n, const char *comment);
 
 #ifdef __cplusplus

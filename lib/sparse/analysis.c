@@ -1,12 +1,14 @@
-/* Structure analysis, the automatic format choice, --info and the greedy
+/* Structure analysis (parallel over rows, OpenMP), the automatic format choice, --info and the greedy
  * colouring used by multicolour Gauss-Seidel. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sparse/sparse.h"
 
-static double lookup(const gt_csr *a, int64_t i, int32_t j, bool *found)
+/* Row i holds column j? Binary search (rows are sorted); *v its value. */
+static bool lookup(const gt_csr *a, int64_t i, int32_t j, double *v)
 {
     int64_t lo = a->ptr[i], hi = a->ptr[i + 1];
     while (lo < hi) {
@@ -14,66 +16,113 @@ static double lookup(const gt_csr *a, int64_t i, int32_t j, bool *found)
         if (a->col[m] < j) lo = m + 1;
         else hi = m;
     }
-    *found = lo < a->ptr[i + 1] && a->col[lo] == j;
-    return *found ? a->val[lo] : 0.0;
+    if (lo < a->ptr[i + 1] && a->col[lo] == j) {
+        *v = a->val[lo];
+        return true;
+    }
+    return false;
 }
 
-gt_status gt_sp_analyze(const gt_csr *a, gt_sp_info *in)
+/* Numerically symmetric, given as many entries above the diagonal as below:
+ * every upper entry (i, j) has its mirror (j, i) with a close value (then
+ * the map is onto the lower entries, which are as many). Rows in parallel,
+ * every thread stops once one finds a mismatch. */
+static bool check_symmetric(const gt_csr *a)
 {
-    memset(in, 0, sizeof *in);
-    in->nrows = a->nrows, in->ncols = a->ncols, in->nnz = a->nnz;
-    in->zero_diag_row = -1;
-    in->row_min = a->nrows ? INT64_MAX : 0;
-    double s1 = 0, s2 = 0;
-    bool sym = a->nrows == a->ncols, dd = a->nrows == a->ncols && a->nrows > 0, posd = dd;
+    int bad = 0;
+#pragma omp parallel for schedule(dynamic, 4096)
     for (int64_t i = 0; i < a->nrows; i++) {
-        int64_t len = a->ptr[i + 1] - a->ptr[i];
-        if (len < in->row_min) in->row_min = len;
-        if (len > in->row_max) in->row_max = len;
-        if (len == 0) in->empty_rows++;
-        s1 += (double)len, s2 += (double)len * (double)len;
-        double diag = 0, off = 0;
-        for (int64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
-            if (a->col[p] == i) diag = a->val[p];
-            else off += fabs(a->val[p]);
-            if (sym) {
-                bool f;
-                double t = lookup(a, a->col[p], (int32_t)i, &f);
-                if (!f || fabs(t - a->val[p]) > 1e-12 * (fabs(t) + fabs(a->val[p]))) sym = false;
+        if (__atomic_load_n(&bad, __ATOMIC_RELAXED)) continue;
+        for (int64_t p = a->ptr[i + 1] - 1; p >= a->ptr[i] && a->col[p] > i; p--) {
+            double t;
+            if (!lookup(a, a->col[p], (int32_t)i, &t) ||
+                fabs(t - a->val[p]) > 1e-12 * (fabs(t) + fabs(a->val[p]))) {
+                __atomic_store_n(&bad, 1, __ATOMIC_RELAXED);
+                break;
             }
         }
-        if (i < a->ncols && diag == 0.0 && in->zero_diag_row < 0) in->zero_diag_row = i;
-        if (!(fabs(diag) > off)) dd = false;
-        if (!(diag > 0)) posd = false;
     }
-    in->symmetric = sym;
-    in->diag_dominant = dd;
-    in->positive_diagonal = posd;
-    if (a->nrows > 0) {
-        in->row_mean = s1 / (double)a->nrows;
-        double var = s2 / (double)a->nrows - in->row_mean * in->row_mean;
+    return !bad;
+}
+
+/* Structure analysis in one parallel pass over the rows (lengths, diagonal
+ * dominance, the diagonals used as bits of a shared bitmap set once each,
+ * entries above and below the diagonal), then the symmetric check only when
+ * those counts agree and the caller does not know the answer. */
+gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *in)
+{
+    memset(in, 0, sizeof *in);
+    const int64_t n = a->nrows;
+    in->nrows = n, in->ncols = a->ncols, in->nnz = a->nnz;
+    int64_t span = n + a->ncols, words = span / 64 + 1;
+    uint64_t *bits = calloc((size_t)words, sizeof *bits);
+    if (!bits) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    int64_t row_min = n ? INT64_MAX : 0, row_max = 0, empty = 0, zero_diag = INT64_MAX, upper = 0, lower = 0;
+    double s1 = 0, s2 = 0;
+    /* diagonal dominance is settled by the first row that fails it: from
+       then on the off-diagonal values are not read at all (half the value
+       traffic of the pass) */
+    int dd_dead = !(a->nrows == a->ncols && n > 0), not_posd = dd_dead;
+#pragma omp parallel for schedule(static, 4096) reduction(min : row_min, zero_diag) reduction(max : row_max) \
+    reduction(+ : empty, s1, s2, upper, lower) reduction(| : not_posd)
+    for (int64_t i = 0; i < n; i++) {
+        int64_t len = a->ptr[i + 1] - a->ptr[i];
+        if (len < row_min) row_min = len;
+        if (len > row_max) row_max = len;
+        if (len == 0) empty++;
+        s1 += (double)len, s2 += (double)len * (double)len;
+        const bool need_off = !__atomic_load_n(&dd_dead, __ATOMIC_RELAXED);
+        double off = 0;
+        int64_t dpos = -1;
+        for (int64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
+            int64_t c = a->col[p];
+            if (c == i) dpos = p;
+            else if (need_off) off += fabs(a->val[p]);
+            upper += c > i, lower += c < i;
+            int64_t s = c - i + n - 1;
+            uint64_t bit = (uint64_t)1 << (s & 63);
+            if (!(__atomic_load_n(&bits[s >> 6], __ATOMIC_RELAXED) & bit))
+                __atomic_fetch_or(&bits[s >> 6], bit, __ATOMIC_RELAXED);
+        }
+        double diag = dpos >= 0 ? a->val[dpos] : 0.0;
+        if (i < a->ncols && diag == 0.0 && i < zero_diag) zero_diag = i;
+        if (need_off && !(fabs(diag) > off)) __atomic_store_n(&dd_dead, 1, __ATOMIC_RELAXED);
+        if (!(diag > 0)) not_posd = 1;
+    }
+    int64_t ndiag = 0;
+#pragma omp parallel for reduction(+ : ndiag)
+    for (int64_t w = 0; w < words; w++) ndiag += __builtin_popcountll(bits[w]);
+    free(bits);
+    in->ndiag = ndiag;
+    in->row_min = row_min, in->row_max = row_max, in->empty_rows = empty;
+    in->zero_diag_row = zero_diag == INT64_MAX ? -1 : zero_diag;
+    in->diag_dominant = !dd_dead;
+    in->positive_diagonal = !not_posd;
+    in->symmetric = a->nrows == a->ncols && upper == lower && (known_symmetric || check_symmetric(a));
+    if (n > 0) {
+        in->row_mean = s1 / (double)n;
+        double var = s2 / (double)n - in->row_mean * in->row_mean;
         in->row_std = var > 0 ? sqrt(var) : 0;
     }
-    /* diagonals */
-    int64_t span = a->nrows + a->ncols;
-    unsigned char *seen = calloc((size_t)(span ? span : 1), 1);
-    if (!seen) return gt_fail(GT_ERR_RUNTIME, "out of memory");
-    for (int64_t i = 0; i < a->nrows; i++)
-        for (int64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
-            int64_t s = a->col[p] - i + a->nrows - 1;
-            if (!seen[s]) seen[s] = 1, in->ndiag++;
-        }
-    free(seen);
     in->hyb_width = gt_hyb_width(a);
-    for (int64_t i = 0; i < a->nrows; i++) {
+    int64_t hc = 0;
+    const int64_t w = in->hyb_width;
+#pragma omp parallel for schedule(static, 4096) reduction(+ : hc)
+    for (int64_t i = 0; i < n; i++) {
         int64_t len = a->ptr[i + 1] - a->ptr[i];
-        if (len > in->hyb_width) in->hyb_coo_nnz += len - in->hyb_width;
+        if (len > w) hc += len - w;
     }
+    in->hyb_coo_nnz = hc;
     for (int f = 0; f < GT_SP_NFORMATS; f++) {
         in->bytes[f][0] = gt_sp_format_bytes(in, (gt_sp_format)f, 4);
         in->bytes[f][1] = gt_sp_format_bytes(in, (gt_sp_format)f, 8);
     }
     return GT_OK;
+}
+
+gt_status gt_sp_analyze(const gt_csr *a, gt_sp_info *in)
+{
+    return gt_sp_analyze_sym(a, false, in);
 }
 
 size_t gt_sp_format_bytes(const gt_sp_info *in, gt_sp_format f, int prec)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/log.h"
 #include "common/output.h"
@@ -19,16 +20,17 @@
 #include "sparse/sparse.h"
 #include "sparse/sparse_gpu.h"
 
-static gt_status read_matrix(const char *path, gt_csr *a)
+/* *sym: the file declared the matrix symmetric (its upper half is the mirror
+ * of the lower, exactly). */
+static gt_status read_matrix(const char *path, gt_csr *a, bool *sym)
 {
     gt_mtx m;
     memset(&m, 0, sizeof m);
-    GT_TRY(gt_mtx_read(path, &m));
-    gt_status s = gt_mtx_check_sizes(&m, path); /* before the CSR row offsets are allocated */
-    if (s != GT_OK) {
-        gt_mtx_free(&m);
-        return s;
-    }
+    /* a coordinate file comes back as CSR (rows sorted, duplicates summed),
+       its sizes checked before the row offsets were allocated */
+    GT_TRY(gt_mtx_read_csr(path, &m));
+    *sym = m.symmetry == GT_MTX_SYMMETRIC;
+    gt_status s = GT_OK;
     if (m.is_array) {
         /* dense column-major -> row-major CSR */
         size_t cells = (size_t)m.nrows * (size_t)m.ncols;
@@ -42,7 +44,9 @@ static gt_status read_matrix(const char *path, gt_csr *a)
         s = gt_csr_from_dense(m.nrows, m.ncols, rm, a);
         free(rm);
     } else {
-        s = gt_csr_from_triplets(m.nrows, m.ncols, m.nnz, m.row, m.col, m.val, a);
+        a->nrows = m.nrows, a->ncols = m.ncols, a->nnz = m.nnz;
+        a->ptr = m.ptr, a->col = m.col, a->val = m.val;
+        m.ptr = NULL, m.col = NULL, m.val = NULL;
     }
     gt_mtx_free(&m);
     if (s != GT_OK) gt_errmsg_prefix("%s", gt_in_name(path));
@@ -53,8 +57,14 @@ gt_status gt_sparse_load(const char *path, gt_timings *tm, gt_sparse_matrix *m)
 {
     memset(m, 0, sizeof m[0]);
     double t0 = gt_now_ms();
-    GT_TRY(read_matrix(path, &m->a));
-    if (tm) gt_timings_add(tm, "read", gt_now_ms() - t0);
+    bool sym = false;
+    GT_TRY(read_matrix(path, &m->a, &sym));
+    double read_ms = gt_now_ms() - t0;
+    if (tm) gt_timings_add(tm, "read", read_ms);
+    struct stat sb;
+    if (path && strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+        gt_info("read %s: %.1f MB in %.1f ms (%.0f MB/s)", gt_in_name(path), (double)sb.st_size / 1e6, read_ms,
+                read_ms > 0 ? (double)sb.st_size / 1e3 / read_ms : 0.0);
     gt_status s;
     if (m->a.nrows == 0 || m->a.ncols == 0 || m->a.nnz == 0) {
         s = gt_fail(GT_ERR_DATA, "%s: the matrix is empty (%lldx%lld, %lld nonzeros)", gt_in_name(path),
@@ -65,7 +75,7 @@ gt_status gt_sparse_load(const char *path, gt_timings *tm, gt_sparse_matrix *m)
     t0 = gt_now_ms();
     m->path = strdup(path);
     if (!m->path) s = gt_fail(GT_ERR_RUNTIME, "out of memory");
-    else s = gt_sp_analyze(&m->a, &m->info);
+    else s = gt_sp_analyze_sym(&m->a, sym, &m->info);
     if (s != GT_OK) {
         gt_sparse_matrix_free(m);
         return s;

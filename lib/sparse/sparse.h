@@ -121,6 +121,10 @@ typedef struct gt_sp_info {
 } gt_sp_info;
 
 gt_status gt_sp_analyze(const gt_csr *a, gt_sp_info *info);
+/* The same, told whether A is symmetric by construction (a Matrix Market
+ * file declared symmetric, mirrored on read): then the entry-by-entry
+ * symmetric check is skipped. */
+gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *info);
 /* Bytes a format needs (indices + values), prec 4 or 8. */
 size_t gt_sp_format_bytes(const gt_sp_info *info, gt_sp_format f, int prec);
 

@@ -1,0 +1,681 @@
+/* The body of a coordinate Matrix Market file, in parallel, straight to CSR.
+ *
+ * The body (already in memory) is cut at line boundaries into chunks that
+ * threads parse independently into entry lists, each counting its lines and
+ * content lines. The first error in file order is then found serially: a
+ * chunk's own first error wins unless the declared entry count ran out
+ * before it (then "more entries than declared", as a serial reader sees
+ * it), and line numbers are the lines of the header and of the chunks
+ * before. CSR is built by groups of consecutive chunks (one per thread):
+ * per-group row counts -> row offsets -> scatter, so every row holds its
+ * entries in file order whatever the thread count; symmetric and
+ * skew-symmetric entries are mirrored there. Each row is then sorted
+ * stably by column and duplicates summed in that order, so the result is
+ * the same bit for bit for any number of threads or chunk size.
+ * GT_READ_THREADS sets the threads (default: OpenMP's); GT_MTX_CHUNK_BYTES
+ * forces the chunk size (a test hook: boundaries at every position);
+ * GT_NO_HUGEPAGE=1 keeps the large arrays out of huge pages (to compare). */
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "io/mtx_internal.h"
+#include "io/numtext.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+enum { E_NONE, E_OOM, E_BADIDX, E_BADVAL, E_NONFINITE, E_BADINT, E_EXTRA, E_RANGE, E_UPPER, E_SKEW };
+
+typedef struct chunk {
+    const char *b, *e;     /* [b, e): e is just after a '\n' or the end of the file */
+    int32_t *r, *c;        /* entries in file order, 0-based */
+    double *v;
+    int64_t n, cap;
+    int64_t lines, content; /* lines and content lines seen (up to the error) */
+    int err;
+    int64_t err_line, err_content; /* its line in the chunk (1-based), content lines before it */
+    int64_t ei, ej;
+    char tok[24];
+} chunk;
+
+static int read_threads(void)
+{
+    const char *s = getenv("GT_READ_THREADS");
+    if (s && *s) {
+        int n = atoi(s);
+        if (n >= 1) return n > 256 ? 256 : n;
+    }
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+/* malloc for the large arrays, in transparent huge pages where the system
+ * gives them on request: a fault per 2 MiB instead of per 4 KiB (page faults
+ * on fresh memory were a quarter of a one-thread read). free() releases it. */
+static void *big_alloc(size_t n)
+{
+    const size_t huge = (size_t)2 << 20;
+    static int off = -1; /* GT_NO_HUGEPAGE=1: plain malloc (to compare) */
+    if (off < 0) {
+        const char *e = getenv("GT_NO_HUGEPAGE");
+        off = e && *e && strcmp(e, "0") != 0;
+    }
+    if (n < 2 * huge || off) return malloc(n ? n : 1);
+    size_t m = (n + huge - 1) / huge * huge;
+    void *p = aligned_alloc(huge, m);
+#ifdef MADV_HUGEPAGE
+    if (p) madvise(p, m, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+static bool grow(chunk *k)
+{
+    if (!k->cap) { /* the first guess: lines of 12 bytes or more */
+        int64_t nc = (int64_t)((k->e - k->b) / 12 + 64);
+        k->r = big_alloc((size_t)nc * sizeof *k->r);
+        k->c = big_alloc((size_t)nc * sizeof *k->c);
+        k->v = big_alloc((size_t)nc * sizeof *k->v);
+        if (!k->r || !k->c || !k->v) return false;
+        k->cap = nc;
+        return true;
+    }
+    int64_t nc = k->cap + k->cap / 2;
+    int32_t *r = realloc(k->r, (size_t)nc * sizeof *r);
+    if (r) k->r = r;
+    int32_t *c = realloc(k->c, (size_t)nc * sizeof *c);
+    if (c) k->c = c;
+    double *v = realloc(k->v, (size_t)nc * sizeof *v);
+    if (v) k->v = v;
+    if (!r || !c || !v) return false;
+    k->cap = nc;
+    return true;
+}
+
+/* Unsigned decimal of up to 18 digits ending at a blank or e: the common
+ * case, inline; anything else (sign, more digits) goes to mtx_parse_i64. */
+static inline int scan_index(const char **s, const char *e, int64_t *v)
+{
+    const char *p = *s;
+    while (p < e && mtx_is_blank(*p)) p++;
+    const char *d = p;
+    uint64_t x = 0;
+    while (p < e && (unsigned)(*p - '0') < 10 && p - d < 18) x = x * 10 + (uint64_t)(*p++ - '0');
+    if (p > d && (p == e || mtx_is_blank(*p))) {
+        *v = (int64_t)x;
+        *s = p;
+        return 1;
+    }
+    return mtx_parse_i64(s, e, v);
+}
+
+/* Plain decimals ([-]digits[.digits][e[+-]digits], at most 19 significant
+ * digits) whose value is w * 10^q with w <= 2^53 and |q| <= 22: both exact
+ * doubles, so one multiplication or division rounds correctly (the fast
+ * path of gt_scan_double, inline here). Anything else, mtx_parse_f64. */
+static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static inline int scan_value(const char **s, const char *e, double *v)
+{
+    const char *p = *s;
+    while (p < e && mtx_is_blank(*p)) p++;
+    const char *start = p;
+    bool neg = p < e && *p == '-';
+    if (p < e && (*p == '-' || *p == '+')) p++;
+    uint64_t w = 0;
+    const char *d0 = p;
+    while (p < e && (unsigned)(*p - '0') < 10) w = w * 10 + (uint64_t)(*p++ - '0');
+    int nd = (int)(p - d0), q = 0;
+    if (p < e && *p == '.') {
+        const char *f = ++p;
+        while (p < e && (unsigned)(*p - '0') < 10) w = w * 10 + (uint64_t)(*p++ - '0');
+        nd += (int)(p - f);
+        q = -(int)(p - f);
+    }
+    if (nd == 0 || nd > 19) goto slow;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        const char *x = p + 1;
+        bool xneg = x < e && *x == '-';
+        if (x < e && (*x == '-' || *x == '+')) x++;
+        if (!(x < e && (unsigned)(*x - '0') < 10)) goto slow;
+        int ex = 0;
+        while (x < e && (unsigned)(*x - '0') < 10 && ex < 10000) ex = ex * 10 + (*x++ - '0');
+        q += xneg ? -ex : ex;
+        p = x;
+    }
+    if (!(p == e || mtx_is_blank(*p)) || w > (UINT64_C(1) << 53) || q < -22 || q > 22) goto slow;
+    {
+        double r = (double)w;
+        r = q < 0 ? r / p10[-q] : r * p10[q];
+        *v = neg ? -r : r;
+        *s = p;
+        return 1;
+    }
+slow:
+    *s = start;
+    return mtx_parse_f64(s, e, v);
+}
+
+static void fail(chunk *k, int kind, const char *tok, const char *e, int64_t i, int64_t j)
+{
+    k->err = kind;
+    k->err_line = k->lines;
+    k->err_content = k->content;
+    k->ei = i, k->ej = j;
+    k->tok[0] = 0;
+    if (tok) mtx_tok_copy(k->tok, sizeof k->tok, tok, e);
+}
+
+/* The common line, "i j v" (or "i j") with plain digits, a plain decimal
+ * and the line's end, in one pass without looking for the end first: the
+ * scan stops at the line's '\n' (or at the NUL after the text, the end of
+ * the last chunk), never beyond. 0 for anything else, which the careful path
+ * then reads (and names, when it is an error). */
+static inline int fast_line(const char *p, const char *end, gt_mtx_field field, int64_t *pi, int64_t *pj,
+                            double *pv, const char **next)
+{
+    const char *s = p;
+    while (mtx_is_blank(*s)) s++;
+    int64_t i = 0, j = 0;
+    const char *d = s;
+    while ((unsigned)(*s - '0') < 10 && s - d < 10) i = i * 10 + (*s++ - '0');
+    if (s == d || !mtx_is_blank(*s)) return 0;
+    while (mtx_is_blank(*s)) s++;
+    d = s;
+    while ((unsigned)(*s - '0') < 10 && s - d < 10) j = j * 10 + (*s++ - '0');
+    if (s == d) return 0;
+    double v = 1.0;
+    if (field == GT_MTX_REAL) {
+        if (!mtx_is_blank(*s)) return 0;
+        while (mtx_is_blank(*s)) s++;
+        bool neg = *s == '-';
+        if (*s == '-' || *s == '+') s++;
+        uint64_t w = 0;
+        d = s;
+        while ((unsigned)(*s - '0') < 10) w = w * 10 + (uint64_t)(*s++ - '0');
+        int nd = (int)(s - d), q = 0;
+        if (*s == '.') {
+            const char *f = ++s;
+            while ((unsigned)(*s - '0') < 10) w = w * 10 + (uint64_t)(*s++ - '0');
+            nd += (int)(s - f);
+            q = -(int)(s - f);
+        }
+        if (nd == 0 || nd > 19) return 0;
+        if (*s == 'e' || *s == 'E') {
+            s++;
+            bool xneg = *s == '-';
+            if (*s == '-' || *s == '+') s++;
+            d = s;
+            int ex = 0;
+            while ((unsigned)(*s - '0') < 10 && s - d < 4) ex = ex * 10 + (*s++ - '0');
+            if (s == d || (unsigned)(*s - '0') < 10) return 0;
+            q += xneg ? -ex : ex;
+        }
+        if (w > (UINT64_C(1) << 53) || q < -22 || q > 22) return 0;
+        v = q < 0 ? (double)w / p10[-q] : (double)w * p10[q];
+        if (neg) v = -v;
+    } else if (field != GT_MTX_PATTERN) {
+        return 0;
+    }
+    while (mtx_is_blank(*s)) s++;
+    while (*s == '\r') s++;
+    if (*s == '\n') *next = s + 1;
+    else if (s == end) *next = end;
+    else return 0;
+    *pi = i, *pj = j, *pv = v;
+    return 1;
+}
+
+static void parse_chunk(chunk *k, const gt_mtx *m)
+{
+    const char *p = k->b, *end = k->e;
+    const int64_t nr = m->nrows, nc = m->ncols;
+    const gt_mtx_field field = m->field;
+    const gt_mtx_symmetry sym = m->symmetry;
+    while (p < end) {
+        {
+            int64_t i, j;
+            double v;
+            const char *nx;
+            if (fast_line(p, end, field, &i, &j, &v, &nx) && i >= 1 && i <= nr && j >= 1 && j <= nc &&
+                (sym == GT_MTX_GENERAL || i > j || (sym == GT_MTX_SYMMETRIC && i == j))) {
+                if (k->n == k->cap && !grow(k)) {
+                    k->lines++;
+                    fail(k, E_OOM, NULL, NULL, 0, 0);
+                    return;
+                }
+                k->r[k->n] = (int32_t)(i - 1);
+                k->c[k->n] = (int32_t)(j - 1);
+                k->v[k->n] = v;
+                k->n++;
+                k->content++;
+                k->lines++;
+                p = nx;
+                continue;
+            }
+        }
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *q = nl ? nl : end, *next = nl ? nl + 1 : end;
+        k->lines++;
+        while (q > p && q[-1] == '\r') q--;
+        const char *s = p;
+        p = next;
+        if (s < q && *s == '%' && !memchr(s, 0, (size_t)(q - s))) continue; /* comment */
+        const char *line = s;
+        while (s < q && mtx_is_blank(*s)) s++;
+        if (s == q) continue; /* blank */
+        int64_t i, j;
+        double v = 1.0;
+        const char *t = s;
+        int kind = E_NONE;
+        const char *at = NULL;
+        if (!scan_index(&t, q, &i) || !scan_index(&t, q, &j)) {
+            kind = E_BADIDX, at = t;
+        } else if (field == GT_MTX_REAL) {
+            const char *vp = t;
+            if (!scan_value(&t, q, &v)) kind = E_BADVAL, at = t;
+            else if (!isfinite(v)) kind = E_NONFINITE, at = vp;
+        } else if (field == GT_MTX_INTEGER) {
+            int64_t iv;
+            if (!mtx_parse_i64(&t, q, &iv)) kind = E_BADINT, at = t;
+            v = (double)iv;
+        }
+        if (kind == E_NONE) {
+            while (t < q && mtx_is_blank(*t)) t++;
+            if (t < q) kind = E_EXTRA, at = t;
+        }
+        if (kind == E_NONE && (i < 1 || i > nr || j < 1 || j > nc)) kind = E_RANGE;
+        if (kind == E_NONE && sym == GT_MTX_SYMMETRIC && i < j) kind = E_UPPER;
+        if (kind == E_NONE && sym == GT_MTX_SKEW && i <= j) kind = E_SKEW;
+        if (kind != E_NONE) {
+            if (memchr(line, 0, (size_t)(q - line))) { /* a NUL byte: one bad token, as a line reader sees it */
+                static const char bad[] = "\x01";
+                fail(k, E_BADIDX, bad, bad + 1, 0, 0);
+            } else {
+                fail(k, kind, at, q, i, j);
+            }
+            return;
+        }
+        if (k->n == k->cap && !grow(k)) {
+            fail(k, E_OOM, NULL, NULL, 0, 0);
+            return;
+        }
+        k->r[k->n] = (int32_t)(i - 1);
+        k->c[k->n] = (int32_t)(j - 1);
+        k->v[k->n] = v;
+        k->n++;
+        k->content++;
+    }
+}
+
+/* Line (1-based, in the chunk) of the chunk's content line number `idx` (0-based). */
+static int64_t content_line(const chunk *k, int64_t idx)
+{
+    const char *p = k->b;
+    int64_t line = 0, seen = 0;
+    while (p < k->e) {
+        const char *nl = memchr(p, '\n', (size_t)(k->e - p));
+        const char *q = nl ? nl : k->e;
+        line++;
+        while (q > p && q[-1] == '\r') q--;
+        bool content = !(p < q && *p == '%' && !memchr(p, 0, (size_t)(q - p)));
+        if (content) {
+            const char *s = p;
+            while (s < q && mtx_is_blank(*s)) s++;
+            content = s < q;
+        }
+        if (content && seen++ == idx) return line;
+        p = nl ? nl + 1 : k->e;
+    }
+    return line;
+}
+
+static gt_status report(const mtx_text *t, const gt_mtx *m, const chunk *k, long line)
+{
+    const char *f = t->name;
+    switch (k->err) {
+    case E_OOM:
+        return gt_fail(GT_ERR_RUNTIME, "out of memory reading a Matrix Market file (%s)", f);
+    case E_BADIDX:
+        return gt_fail_at(GT_ERR_DATA, f, line, "bad entry: expected 'row col%s', bad token '%s'",
+                          m->field == GT_MTX_PATTERN ? "" : " value", k->tok);
+    case E_BADVAL: return gt_fail_at(GT_ERR_DATA, f, line, "bad or missing value '%s'", k->tok);
+    case E_NONFINITE:
+        return gt_fail_at(GT_ERR_DATA, f, line, "value '%s' of entry (%lld, %lld) is not a finite number", k->tok,
+                          (long long)k->ei, (long long)k->ej);
+    case E_BADINT: return gt_fail_at(GT_ERR_DATA, f, line, "bad or missing integer value '%s'", k->tok);
+    case E_EXTRA: return gt_fail_at(GT_ERR_DATA, f, line, "extra text '%s' after the entry", k->tok);
+    case E_RANGE:
+        return gt_fail_at(GT_ERR_DATA, f, line, "index (%lld, %lld) outside the %lld x %lld matrix (indices are 1-based)",
+                          (long long)k->ei, (long long)k->ej, (long long)m->nrows, (long long)m->ncols);
+    case E_UPPER:
+        return gt_fail_at(GT_ERR_DATA, f, line,
+                          "entry (%lld, %lld) above the diagonal in a symmetric matrix (only the lower triangle is stored)",
+                          (long long)k->ei, (long long)k->ej);
+    default:
+        return gt_fail_at(GT_ERR_DATA, f, line,
+                          "entry (%lld, %lld) on or above the diagonal in a skew-symmetric matrix (only the strict "
+                          "lower triangle is stored)",
+                          (long long)k->ei, (long long)k->ej);
+    }
+}
+
+/* The first error in file order, or the entry count against the declared one. */
+static gt_status check_chunks(const mtx_text *t, const gt_mtx *m, const chunk *ck, int64_t nck, int64_t declared)
+{
+    long before = t->line; /* lines before the body */
+    int64_t got = 0;
+    for (int64_t c = 0; c < nck; c++) {
+        const chunk *k = &ck[c];
+        if (k->err && (k->err == E_OOM || got + k->err_content < declared))
+            return report(t, m, k, before + (long)k->err_line);
+        if (k->err || got + k->content > declared)
+            return gt_fail_at(GT_ERR_DATA, t->name, before + (long)content_line(k, declared - got),
+                              "more entries than the %lld declared on the size line", (long long)declared);
+        got += k->content;
+        before += (long)k->lines;
+    }
+    if (got < declared)
+        return gt_fail_at(GT_ERR_DATA, t->name, before + 1, "file ends after %lld of %lld entries", (long long)got,
+                          (long long)declared);
+    return GT_OK;
+}
+
+/* Stable sort of a row's (col, val) pairs by col: insertion for short rows,
+ * bottom-up merge (tmp of len pairs) for long ones. */
+static void sort_row(int32_t *col, double *val, int64_t len, int32_t *tc, double *tv)
+{
+    int64_t k = 1;
+    while (k < len && col[k - 1] <= col[k]) k++;
+    if (k >= len) return;
+    if (len <= 48 || !tc) {
+        for (int64_t p = k; p < len; p++) {
+            int32_t c = col[p];
+            double v = val[p];
+            int64_t q = p - 1;
+            while (q >= 0 && col[q] > c) col[q + 1] = col[q], val[q + 1] = val[q], q--;
+            col[q + 1] = c, val[q + 1] = v;
+        }
+        return;
+    }
+    int32_t *sc = col, *dc = tc;
+    double *sv = val, *dv = tv;
+    for (int64_t w = 1; w < len; w *= 2) {
+        for (int64_t a = 0; a < len; a += 2 * w) {
+            int64_t mid = a + w < len ? a + w : len, b = a + 2 * w < len ? a + 2 * w : len;
+            int64_t x = a, y = mid, o = a;
+            while (x < mid && y < b) {
+                if (sc[y] < sc[x]) dc[o] = sc[y], dv[o++] = sv[y++];
+                else dc[o] = sc[x], dv[o++] = sv[x++];
+            }
+            while (x < mid) dc[o] = sc[x], dv[o++] = sv[x++];
+            while (y < b) dc[o] = sc[y], dv[o++] = sv[y++];
+        }
+        int32_t *t1 = sc;
+        sc = dc, dc = t1;
+        double *t2 = sv;
+        sv = dv, dv = t2;
+    }
+    if (sc != col) {
+        memcpy(col, sc, (size_t)len * sizeof *col);
+        memcpy(val, sv, (size_t)len * sizeof *val);
+    }
+}
+
+/* Sort every row and sum duplicates (pattern: keep one 1). Compacts in place. */
+static gt_status sort_sum_rows(int64_t n, int64_t *ptr, int32_t **colp, double **valp, bool pattern, int nth)
+{
+    int32_t *col = *colp;
+    double *val = *valp;
+    int32_t *len = malloc((size_t)(n ? n : 1) * sizeof *len);
+    if (!len) return gt_fail(GT_ERR_RUNTIME, "out of memory sorting matrix rows");
+    int64_t dups = 0;
+    int oom = 0;
+#pragma omp parallel num_threads(nth) reduction(+ : dups) reduction(| : oom)
+    {
+        int32_t *tc = NULL;
+        double *tv = NULL;
+        int64_t tcap = 0;
+#pragma omp for schedule(dynamic, 2048)
+        for (int64_t i = 0; i < n; i++) {
+            int64_t s = ptr[i], e = ptr[i + 1], l = e - s;
+            if (l > 48 && l > tcap) {
+                free(tc), free(tv);
+                tc = malloc((size_t)l * sizeof *tc), tv = malloc((size_t)l * sizeof *tv);
+                tcap = tc && tv ? l : 0;
+                if (!tcap) oom = 1;
+            }
+            sort_row(col + s, val + s, l, tcap >= l ? tc : NULL, tv);
+            int64_t w = s;
+            for (int64_t p = s; p < e; p++) {
+                if (w > s && col[w - 1] == col[p]) {
+                    if (!pattern) val[w - 1] += val[p];
+                } else {
+                    col[w] = col[p], val[w] = val[p], w++;
+                }
+            }
+            len[i] = (int32_t)(w - s);
+            dups += e - w;
+        }
+        free(tc), free(tv);
+    }
+    (void)oom; /* a long row without its buffer was insertion-sorted: slower, still right */
+    if (dups) {
+        int64_t *np = malloc((size_t)(n + 1) * sizeof *np);
+        if (!np) {
+            free(len);
+            return gt_fail(GT_ERR_RUNTIME, "out of memory summing duplicate matrix entries");
+        }
+        np[0] = 0;
+        for (int64_t i = 0; i < n; i++) np[i + 1] = np[i] + len[i];
+        for (int64_t i = 0; i < n; i++) { /* in place, front to back: rows only move down */
+            if (np[i] != ptr[i]) {
+                memmove(col + np[i], col + ptr[i], (size_t)len[i] * sizeof *col);
+                memmove(val + np[i], val + ptr[i], (size_t)len[i] * sizeof *val);
+            }
+        }
+        memcpy(ptr, np, (size_t)(n + 1) * sizeof *ptr);
+        free(np);
+        int64_t z = ptr[n] ? ptr[n] : 1;
+        int32_t *c2 = realloc(col, (size_t)z * sizeof *c2);
+        if (c2) *colp = col = c2;
+        double *v2 = realloc(val, (size_t)z * sizeof *v2);
+        if (v2) *valp = val = v2;
+    }
+    free(len);
+    return GT_OK;
+}
+
+/* CSR from the chunks' entries: per-group counts, offsets, scatter. */
+static gt_status build_csr(gt_mtx *m, chunk *ck, int64_t nck, int64_t total, int nth)
+{
+    const int64_t n = m->nrows;
+    const bool mirror = m->symmetry != GT_MTX_GENERAL;
+    const double sgn = m->symmetry == GT_MTX_SKEW ? -1.0 : 1.0;
+    int ng = nth;
+    while (ng > 1 && (double)ng * (double)(n + 1) > 2.0 * (double)total + (double)(1 << 22)) ng--;
+    if (ng > nck) ng = nck > 0 ? (int)nck : 1;
+    int32_t *cnt = calloc((size_t)ng * (size_t)n + 1, sizeof *cnt);
+    int64_t *ptr = big_alloc((size_t)(n + 1) * sizeof *ptr);
+    if (!cnt || !ptr) {
+        free(cnt), free(ptr);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory for %lld matrix rows", (long long)n);
+    }
+#pragma omp parallel for schedule(static, 1) num_threads(ng)
+    for (int g = 0; g < ng; g++) {
+        int32_t *cg = cnt + (size_t)g * (size_t)n;
+        for (int64_t c = nck * g / ng; c < nck * (g + 1) / ng; c++) {
+            const chunk *k = &ck[c];
+            for (int64_t e = 0; e < k->n; e++) {
+                cg[k->r[e]]++;
+                if (mirror && k->r[e] != k->c[e]) cg[k->c[e]]++;
+            }
+        }
+    }
+#pragma omp parallel for schedule(static) num_threads(nth)
+    for (int64_t i = 0; i < n; i++) {
+        int64_t s = 0;
+        for (int g = 0; g < ng; g++) {
+            int32_t x = cnt[(size_t)g * (size_t)n + (size_t)i];
+            cnt[(size_t)g * (size_t)n + (size_t)i] = (int32_t)s;
+            s += x;
+        }
+        ptr[i + 1] = s;
+    }
+    ptr[0] = 0;
+    for (int64_t i = 0; i < n; i++) ptr[i + 1] += ptr[i];
+    int64_t nnz = ptr[n];
+    int32_t *col = big_alloc((size_t)(nnz ? nnz : 1) * sizeof *col);
+    double *val = big_alloc((size_t)(nnz ? nnz : 1) * sizeof *val);
+    if (!col || !val) {
+        free(cnt), free(ptr), free(col), free(val);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory for %lld matrix entries", (long long)nnz);
+    }
+#pragma omp parallel for schedule(static, 1) num_threads(ng)
+    for (int g = 0; g < ng; g++) {
+        int32_t *cg = cnt + (size_t)g * (size_t)n;
+        for (int64_t c = nck * g / ng; c < nck * (g + 1) / ng; c++) {
+            chunk *k = &ck[c];
+            for (int64_t e = 0; e < k->n; e++) {
+                int32_t r = k->r[e], cc = k->c[e];
+                double v = k->v[e];
+                int64_t p = ptr[r] + cg[r]++;
+                col[p] = cc, val[p] = v;
+                if (mirror && r != cc) {
+                    p = ptr[cc] + cg[cc]++;
+                    col[p] = r, val[p] = sgn * v;
+                }
+            }
+            free(k->r), free(k->c), free(k->v);
+            k->r = k->c = NULL, k->v = NULL;
+        }
+    }
+    free(cnt);
+    gt_status st = sort_sum_rows(n, ptr, &col, &val, m->field == GT_MTX_PATTERN, nth);
+    if (st != GT_OK) {
+        free(ptr), free(col), free(val);
+        return st;
+    }
+    m->ptr = ptr, m->col = col, m->val = val, m->nnz = ptr[n];
+    return GT_OK;
+}
+
+typedef struct {
+    int32_t r, c;
+    double v;
+    int64_t seq;
+} trip;
+
+static int cmp_trip(const void *a, const void *b)
+{
+    const trip *x = a, *y = b;
+    if (x->r != y->r) return (x->r > y->r) - (x->r < y->r);
+    if (x->c != y->c) return (x->c > y->c) - (x->c < y->c);
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Sorted COO without any array of the row count: for a size line declaring
+ * far more rows than there are entries. */
+static gt_status build_coo_sparse(gt_mtx *m, chunk *ck, int64_t nck, int64_t total)
+{
+    const bool mirror = m->symmetry != GT_MTX_GENERAL;
+    const double sgn = m->symmetry == GT_MTX_SKEW ? -1.0 : 1.0;
+    trip *s = malloc((size_t)(2 * total + 1) * sizeof *s);
+    if (!s) return gt_fail(GT_ERR_RUNTIME, "out of memory sorting %lld matrix entries", (long long)total);
+    int64_t n = 0;
+    for (int64_t c = 0; c < nck; c++)
+        for (int64_t e = 0; e < ck[c].n; e++) {
+            int32_t r = ck[c].r[e], cc = ck[c].c[e];
+            s[n] = (trip){r, cc, ck[c].v[e], n}, n++;
+            if (mirror && r != cc) s[n] = (trip){cc, r, sgn * ck[c].v[e], n}, n++;
+        }
+    qsort(s, (size_t)n, sizeof *s, cmp_trip);
+    int64_t out = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (out > 0 && s[out - 1].r == s[k].r && s[out - 1].c == s[k].c) {
+            if (m->field != GT_MTX_PATTERN) s[out - 1].v += s[k].v;
+        } else {
+            s[out++] = s[k];
+        }
+    }
+    size_t cnt = (size_t)(out ? out : 1);
+    m->row = malloc(cnt * sizeof *m->row);
+    m->col = malloc(cnt * sizeof *m->col);
+    m->val = malloc(cnt * sizeof *m->val);
+    if (!m->row || !m->col || !m->val) {
+        free(s);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory for %lld matrix entries", (long long)out);
+    }
+    for (int64_t k = 0; k < out; k++) m->row[k] = s[k].r, m->col[k] = s[k].c, m->val[k] = s[k].v;
+    m->nnz = out;
+    free(s);
+    return GT_OK;
+}
+
+gt_status mtx_read_coo(mtx_text *t, gt_mtx *m, bool want_csr)
+{
+    const int64_t declared = m->nnz;
+    const char *body = t->buf + t->pos;
+    const size_t blen = t->len - t->pos;
+    int nth = read_threads();
+    size_t csz;
+    const char *hook = getenv("GT_MTX_CHUNK_BYTES");
+    if (hook && atol(hook) > 0) csz = (size_t)atol(hook);
+    else {
+        if (blen < ((size_t)1 << 20)) nth = 1;
+        csz = blen / ((size_t)nth * 4) + 1;
+        if (csz < ((size_t)256 << 10)) csz = (size_t)256 << 10;
+    }
+    int64_t nck = (int64_t)((blen + csz - 1) / csz);
+    if (nck < 1) nck = 1;
+    chunk *ck = calloc((size_t)nck, sizeof *ck);
+    if (!ck) return gt_fail(GT_ERR_RUNTIME, "out of memory reading '%s'", t->name);
+    size_t at = 0;
+    for (int64_t c = 0; c < nck; c++) {
+        size_t x = c == nck - 1 ? blen : (size_t)(c + 1) * csz;
+        if (x < at) x = at;
+        if (x < blen && !(x > 0 && body[x - 1] == '\n')) {
+            const char *nl = memchr(body + x, '\n', blen - x);
+            x = nl ? (size_t)(nl - body) + 1 : blen;
+        }
+        ck[c].b = body + at, ck[c].e = body + x;
+        at = x;
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nth) if (nck > 1 && nth > 1)
+    for (int64_t c = 0; c < nck; c++) parse_chunk(&ck[c], m);
+    gt_status st = check_chunks(t, m, ck, nck, declared);
+    if (st == GT_OK) {
+        const int64_t total = declared; /* entries in the file, before mirroring */
+        bool rows_fit = m->nrows <= 4 * total + 4096 && 2 * total < INT32_MAX;
+        if (rows_fit) {
+            st = build_csr(m, ck, nck, total, nth);
+            if (st == GT_OK && !want_csr) { /* row indices from the offsets */
+                int32_t *row = malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *row);
+                if (!row) st = gt_fail(GT_ERR_RUNTIME, "out of memory for %lld matrix entries", (long long)m->nnz);
+                else {
+                    const int64_t *ptr = m->ptr;
+#pragma omp parallel for schedule(static) num_threads(nth)
+                    for (int64_t i = 0; i < m->nrows; i++)
+                        for (int64_t p = ptr[i]; p < ptr[i + 1]; p++) row[p] = (int32_t)i;
+                    m->row = row;
+                    free(m->ptr);
+                    m->ptr = NULL;
+                }
+            }
+        } else {
+            st = build_coo_sparse(m, ck, nck, total);
+        }
+    }
+    for (int64_t c = 0; c < nck; c++) free(ck[c].r), free(ck[c].c), free(ck[c].v);
+    free(ck);
+    return st;
+}
