@@ -344,5 +344,6 @@ int main(int argc, char **argv)
     if (st != GT_OK) return gt_report(st);
     /* the job checks the options that go together (gt_gs_job_check) first */
     st = j.orbit ? gt_gs_render_orbit(&j) : gt_gs_render_view(&j);
-    return gt_program_exit(gt_report(st));
+    gt_device_shutdown();
+    return gt_report(st);
 }

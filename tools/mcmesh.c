@@ -173,5 +173,7 @@ int main(int argc, char **argv)
     j.gpu = co.gpu;
     j.timings = co.timings;
     gt_status st = gt_mc_extract_job(&j);
-    return gt_program_exit(st != GT_OK ? gt_report(st) : 0);
+    if (st != GT_OK) return gt_report(st);
+    gt_device_shutdown();
+    return 0;
 }

@@ -149,5 +149,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "download+write overlapped: the mesh came down in pieces through pinned buffers; "
                     "the writer waited %.3f ms for them\n", res.download_wait_ms);
     }
-    return gt_program_exit(gt_report(st));
+    gt_device_shutdown();
+    return gt_report(st);
 }

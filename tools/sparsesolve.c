@@ -257,5 +257,5 @@ int main(int argc, char **argv)
     rc = gt_report(s);
     if (a.co.timings && res.solved) gt_timings_print(&tm, stderr, "sparsesolve");
     gt_sparse_matrix_free(&m);
-    return gt_program_exit(rc);
+    return rc;
 }

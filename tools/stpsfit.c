@@ -173,5 +173,7 @@ int main(int argc, char **argv)
     if (o.apply) s = gt_tps_apply_job(&o.job);
     else if (o.apply_vol) s = gt_tps_apply_volume_job(&o.job);
     else s = gt_tps_fit_job(&o.job);
-    return gt_program_exit(s != GT_OK ? gt_report(s) : 0);
+    gt_device_shutdown();
+    if (s != GT_OK) return gt_report(s);
+    return 0;
 }

@@ -269,7 +269,9 @@ static gt_status calibrate(opts_t *o)
     c->gpu = j->gpu;
     c->report = o->common.verbosity >= 0 ? stderr : NULL;
     c->timings = j->timings;
-    return gt_stitch_calibrate(c);
+    st = gt_stitch_calibrate(c);
+    gt_device_shutdown();
+    return st;
 }
 
 int main(int argc, char **argv)
@@ -282,5 +284,5 @@ int main(int argc, char **argv)
     if (st) return gt_report(st);
     if (exit_ok) return 0;
     st = o.calibrate ? calibrate(&o) : gt_stitch_stream(&o.job, NULL);
-    return gt_program_exit(st ? gt_report(st) : 0);
+    return st ? gt_report(st) : 0;
 }

@@ -10,7 +10,6 @@
 #include <omp.h>
 #endif
 #include <string.h>
-#include <unistd.h>
 
 #include "common/log.h"
 #include "common/trace.h"
@@ -19,9 +18,6 @@
 #include "kernels/common/cu_prim.h"
 #include "kernels/common/cu_runtime.h"
 #endif
-
-/* set once a CUDA context was made in this process (gt_program_exit) */
-static atomic_bool cuda_started;
 
 const char *gt_device_name(gt_device_kind k)
 {
@@ -101,7 +97,6 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
      * and after the allocation hook's report, which then sees what the
      * shutdown left */
     static int registered;
-    cuda_started = true;
     if (!registered) {
         registered = 1;
         gt_alloc_hook_init();
@@ -123,7 +118,6 @@ static bool prepare(gt_device_kind requested, int gpu, void (*found)(void *), vo
     if (gpu < 0 || gpu >= n) return false; /* errors: gt_device_choose reports them */
     if (found) found(arg);
     if (gt_cu_set_device(gpu) != GT_OK) return false;
-    cuda_started = true;
     gt_trace("context ready (prepared)");
     return true;
 #else
@@ -384,16 +378,4 @@ void gt_alloc_hook_counts(unsigned long *device, unsigned long *pinned)
 {
     *device = atomic_load(&hook_n[GT_ALLOC_DEVICE]);
     *pinned = atomic_load(&hook_n[GT_ALLOC_PINNED]);
-}
-
-int gt_program_exit(int rc)
-{
-    gt_device_shutdown();
-    gt_alloc_hook_init(); /* hook.count: the hook reports at exit */
-    const char *fast = getenv("GT_FAST_EXIT");
-    bool tool = getenv("CUDA_INJECTION64_PATH") != NULL; /* compute-sanitizer, nsys, ncu */
-    if (!atomic_load(&cuda_started) || tool || hook.count || (fast && !strcmp(fast, "0"))) return rc;
-    gt_trace("exit without the CUDA runtime's teardown");
-    fflush(NULL);
-    _exit(rc);
 }

@@ -89,17 +89,6 @@ gt_status gt_gpu_mem_info(size_t *free_bytes, size_t *total_bytes);
  * programs call it before exit so that leak checkers see a clean exit. */
 void gt_device_shutdown(void);
 
-/* The last call of a program's main, once its outputs are committed or
- * removed: gt_device_shutdown, then, when this process made a CUDA context,
- * stdio flushed and the process ended with _exit(rc), without the CUDA
- * runtime's exit handlers (they tear down modules, streams and memory that
- * the driver releases anyway when the process ends). Returns rc (for
- * `return gt_program_exit(rc)`) when no context was made, when the
- * allocation hook reports at exit (GT_COUNT_DEVICE_ALLOC), under a CUDA tool
- * (compute-sanitizer, nsys, ncu: CUDA_INJECTION64_PATH is set; its checks run
- * in that teardown) or when GT_FAST_EXIT=0. */
-int gt_program_exit(int rc);
-
 /* Name of the current GPU, or "" */
 void gt_gpu_describe(char *buf, size_t len);
 
