@@ -365,7 +365,14 @@ gt_status create(const gt_spd *d, const gt_csr *host, bool ic, const gt_cu_ilu0_
 extern "C" gt_status gt_cu_ilu0_create_ex(const gt_spd *d, const gt_csr *host, bool ic, const gt_cu_ilu0_opts *o,
                                           gt_precond *p)
 {
-    gt_cu_ilu0_opts def = {GT_ILU_SOLVE_SYNCFREE, GT_ILU_FACTOR_GPU_SYNCFREE};
+    /* measured on the H200 (test_ilu0_gpu's table): the sync-free
+     * factorisation has the shortest set-up (7-point 160^3: 32 ms against
+     * 59 level by level and 618 on the host; tet mesh 405k: 9 / 17 / 99 ms),
+     * but the sync-free solves are slow where rows wait in long chains
+     * (apply 149 ms on 160^3 against 4.0 ms level-scheduled; tet mesh 12.9 vs
+     * 1.5 ms in lattice order, 0.64 vs 0.32 ms randomly numbered): the
+     * level-scheduled solves whatever the order */
+    gt_cu_ilu0_opts def = {GT_ILU_SOLVE_LEVELS, GT_ILU_FACTOR_GPU_SYNCFREE};
     return gt_ilu::create(d, host, ic, o ? o : &def, p);
 }
 
