@@ -97,7 +97,13 @@ gt_status gt_gs_gpu_yuv_start(gt_gs_gpu *g, int w, int h, int fmt, int matrix, i
 #if GT_HAVE_CUDA
     gt_gs_cu_yuv_destroy(g->yuv);
     g->yuv = NULL;
-    return gt_gs_cu_yuv_create(w, h, fmt, matrix, range, &g->yuv);
+    gt_status st = gt_gs_cu_yuv_create(w, h, fmt, matrix, range, &g->yuv);
+    /* two converted frames on the device and two pinned for the download */
+    if (gt_gpu_oom(st))
+        gt_gpu_oom_hint("a %dx%d view needs memory for its pixels and Gaussian/tile pairs, and the Y4M output "
+                        "two frames on the GPU and two in pinned memory: a smaller --size needs less, or "
+                        "--device cpu", w, h);
+    return st;
 #else
     (void)g, (void)w, (void)h, (void)fmt, (void)matrix, (void)range;
     return gt_fail(GT_ERR_GPU, "gsrender was built without CUDA");

@@ -143,9 +143,9 @@ static void test_job_orbit_y4m(void **state)
     (void)state;
     const char *td = getenv("GT_TESTDATA");
     if (!td) skip();
-    char scene[1024], out[] = "/tmp/gt_gs_out_XXXXXX";
+    char scene[1024], out[] = "/tmp/gt_gs_out_XXXXXX.y4m"; /* the extension says Y4M */
     snprintf(scene, sizeof scene, "%s/gs/scene.ply", td);
-    int fd = mkstemp(out);
+    int fd = mkstemps(out, 4);
     assert_true(fd >= 0);
     close(fd);
     const int W = 160, H = 90, N = 5;
