@@ -65,7 +65,7 @@ static void usage(FILE *f)
             "                          and columns in reverse Cuthill-McKee order, x mapped back\n"
             "                          (default auto: RCM when x is over 1 MB and fewer than half the\n"
             "                          entries lie within 4096 columns of the diagonal, never for\n"
-            "                          DIA; -v says why)\n"
+            "                          DIA or --precond ic0|ilu0; -v says why)\n"
             "      --check-every N     GPU: iterations between convergence checks (default 16)\n"
             "\n" GT_COMMON_HELP
             "\n"
