@@ -63,9 +63,10 @@ static void usage(FILE *f)
             "      --history FILE      write 'iteration relative-residual' lines\n"
             "      --reorder R         auto|none|rcm: solve (and --spmv-bench) on the matrix with rows\n"
             "                          and columns in reverse Cuthill-McKee order, x mapped back\n"
-            "                          (default auto: RCM when x is over 1 MB and fewer than half the\n"
+            "                          (default auto: none for a solve, which does not repay it; for\n"
+            "                          --spmv-bench RCM when x is over 1 MB and fewer than half the\n"
             "                          entries lie within 4096 columns of the diagonal, never for\n"
-            "                          DIA or --precond ic0|ilu0; -v says why)\n"
+            "                          DIA; -v says why)\n"
             "      --check-every N     GPU: iterations between convergence checks (default 16)\n"
             "\n" GT_COMMON_HELP
             "\n"

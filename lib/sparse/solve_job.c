@@ -335,17 +335,15 @@ gt_status gt_sparse_solve(const gt_sparse_matrix *m, const gt_sparse_job *job, g
     if (s == GT_OK) {
         double t0 = gt_now_ms();
         char why[512];
-        if (job->reorder == GT_REORDER_AUTO && res->format == GT_SP_DIA) {
-            /* a stencil in DIA: its diagonals read x in order already, and RCM would break them */
-            snprintf(why, sizeof why, "reorder none: the DIA format reads x along its diagonals");
-        } else if (job->reorder == GT_REORDER_AUTO &&
-                   (res->precond == GT_PRECOND_IC0 || res->precond == GT_PRECOND_ILU0)) {
-            /* RCM makes the matrix banded, and a banded factor's triangular
-             * solves are long chains of dependent rows: on the H100 the tet
-             * mesh's IC(0)-PCG took 93 ms per iteration after RCM, where its
-             * random numbering gives 34 levels and 0.32 ms per apply */
-            snprintf(why, sizeof why, "reorder none: RCM would lengthen the triangular solves of %s (their "
-                     "dependency levels grow with the bandwidth)", gt_precond_name((gt_precond_kind)res->precond));
+        if (job->reorder == GT_REORDER_AUTO) {
+            /* one solve does not repay RCM: on the H100 a randomly numbered
+             * 405k-row tetrahedral mesh took 131-244 ms to reorder (and map
+             * x back) where the Jacobi-PCG it sped up went from 53 to 40-48
+             * ms; a DIA stencil's diagonals read x in order already; and a
+             * banded factor's triangular solves (ic0, ilu0) are long chains
+             * of dependent rows (IC(0)-PCG 93 ms per iteration after RCM) */
+            snprintf(why, sizeof why, "reorder none: one solve does not repay the reordering (--reorder rcm "
+                     "asks for it)");
         } else {
             s = gt_reorder_apply(&m->a, m->info.symmetric, job->reorder, &perm, &pa, why, sizeof why);
         }

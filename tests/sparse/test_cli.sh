@@ -61,8 +61,8 @@ check reorder-none 0 "$B" --device cpu --reorder none --method cg --tol 1e-12 "$
 check reorder-rcm 0 "$B" --device cpu -v --timings --reorder rcm --method cg --tol 1e-12 "$T/perm.mtx" -b "$T/bp.mtx" -o "$T/x1.mtx"
 has reorder-rcm-msg "$T/err" "reorder rcm"; has reorder-rcm-band "$T/err" "bandwidth 2[0-9] -> 1,"; has reorder-stage "$T/err" "^ *reorder "
 if paste "$T/x0.mtx" "$T/x1.mtx" | awk 'NR>3 { d = $1 - $2; if (d < 0) d = -d; s = $1 < 0 ? -$1 : $1; if (d > 1e-8 * (s + 1)) bad = 1 } END { exit bad }'; then echo "ok reorder-same-x"; else echo "FAIL reorder-same-x"; paste "$T/x0.mtx" "$T/x1.mtx" | head; fail=1; fi
-check reorder-auto 0 "$B" --device cpu -v "$T/perm.mtx" -o "$T/x2.mtx"; has reorder-auto-msg "$T/err" "reorder none: x (0 KB) fits in cache"
-check reorder-auto-ic0 0 "$B" --device cpu -v --precond ic0 "$T/perm.mtx" -o "$T/x2.mtx"; has reorder-auto-ic0-msg "$T/err" "reorder none: RCM would lengthen the triangular solves of ic0"
+check reorder-auto 0 "$B" --device cpu -v "$T/perm.mtx" -o "$T/x2.mtx"; has reorder-auto-msg "$T/err" "reorder none: one solve does not repay"
+check reorder-auto-bench 0 "$B" --device cpu -v --spmv-bench 2 "$T/perm.mtx"; has reorder-auto-bench-msg "$T/err" "reorder none: x (0 KB) fits in cache"
 check reorder-bad 2 "$B" --reorder nope "$T/perm.mtx" -o "$T/x2.mtx"; has reorder-bad-msg "$T/err" "--reorder"
 check reorder-bench 0 "$B" --device cpu --reorder rcm --spmv-bench 2 "$T/perm.mtx"; has reorder-bench-msg "$T/out" "reorder rcm"
 # single precision on the CPU: converges, says so with -v, and x is made of floats near all-ones
