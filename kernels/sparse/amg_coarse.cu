@@ -27,67 +27,15 @@ __global__ void k_densify(int64_t n, const int64_t *__restrict__ ptr, const int3
     }
 }
 
-// m and inv row-major n x n; f: n scratch; *singular set on a zero pivot
-__global__ void __launch_bounds__(GJ) k_gauss_jordan(int64_t n, double *m, double *inv, double *f, int *singular)
+// Step k's pivot of the elimination, by the whole block: the largest |m_ik|
+// at or below row k (lowest row on ties) swapped into row k of m and inv,
+// row k scaled by 1/m_kk, and f the column's multipliers (0 at k). Returns
+// false (and sets *singular) on a zero pivot. m and inv row-major n x n.
+__device__ bool gj_pivot_step(int64_t n, int64_t k, double *m, double *inv, double *f, int *singular)
 {
     __shared__ double bv[GJ];
     __shared__ int64_t bi[GJ];
     __shared__ double piv;
-    for (int64_t k = 0; k < n; k++) {
-        double best = -1;
-        int64_t bidx = k;
-        for (int64_t i = k + threadIdx.x; i < n; i += GJ) {
-            double v = fabs(m[i * n + k]);
-            if (v > best) best = v, bidx = i;
-        }
-        bv[threadIdx.x] = best, bi[threadIdx.x] = bidx;
-        __syncthreads();
-        for (int s = GJ / 2; s > 0; s /= 2) {
-            if (threadIdx.x < s) {
-                double o = bv[threadIdx.x + s];
-                int64_t oi = bi[threadIdx.x + s];
-                if (o > bv[threadIdx.x] || (o == bv[threadIdx.x] && oi < bi[threadIdx.x])) bv[threadIdx.x] = o, bi[threadIdx.x] = oi;
-            }
-            __syncthreads();
-        }
-        int64_t p = bi[0];
-        if (!(bv[0] > 0)) {
-            if (threadIdx.x == 0) *singular = 1;
-            return;
-        }
-        if (p != k)
-            for (int64_t j = threadIdx.x; j < n; j += GJ) {
-                double t = m[k * n + j];
-                m[k * n + j] = m[p * n + j], m[p * n + j] = t;
-                t = inv[k * n + j];
-                inv[k * n + j] = inv[p * n + j], inv[p * n + j] = t;
-            }
-        __syncthreads();
-        if (threadIdx.x == 0) piv = 1.0 / m[k * n + k];
-        __syncthreads();
-        for (int64_t j = threadIdx.x; j < n; j += GJ) m[k * n + j] *= piv, inv[k * n + j] *= piv;
-        for (int64_t i = threadIdx.x; i < n; i += GJ) f[i] = i == k ? 0 : m[i * n + k];
-        __syncthreads();
-        // a warp per row, lanes along the row (coalesced, no index division)
-        for (int64_t i = threadIdx.x >> 5; i < n; i += GJ / 32) {
-            double fi = f[i];
-            if (fi == 0) continue;
-            for (int64_t j = k + (threadIdx.x & 31); j < n; j += 32) m[i * n + j] -= fi * m[k * n + j];
-            for (int64_t j = threadIdx.x & 31; j < n; j += 32) inv[i * n + j] -= fi * inv[k * n + j];
-        }
-        __syncthreads();
-    }
-}
-
-// Larger n: one step of the same elimination as two launches over the
-// whole GPU (pivot, swap and scale in one block; the update in a 2-D grid),
-// since one block would do all ~1.5 n^3 updates on a single SM.
-__global__ void __launch_bounds__(GJ) k_gj_pivot(int64_t n, int64_t k, double *m, double *inv, double *f, int *singular)
-{
-    __shared__ double bv[GJ];
-    __shared__ int64_t bi[GJ];
-    __shared__ double piv;
-    if (*singular) return;
     double best = -1;
     int64_t bidx = k;
     for (int64_t i = k + threadIdx.x; i < n; i += GJ) {
@@ -107,7 +55,7 @@ __global__ void __launch_bounds__(GJ) k_gj_pivot(int64_t n, int64_t k, double *m
     int64_t p = bi[0];
     if (!(bv[0] > 0)) {
         if (threadIdx.x == 0) *singular = 1;
-        return;
+        return false;
     }
     if (p != k)
         for (int64_t j = threadIdx.x; j < n; j += GJ) {
@@ -121,6 +69,33 @@ __global__ void __launch_bounds__(GJ) k_gj_pivot(int64_t n, int64_t k, double *m
     __syncthreads();
     for (int64_t j = threadIdx.x; j < n; j += GJ) m[k * n + j] *= piv, inv[k * n + j] *= piv;
     for (int64_t i = threadIdx.x; i < n; i += GJ) f[i] = i == k ? 0 : m[i * n + k];
+    return true;
+}
+
+// m and inv row-major n x n; f: n scratch; *singular set on a zero pivot
+__global__ void __launch_bounds__(GJ) k_gauss_jordan(int64_t n, double *m, double *inv, double *f, int *singular)
+{
+    for (int64_t k = 0; k < n; k++) {
+        if (!gj_pivot_step(n, k, m, inv, f, singular)) return;
+        __syncthreads();
+        // a warp per row, lanes along the row (coalesced, no index division)
+        for (int64_t i = threadIdx.x >> 5; i < n; i += GJ / 32) {
+            double fi = f[i];
+            if (fi == 0) continue;
+            for (int64_t j = k + (threadIdx.x & 31); j < n; j += 32) m[i * n + j] -= fi * m[k * n + j];
+            for (int64_t j = threadIdx.x & 31; j < n; j += 32) inv[i * n + j] -= fi * inv[k * n + j];
+        }
+        __syncthreads();
+    }
+}
+
+// Larger n: one step of the same elimination as two launches over the
+// whole GPU (pivot, swap and scale in one block; the update in a 2-D grid),
+// since one block would do all ~1.5 n^3 updates on a single SM.
+__global__ void __launch_bounds__(GJ) k_gj_pivot(int64_t n, int64_t k, double *m, double *inv, double *f, int *singular)
+{
+    if (*singular) return;
+    (void)gj_pivot_step(n, k, m, inv, f, singular);
 }
 
 __global__ void k_gj_update(int64_t n, int64_t k, double *m, double *inv, const double *f, const int *singular)

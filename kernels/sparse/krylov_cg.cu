@@ -20,6 +20,31 @@
 namespace gt_krylov {
 namespace {
 
+// The end of a (Jacobi-)PCG iteration, in the last block's thread 0, from
+// the grid's sums tot = (p.q, r.z, r.r, z.q, q.D q): the residual of x_k
+// recorded (from iteration 1), alpha_k = r.z / p.q and beta_k from
+// r_{k+1}.z_{k+1} = r.z - 2 alpha z.q + alpha^2 q.D q (one step ahead), or
+// the flag for a p.q that is not positive (NaN, or A not SPD).
+__device__ inline void cg_finish(Sc *sc, long long it, const double (&tot)[5])
+{
+    if (it >= 1) record(sc, tot[2]); // the residual of x_k
+    if (sc->flag == FL_RUN) {
+        double pq = tot[0], rz = tot[1];
+        sc->pq = pq;
+        if (!(pq > 0)) {
+            sc->flag = isnan(pq) ? FL_NAN : FL_NOTSPD;
+            sc->bad = pq;
+        } else {
+            double a = rz / pq;
+            double rzn = rz - 2 * a * tot[3] + a * a * tot[4];
+            sc->alpha = a;
+            sc->beta = rzn > 0 ? rzn / rz : 0;
+            sc->rz = rz;
+        }
+    }
+    sc->iter = it + 1;
+}
+
 // CG kernel A: pnew = z + beta pold (on the fly for neighbours), q = A pnew,
 // pq = pnew.q, alpha = rz / pq.
 template <typename T, int F>
@@ -154,24 +179,7 @@ __global__ void __launch_bounds__(BLOCK) k_cg1(Mat<T> A, Offs<ND> off, T *const 
         d[4] += PRE ? dq * (double)di * dq : dq * dq;
     }
     double tot[5];
-    if (reduce_last<5>(d, part, &sc->counter, tot) && threadIdx.x == 0) {
-        if (it >= 1) record(sc, tot[2]); // the residual of x_k
-        if (sc->flag == FL_RUN) {
-            double pq = tot[0], rz = tot[1];
-            sc->pq = pq;
-            if (!(pq > 0)) {
-                sc->flag = isnan(pq) ? FL_NAN : FL_NOTSPD;
-                sc->bad = pq;
-            } else {
-                double a = rz / pq;
-                double rzn = rz - 2 * a * tot[3] + a * a * tot[4];
-                sc->alpha = a;
-                sc->beta = rzn > 0 ? rzn / rz : 0;
-                sc->rz = rz;
-            }
-        }
-        sc->iter = it + 1;
-    }
+    if (reduce_last<5>(d, part, &sc->counter, tot) && threadIdx.x == 0) cg_finish(sc, it, tot);
 }
 
 // The split (Jacobi-)PCG of CSR and ELL matrices (the default there): the
@@ -321,24 +329,7 @@ __global__ void __launch_bounds__(BLOCK) k_cg1_csr(Mat<T> A, T *const *bufs, T *
         d[4] += PRE ? dq * (double)di * dq : dq * dq;
     }
     double tot[5];
-    if (reduce_last<5>(d, part, &sc->counter, tot) && threadIdx.x == 0) {
-        if (it >= 1) record(sc, tot[2]);
-        if (sc->flag == FL_RUN) {
-            double pq = tot[0], rz = tot[1];
-            sc->pq = pq;
-            if (!(pq > 0)) {
-                sc->flag = isnan(pq) ? FL_NAN : FL_NOTSPD;
-                sc->bad = pq;
-            } else {
-                double a = rz / pq;
-                double rzn = rz - 2 * a * tot[3] + a * a * tot[4];
-                sc->alpha = a;
-                sc->beta = rzn > 0 ? rzn / rz : 0;
-                sc->rz = rz;
-            }
-        }
-        sc->iter = it + 1;
-    }
+    if (reduce_last<5>(d, part, &sc->counter, tot) && threadIdx.x == 0) cg_finish(sc, it, tot);
 }
 
 template <typename T, bool PRE>
