@@ -45,10 +45,31 @@ static bool check_symmetric(const gt_csr *a)
     return !bad;
 }
 
+/* An entry (i, j, v) as 64 bits: mixed so that sums over the entries above
+ * the diagonal and over the mirrored ones below agree only when the two
+ * multisets do (up to a 2^-64 chance); -0 counts as +0. */
+static inline uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33, x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33, x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+static inline uint64_t entry_hash(int64_t i, int64_t j, double v)
+{
+    uint64_t bits = 0;
+    if (v != 0) memcpy(&bits, &v, sizeof bits);
+    return mix64(mix64(((uint64_t)i << 32) ^ (uint64_t)j) ^ bits);
+}
+
 /* Structure analysis in one parallel pass over the rows (lengths, diagonal
  * dominance, the diagonals used as bits of a shared bitmap set once each,
- * entries above and below the diagonal), then the symmetric check only when
- * those counts agree and the caller does not know the answer. */
+ * entries above and below the diagonal, and, when the caller does not know
+ * whether A is symmetric, sums of the entries above and of the mirrored
+ * entries below as hashes). Equal sums say A is exactly symmetric in one
+ * streaming pass; otherwise the check by binary search (values within
+ * 1e-12) runs, when the counts above and below agree: on a randomly
+ * numbered 405k-row mesh matrix written as "general" that search was 80 %
+ * of the analysis (335 ms of the read's 854 ms on one core). */
 gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *in)
 {
     memset(in, 0, sizeof *in);
@@ -63,8 +84,10 @@ gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *i
        then on the off-diagonal values are not read at all (half the value
        traffic of the pass) */
     int dd_dead = !(a->nrows == a->ncols && n > 0), not_posd = dd_dead;
+    const bool hash = !known_symmetric && a->nrows == a->ncols;
+    uint64_t hu = 0, hl = 0;
 #pragma omp parallel for schedule(static, 4096) reduction(min : row_min, zero_diag) reduction(max : row_max) \
-    reduction(+ : empty, s1, s2, upper, lower) reduction(| : not_posd)
+    reduction(+ : empty, s1, s2, upper, lower, hu, hl) reduction(| : not_posd)
     for (int64_t i = 0; i < n; i++) {
         int64_t len = a->ptr[i + 1] - a->ptr[i];
         if (len < row_min) row_min = len;
@@ -79,6 +102,10 @@ gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *i
             if (c == i) dpos = p;
             else if (need_off) off += fabs(a->val[p]);
             upper += c > i, lower += c < i;
+            if (hash && c != i) {
+                if (c > i) hu += entry_hash(i, c, a->val[p]);
+                else hl += entry_hash(c, i, a->val[p]);
+            }
             int64_t s = c - i + n - 1;
             uint64_t bit = (uint64_t)1 << (s & 63);
             if (!(__atomic_load_n(&bits[s >> 6], __ATOMIC_RELAXED) & bit))
@@ -98,7 +125,8 @@ gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *i
     in->zero_diag_row = zero_diag == INT64_MAX ? -1 : zero_diag;
     in->diag_dominant = !dd_dead;
     in->positive_diagonal = !not_posd;
-    in->symmetric = a->nrows == a->ncols && upper == lower && (known_symmetric || check_symmetric(a));
+    in->symmetric = a->nrows == a->ncols && upper == lower &&
+                    (known_symmetric || (hash && hu == hl) || check_symmetric(a));
     if (n > 0) {
         in->row_mean = s1 / (double)n;
         double var = s2 / (double)n - in->row_mean * in->row_mean;
