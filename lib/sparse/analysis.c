@@ -7,6 +7,10 @@
 
 #include "sparse/sparse.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 /* Row i holds column j? Binary search (rows are sorted); *v its value. */
 static bool lookup(const gt_csr *a, int64_t i, int32_t j, double *v)
 {
@@ -62,8 +66,8 @@ static inline uint64_t entry_hash(int64_t i, int64_t j, double v)
 }
 
 /* Structure analysis in one parallel pass over the rows (lengths, diagonal
- * dominance, the diagonals used as bits of a shared bitmap set once each,
- * entries above and below the diagonal, and, when the caller does not know
+ * dominance, the diagonals used as bits of a bitmap per thread, entries
+ * above and below the diagonal, and, when the caller does not know
  * whether A is symmetric, sums of the entries above and of the mirrored
  * entries below as hashes). Equal sums say A is exactly symmetric in one
  * streaming pass; otherwise the check by binary search (values within
@@ -75,9 +79,21 @@ gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *i
     memset(in, 0, sizeof *in);
     const int64_t n = a->nrows;
     in->nrows = n, in->ncols = a->ncols, in->nnz = a->nnz;
+    /* the diagonals used: a bitmap per thread (a shared one costs more on two
+       cores than on one: its cache lines move between the cores on a matrix
+       with scattered diagonals), merged over the words each thread touched */
     int64_t span = n + a->ncols, words = span / 64 + 1;
-    uint64_t *bits = calloc((size_t)words, sizeof *bits);
-    if (!bits) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    int nt = 1;
+#ifdef _OPENMP
+    nt = omp_get_max_threads();
+#endif
+    uint64_t *bits = calloc((size_t)words * (size_t)nt, sizeof *bits);
+    int64_t *wlo = malloc((size_t)nt * sizeof *wlo), *whi = malloc((size_t)nt * sizeof *whi);
+    if (!bits || !wlo || !whi) {
+        free(bits), free(wlo), free(whi);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    }
+    for (int t = 0; t < nt; t++) wlo[t] = words, whi[t] = -1;
     int64_t row_min = n ? INT64_MAX : 0, row_max = 0, empty = 0, zero_diag = INT64_MAX, upper = 0, lower = 0;
     double s1 = 0, s2 = 0;
     /* diagonal dominance is settled by the first row that fails it: from
@@ -86,7 +102,15 @@ gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *i
     int dd_dead = !(a->nrows == a->ncols && n > 0), not_posd = dd_dead;
     const bool hash = !known_symmetric && a->nrows == a->ncols;
     uint64_t hu = 0, hl = 0;
-#pragma omp parallel for schedule(static, 4096) reduction(min : row_min, zero_diag) reduction(max : row_max) \
+#pragma omp parallel num_threads(nt)
+    {
+    int t = 0;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+#endif
+    uint64_t *mine = bits + (size_t)t * (size_t)words;
+    int64_t lo = words, hi = -1;
+#pragma omp for schedule(static, 4096) reduction(min : row_min, zero_diag) reduction(max : row_max) \
     reduction(+ : empty, s1, s2, upper, lower, hu, hl) reduction(| : not_posd)
     for (int64_t i = 0; i < n; i++) {
         int64_t len = a->ptr[i + 1] - a->ptr[i];
@@ -106,20 +130,31 @@ gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *i
                 if (c > i) hu += entry_hash(i, c, a->val[p]);
                 else hl += entry_hash(c, i, a->val[p]);
             }
-            int64_t s = c - i + n - 1;
-            uint64_t bit = (uint64_t)1 << (s & 63);
-            if (!(__atomic_load_n(&bits[s >> 6], __ATOMIC_RELAXED) & bit))
-                __atomic_fetch_or(&bits[s >> 6], bit, __ATOMIC_RELAXED);
+            int64_t s = c - i + n - 1, w = s >> 6;
+            mine[w] |= (uint64_t)1 << (s & 63);
+            if (w < lo) lo = w;
+            if (w > hi) hi = w;
         }
         double diag = dpos >= 0 ? a->val[dpos] : 0.0;
         if (i < a->ncols && diag == 0.0 && i < zero_diag) zero_diag = i;
         if (need_off && !(fabs(diag) > off)) __atomic_store_n(&dd_dead, 1, __ATOMIC_RELAXED);
         if (!(diag > 0)) not_posd = 1;
     }
-    int64_t ndiag = 0;
+    wlo[t] = lo, whi[t] = hi;
+    }
+    int64_t ndiag = 0, first = words, last = -1;
+    for (int t = 0; t < nt; t++) {
+        if (wlo[t] < first) first = wlo[t];
+        if (whi[t] > last) last = whi[t];
+    }
 #pragma omp parallel for reduction(+ : ndiag)
-    for (int64_t w = 0; w < words; w++) ndiag += __builtin_popcountll(bits[w]);
-    free(bits);
+    for (int64_t w = first; w <= last; w++) {
+        uint64_t u = 0;
+        for (int t = 0; t < nt; t++)
+            if (w >= wlo[t] && w <= whi[t]) u |= bits[(size_t)t * (size_t)words + (size_t)w];
+        ndiag += __builtin_popcountll(u);
+    }
+    free(bits), free(wlo), free(whi);
     in->ndiag = ndiag;
     in->row_min = row_min, in->row_max = row_max, in->empty_rows = empty;
     in->zero_diag_row = zero_diag == INT64_MAX ? -1 : zero_diag;
