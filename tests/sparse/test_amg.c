@@ -22,31 +22,6 @@
 #include "sparse_testutil.h"
 #include "amg_testmesh.h"
 
-/* An unstructured SPD matrix: a random symmetric graph whose edges have
-   weights in [0.1, 1] and sometimes a small positive sign (so that theta
-   matters), diagonal = sum of |off-diagonals| + 0.01. */
-static void sp_graph_spd(gt_rng *r, int64_t n, int deg, gt_csr *out)
-{
-    int64_t cap = n * (int64_t)deg * 2 + n;
-    int32_t *ri = malloc((size_t)cap * 4), *ci = malloc((size_t)cap * 4);
-    double *v = malloc((size_t)cap * 8), *d = calloc((size_t)n, 8);
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++)
-        for (int e = 0; e < deg / 2; e++) {
-            /* mostly local neighbours (like a mesh) and a few far ones */
-            int64_t j = gt_rng_uniform(r) < 0.9 ? i + 1 + (int64_t)(gt_rng_u64(r) % 20) : (int64_t)(gt_rng_u64(r) % (uint64_t)n);
-            if (j >= n || j == i) continue;
-            double w = gt_rng_range(r, 0.1, 1.0);
-            if (gt_rng_uniform(r) < 0.1) w = -0.05 * w;
-            ri[k] = (int32_t)i, ci[k] = (int32_t)j, v[k++] = -w;
-            ri[k] = (int32_t)j, ci[k] = (int32_t)i, v[k++] = -w;
-            d[i] += fabs(w), d[j] += fabs(w);
-        }
-    for (int64_t i = 0; i < n; i++) ri[k] = (int32_t)i, ci[k] = (int32_t)i, v[k++] = d[i] + 0.01;
-    if (gt_csr_from_triplets(n, n, k, ri, ci, v, out) != GT_OK) abort();
-    free(ri), free(ci), free(v), free(d);
-}
-
 static double dot(const double *x, const double *y, int64_t n)
 {
     double s = 0;
@@ -101,7 +76,7 @@ static int make_matrices(named *m)
     m[k].name = "laplace3d-27pt 9^3";
     GT_ASSERT_OK(gt_laplacian(27, 9, 9, 9, &m[k++].a));
     m[k].name = "graph 3000";
-    sp_graph_spd(&r, 3000, 12, &m[k++].a);
+    gt_test_graph_spd(&r, 3000, 12, &m[k++].a);
     m[k].name = "tet mesh 12";
     GT_ASSERT_OK(gt_test_tet_laplacian(12, &m[k++].a));
     return k;
@@ -208,7 +183,7 @@ static void test_galerkin(void **st)
     gt_rng r = {3};
     gt_csr mats[2];
     GT_ASSERT_OK(gt_laplacian(9, 11, 9, 1, &mats[0]));
-    sp_graph_spd(&r, 300, 10, &mats[1]);
+    gt_test_graph_spd(&r, 300, 10, &mats[1]);
     for (int k = 0; k < 2; k++) {
         gt_csr *a = &mats[k];
         gt_precond_opts o;
@@ -313,7 +288,7 @@ static void test_vcycle_symmetric(void **st)
     (void)st;
     gt_rng r = {5};
     gt_csr a;
-    sp_graph_spd(&r, 4000, 12, &a);
+    gt_test_graph_spd(&r, 4000, 12, &a);
     int64_t n = a.nrows;
     const gt_amg_smoother sm[3] = {GT_AMG_SMOOTH_CHEBYSHEV, GT_AMG_SMOOTH_L1JACOBI, GT_AMG_SMOOTH_MCGS};
     double *u = malloc((size_t)n * 8), *v = malloc((size_t)n * 8), *mu = malloc((size_t)n * 8), *mv = malloc((size_t)n * 8);
@@ -395,7 +370,7 @@ static void test_pcg_40cubed(void **st)
     /* the unstructured graph converges too */
     gt_rng r = {9};
     gt_csr g;
-    sp_graph_spd(&r, 20000, 14, &g);
+    gt_test_graph_spd(&r, 20000, 14, &g);
     GT_ASSERT_OK(gt_amg_precond_cpu(&g, &o, &pc));
     gt_csr_spmv(&g, one, b);
     it = pcg(&g, &pc, b, x, 1e-8, 200);

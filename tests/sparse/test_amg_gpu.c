@@ -19,28 +19,6 @@
 #include "sparse/sparse.h"
 #include "amg_testmesh.h"
 
-/* unstructured SPD: as in test_amg.c */
-static void graph_spd(gt_rng *r, int64_t n, int deg, gt_csr *out)
-{
-    int64_t cap = n * (int64_t)deg * 2 + n;
-    int32_t *ri = malloc((size_t)cap * 4), *ci = malloc((size_t)cap * 4);
-    double *v = malloc((size_t)cap * 8), *d = calloc((size_t)n, 8);
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++)
-        for (int e = 0; e < deg / 2; e++) {
-            int64_t j = gt_rng_uniform(r) < 0.9 ? i + 1 + (int64_t)(gt_rng_u64(r) % 20) : (int64_t)(gt_rng_u64(r) % (uint64_t)n);
-            if (j >= n || j == i) continue;
-            double w = gt_rng_range(r, 0.1, 1.0);
-            if (gt_rng_uniform(r) < 0.1) w = -0.05 * w;
-            ri[k] = (int32_t)i, ci[k] = (int32_t)j, v[k++] = -w;
-            ri[k] = (int32_t)j, ci[k] = (int32_t)i, v[k++] = -w;
-            d[i] += fabs(w), d[j] += fabs(w);
-        }
-    for (int64_t i = 0; i < n; i++) ri[k] = (int32_t)i, ci[k] = (int32_t)i, v[k++] = d[i] + 0.01;
-    if (gt_csr_from_triplets(n, n, k, ri, ci, v, out) != GT_OK) abort();
-    free(ri), free(ci), free(v), free(d);
-}
-
 /* same pattern, values within tol * max |value| */
 static void same_csr(const gt_csr *g, const gt_csr *c, double tol, const char *what, int l)
 {
@@ -106,7 +84,7 @@ static void test_hierarchy_and_cycle(void **st)
     GT_ASSERT_OK(gt_laplacian(7, 24, 24, 24, &m[1]));
     GT_ASSERT_OK(gt_laplacian(27, 16, 16, 16, &m[2]));
     gt_rng r = {9};
-    graph_spd(&r, 20000, 14, &m[3]);
+    gt_test_graph_spd(&r, 20000, 14, &m[3]);
     GT_ASSERT_OK(gt_test_tet_laplacian(24, &m[4]));
     GT_ASSERT_OK(gt_laplacian(7, 64, 64, 64, &m[5]));
     for (int k = 0; k < 6; k++) {
