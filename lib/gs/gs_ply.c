@@ -76,8 +76,11 @@ gt_status gt_gs_scene_read_ply(const char *path, gt_gs_scene *s)
         rest[k] = gt_ply_find(&m, nm);
     }
     int per = nrest / 3; /* coefficients 1..K-1 per channel; stored channel-major */
-    size_t bad = 0;
-    for (size_t i = 0; i < m.nvert; i++) {
+    /* one pass over the rows, in parallel: the activations (sigmoid, exp,
+     * normalisation) and the SH transposition cost more than the read */
+#pragma omp parallel for schedule(static)
+    for (long long ii = 0; ii < (long long)m.nvert; ii++) {
+        const size_t i = (size_t)ii;
         const float *v = m.vdata + i * (size_t)m.nprops;
         float *pos = s->pos + 3 * i, *sc = s->scale + 3 * i, *q = s->rot + 4 * i;
         float *sh = s->sh + i * (size_t)s->sh_k * 3;
@@ -97,10 +100,8 @@ gt_status gt_gs_scene_read_ply(const char *path, gt_gs_scene *s)
                 pos[k] = 0.0f;
                 sc[k] = 0.0f;
             }
-            bad++;
         }
     }
-    (void)bad;
     gt_ply_free(&m);
     return GT_OK;
 }

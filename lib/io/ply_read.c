@@ -188,7 +188,9 @@ static gt_status bin_fixed(body *b, int ei)
         if ((st = grow_vert(b, done + want)) != GT_OK) break;
         float *out = m->vdata + done * (size_t)np;
         if (direct) {
-            size_t got = gt_rd_bytes(r, out, want * rs);
+            /* several threads pread() a regular file's large blocks (from the
+             * page cache one thread copies only a few GB/s) */
+            size_t got = gt_rd_bytes_bulk(r, out, want * rs);
             if (got < want * rs) {
                 st = truncated(b, e, done + got / rs);
                 break;
