@@ -220,6 +220,31 @@ extern "C" void gt_cu_pinned_free(void *ptr)
     cudaFreeHost(ptr);
 }
 
+extern "C" gt_status gt_cu_event_create(void **ev)
+{
+    cudaEvent_t e;
+    GT_CU(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    *ev = (void *)e;
+    return GT_OK;
+}
+
+extern "C" void gt_cu_event_destroy(void *ev)
+{
+    if (ev) cudaEventDestroy((cudaEvent_t)ev);
+}
+
+extern "C" gt_status gt_cu_event_record(void *ev, void *stream)
+{
+    GT_CU(cudaEventRecord((cudaEvent_t)ev, (cudaStream_t)stream));
+    return GT_OK;
+}
+
+extern "C" gt_status gt_cu_event_sync(void *ev)
+{
+    GT_CU(cudaEventSynchronize((cudaEvent_t)ev));
+    return GT_OK;
+}
+
 extern "C" int gt_cu_event_pair_start(void *ev[2], void *stream)
 {
     cudaEvent_t a, b;

@@ -49,6 +49,12 @@ gt_status gt_cu_pinned_alloc_at(void **ptr, size_t bytes, const char *what, cons
 #define gt_cu_pinned_alloc(ptr, bytes, what) gt_cu_pinned_alloc_at((ptr), (bytes), (what), __FILE__, __LINE__)
 void gt_cu_pinned_free(void *ptr);
 
+/* Events for ordering host work after queued GPU work (no timing). */
+gt_status gt_cu_event_create(void **ev);
+void gt_cu_event_destroy(void *ev);
+gt_status gt_cu_event_record(void *ev, void *stream);
+gt_status gt_cu_event_sync(void *ev);
+
 /* Event timer pair (used by gt_timer): 0 on success. */
 int gt_cu_event_pair_start(void *ev[2], void *stream);
 double gt_cu_event_pair_stop(void *ev[2], void *stream);

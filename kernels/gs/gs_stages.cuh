@@ -38,9 +38,11 @@ struct gt_gs_cu {
     float4 *cull;     // 2-D covariance a b c and 2 ln(255 o) (+margin)
     uint32_t *touched;
     uint32_t *offsets;
+    uint32_t *dkeys_in, *dkeys_out; // depth keys (dkeys_in: then the counts in depth order)
+    uint32_t *order_in, *order_out; // Gaussian indices, order_out in depth order
     // per pair
     size_t pair_cap;
-    uint64_t *keys_in, *keys_out;
+    uint32_t *keys_in, *keys_out;   // tile ids
     uint32_t *vals_in, *vals_out;
     size_t last_pairs;
     // per image
