@@ -280,12 +280,75 @@ static void test_edge_quadratic(void **state)
     free(nn);
 }
 
+/* the iso-value is PoissonRecon's: the points grouped by their depth-D cell
+ * (from their coordinates, here by sorting cell keys), one sample per cell
+ * at the points' mean weighted by their number, chi averaged with those
+ * weights; it differs from the plain mean of chi over the points */
+typedef struct { uint64_t key; uint32_t i; } pr_pt_cell;
+static int pt_cell_cmp(const void *a, const void *b)
+{
+    const pr_pt_cell *x = a, *y = b;
+    return x->key != y->key ? (x->key > y->key) - (x->key < y->key) : (x->i > y->i) - (x->i < y->i);
+}
+static void test_iso_samples(void **state)
+{
+    (void)state;
+    gt_rng g = {26};
+    size_t n = 5000;
+    float *x = malloc(12 * n), *nn = malloc(12 * n);
+    pr_sample_torus(&g, n, 1.0, 0.4, x, nn);
+    gt_pr_input in = {n, x, nn, NULL};
+    gt_pr_state s;
+    gt_pr_params p;
+    pr_solve_cpu(&in, 5, 1.1, &s, &p);
+    const int D = s.oct.depth;
+    size_t N = s.oct.npts;
+    pr_pt_cell *pc = malloc(N * sizeof *pc);
+    for (size_t k = 0; k < N; k++) {
+        uint32_t cc[3];
+        for (int a = 0; a < 3; a++) cc[a] = (uint32_t)floor(ldexp((double)s.u[3 * k + a], D));
+        pc[k].key = gt_pr_morton(cc[0], cc[1], cc[2]);
+        pc[k].i = (uint32_t)k;
+    }
+    qsort(pc, N, sizeof *pc, pt_cell_cmp);
+    double sum = 0, plain = 0;
+    size_t cells = 0;
+    for (size_t k = 0; k < N;) {
+        size_t j = k;
+        double q[3] = {0, 0, 0};
+        while (j < N && pc[j].key == pc[k].key) {
+            for (int a = 0; a < 3; a++) q[a] += s.u[3 * pc[j].i + a];
+            j++;
+        }
+        for (int a = 0; a < 3; a++) q[a] /= (double)(j - k);
+        sum += (double)(j - k) * gt_pr_eval(&s, q);
+        cells++;
+        k = j;
+    }
+    for (size_t k = 0; k < N; k++) {
+        double q[3] = {s.u[3 * k], s.u[3 * k + 1], s.u[3 * k + 2]};
+        plain += gt_pr_eval(&s, q);
+    }
+    double want = sum / (double)N;
+    plain /= (double)N;
+    print_message("iso %.12g, weighted samples (%zu cells) %.12g, plain mean over points %.12g\n", s.iso, cells, want,
+                  plain);
+    assert_true(cells < N);
+    assert_true(fabs(s.iso - want) <= 1e-12 * fabs(want));
+    assert_true(s.iso != plain);
+    free(pc);
+    gt_pr_state_free(&s);
+    free(x);
+    free(nn);
+}
+
 int main(void)
 {
     gt_set_verbosity(1); /* the extraction's counts (rounds, grown cells) in the log */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mc_cases), cmocka_unit_test(test_edge_quadratic), cmocka_unit_test(test_sphere_torus),
         cmocka_unit_test(test_hole),     cmocka_unit_test(test_noisy),          cmocka_unit_test(test_iso_outside),
+        cmocka_unit_test(test_iso_samples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
