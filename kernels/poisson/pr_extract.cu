@@ -186,7 +186,9 @@ __global__ void k_vertices(const eval_args A, const uint64_t *E, size_t nv, cons
         for (int a = 0; a < 3; a++) up[a] = lo[a] + ((m >> a) & 1);
         size_t ia = gt_pr_lower_bound(ck, nc, lk), ib = gt_pr_lower_bound(ck, nc, gt_pr_key(up[0], up[1], up[2]));
         double va = ia < nc ? cv[ia] : P.iso, vb = ib < nc ? cv[ib] : P.iso; /* always present */
-        double vm = e_eval_grid(A, 2 * lo[0] + (m & 1), 2 * lo[1] + ((m >> 1) & 1), 2 * lo[2] + ((m >> 2) & 1), P.D + 1);
+        /* the edge's middle: a grid point at depth D + 1 */
+        double vm = e_eval_grid(A, 2 * lo[0] + (m & 1), 2 * lo[1] + ((m >> 1) & 1), 2 * lo[2] + ((m >> 2) & 1),
+                                P.D + 1);
         double t = gt_pr_edge_root(va, vm, vb, P.iso);
         gt_pr_edge_vertex(lo, up, t, P.D, P.side, P.center, xyz + 3 * v);
     }

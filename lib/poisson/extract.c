@@ -17,8 +17,9 @@
  * masks (bit c: chi < iso at corner c) come from it; the cells are merged
  * into the sorted cell set, and their mixed faces name the next round's
  * cells. Then every cell's crossed edges are keyed and sorted, which numbers
- * the vertices, chi is evaluated at their edges' middles, and every cell writes its
- * triangles at its offset (prefix sum of the per-cell counts). */
+ * the vertices, chi is evaluated at their edges' middles, which places them,
+ * and every cell writes its triangles at its offset (prefix sum of the
+ * per-cell counts). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
