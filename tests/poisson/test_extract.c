@@ -182,6 +182,66 @@ static void test_hole(void **state)
     free(nn);
 }
 
+/* a thin torus (tube radius about a cell): chi's level set has saddles on
+ * cell faces, so faces with diagonal inside corners (marching cubes'
+ * ambiguous case) occur; the mesh must still be closed, manifold and
+ * oriented outward (its Euler characteristic even: closed and orientable) */
+static void test_ambiguous(void **state)
+{
+    (void)state;
+    gt_rng g = {27};
+    size_t n = 8000;
+    float *x = malloc(12 * n), *nn = malloc(12 * n);
+    pr_sample_torus(&g, n, 1.0, 0.08, x, nn);
+    gt_pr_input in = {n, x, nn, NULL};
+    gt_pr_state s;
+    gt_pr_params p;
+    pr_solve_cpu(&in, 5, 1.1, &s, &p);
+    /* ambiguous faces of the grid (inside: chi < iso) */
+    const uint32_t r = 1u << s.oct.depth, r1 = r + 1;
+    uint8_t *ins = malloc((size_t)r1 * r1 * r1);
+    for (uint32_t k = 0; k < r1; k++)
+        for (uint32_t j = 0; j < r1; j++)
+            for (uint32_t i = 0; i < r1; i++) {
+                uint32_t cc[3] = {i, j, k};
+                ins[((size_t)k * r1 + j) * r1 + i] = chi_at(&s, cc) < s.iso;
+            }
+    long amb = 0;
+    for (int a = 0; a < 3; a++)
+        for (uint32_t k = 0; k < r1; k++)
+            for (uint32_t j = 0; j < r1; j++)
+                for (uint32_t i = 0; i < r1; i++) {
+                    uint32_t q[3] = {i, j, k};
+                    int u = a == 0 ? 1 : 0, v = a == 2 ? 1 : 2;
+                    if (q[u] + 1 >= r1 || q[v] + 1 >= r1) continue;
+                    int f[4];
+                    for (int w = 0; w < 4; w++) {
+                        uint32_t t[3] = {q[0], q[1], q[2]};
+                        t[u] += w & 1;
+                        t[v] += w >> 1;
+                        f[w] = ins[((size_t)t[2] * r1 + t[1]) * r1 + t[0]];
+                    }
+                    amb += f[0] == f[3] && f[1] == f[2] && f[0] != f[1];
+                }
+    free(ins);
+    print_message("thin torus: %ld ambiguous faces in the grid\n", amb);
+    assert_true(amb > 0);
+    gt_pr_mesh m;
+    memset(&m, 0, sizeof m);
+    GT_ASSERT_OK(gt_pr_extract_mesh_cpu(&s, &p, &m));
+    long euler;
+    assert_int_equal(pr_check_closed_manifold(&m, &euler), 0);
+    double vol = signed_volume(&m);
+    print_message("thin torus: %zu vertices, Euler characteristic %ld, volume %.4g (the torus %.4g)\n", m.nvert,
+                  euler, vol, 2 * M_PI * M_PI * 0.08 * 0.08);
+    assert_true(vol > 0);
+    assert_true(euler % 2 == 0);
+    gt_pr_mesh_free(&m);
+    gt_pr_state_free(&s);
+    free(x);
+    free(nn);
+}
+
 /* noisy points and normals: no closedness asserted (the surface may meet
  * the cube's boundary) */
 static void test_noisy(void **state)
@@ -347,7 +407,7 @@ int main(void)
     gt_set_verbosity(1); /* the extraction's counts (rounds, grown cells) in the log */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mc_cases), cmocka_unit_test(test_edge_quadratic), cmocka_unit_test(test_sphere_torus),
-        cmocka_unit_test(test_hole),     cmocka_unit_test(test_noisy),          cmocka_unit_test(test_iso_outside),
+        cmocka_unit_test(test_hole), cmocka_unit_test(test_ambiguous),     cmocka_unit_test(test_noisy),          cmocka_unit_test(test_iso_outside),
         cmocka_unit_test(test_iso_samples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

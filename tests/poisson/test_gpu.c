@@ -228,6 +228,9 @@ static void test_extract_same(void **state)
     extract_case(&in, 5, 1.1, true, "sphere, density");
     pr_sample_torus(&g, n, 1.0, 0.4, x, nn);
     extract_case(&in, 6, 1.1, false, "torus");
+    /* a thin tube (radius about a cell at depth 5): marching cubes' ambiguous faces */
+    pr_sample_torus(&g, n, 1.0, 0.08, x, nn);
+    extract_case(&in, 5, 1.1, false, "thin torus");
     /* noisy: positions and normals perturbed */
     pr_sample_sphere(&g, n, 1.0, c, x, nn);
     for (size_t i = 0; i < 3 * n; i++) {
