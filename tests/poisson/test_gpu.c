@@ -6,8 +6,8 @@
  * the GPU extraction
  * (gt_pr_extract_cuda) against the CPU's (gt_pr_extract_cpu) from one
  * CPU-solved state: the same vertex count, the same triangles in the same
- * order, positions within 1e-6 of the cube's side, on spheres, a torus,
- * noisy points, a sphere with a hole (growth over many rounds), the bunny,
+ * order, positions within 1e-6 of the cube's side, on spheres, a torus, a
+ * thin torus (marching cubes' ambiguous faces), noisy points, a sphere with a hole (growth over many rounds), the bunny,
  * and an iso outside chi's range (empty mesh); and the whole pipeline on the
  * GPU gives a closed mesh. Exits 77 without a GPU. */
 #include <setjmp.h>
