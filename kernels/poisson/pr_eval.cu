@@ -1,6 +1,7 @@
-/* chi at the corners of the depth-D cells, on the GPU: one thread per corner,
+/* chi at grid points (the corners of the depth-D cells, the middles of their
+ * edges), on the GPU: one thread per point,
  * descending the octree like the CPU's gt_pr_eval_levels (lib/poisson/eval.c):
- * at each level the 27 neighbours of the cell holding the corner, from the
+ * at each level the 27 neighbours of the cell holding the point, from the
  * node's table where the cell exists, else by binary search of the level's
  * sorted keys (pr_eval_dev.cuh). */
 #include <cuda_runtime.h>
@@ -14,13 +15,13 @@
 #include "kernels/poisson/pr_gpu.h"
 #include "kernels/poisson/pr_gpu_internal.h"
 
-__global__ void k_eval_corners(const eval_args A, const uint32_t *cxyz, size_t n, double *out)
+__global__ void k_eval_grid(const eval_args A, const uint32_t *cxyz, size_t n, int bits, double *out)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        out[i] = e_eval_corner(A, cxyz[3 * i], cxyz[3 * i + 1], cxyz[3 * i + 2]);
+        out[i] = e_eval_grid(A, cxyz[3 * i], cxyz[3 * i + 1], cxyz[3 * i + 2], bits);
 }
 
-static gt_status run(const gt_pr_state *s, const uint32_t *cxyz, size_t n, double *out, void **b)
+static gt_status run(const gt_pr_state *s, const uint32_t *cxyz, size_t n, int bits, double *out, void **b)
 {
     const gt_pr_octree *o = &s->oct;
     size_t NN = o->nnodes;
@@ -48,17 +49,17 @@ static gt_status run(const gt_pr_state *s, const uint32_t *cxyz, size_t n, doubl
     A.depth = o->depth;
     for (int l = 0; l <= o->depth + 1; l++) A.level_start[l] = o->level_start[l];
     if (n) {
-        k_eval_corners<<<gt_grid(n, 256), 256>>>(A, (const uint32_t *)b[4], n, (double *)b[5]);
-        GT_CU_LAUNCH("k_eval_corners");
+        k_eval_grid<<<gt_grid(n, 256), 256>>>(A, (const uint32_t *)b[4], n, bits, (double *)b[5]);
+        GT_CU_LAUNCH("k_eval_grid");
     }
     GT_TRY(gt_cu_memcpy_d2h(out, b[5], n * sizeof(double), NULL));
     return GT_OK;
 }
 
-extern "C" gt_status gt_pr_eval_corners_cuda(const gt_pr_state *s, const uint32_t *cxyz, size_t n, double *out)
+extern "C" gt_status gt_pr_eval_grid_cuda(const gt_pr_state *s, const uint32_t *cxyz, size_t n, int bits, double *out)
 {
     void *b[6] = {0, 0, 0, 0, 0, 0};
-    gt_status st = run(s, cxyz, n, out, b);
+    gt_status st = run(s, cxyz, n, bits, out, b);
     for (int i = 0; i < 6; i++) gt_cu_free(b[i]);
     return st;
 }

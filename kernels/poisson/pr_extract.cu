@@ -10,11 +10,13 @@
  * sort, keep run heads not in the cell set -> the next round's cells (cut
  * to the cap in key order). Sets are merged by rank: an element's place is
  * its index plus its lower bound in the other (disjoint) set.
- * Then per cell the crossed edge count and triangle count -> exclusive
- * scans (64-bit) -> edge keys -> sort, run heads = the vertices ->
- * positions -> triangles, vertex ids by binary search of the edge keys.
- * The per-cell math (corner keys, tetrahedron masks, crossed edges, mixed
- * faces, the vertex position) is lib/poisson/pr_mt.h's, the CPU's.
+ * Then per cell the crossed cube edge count and triangle count (the
+ * marching cubes table of lib/mc, uploaded) -> exclusive scans (64-bit) ->
+ * edge keys -> sort, run heads = the vertices -> chi at each vertex edge's
+ * middle, the root on the edge, the position -> triangles, vertex ids by
+ * binary search of the edge keys. The per-cell math (corner keys, cube edge
+ * codes, crossed edges, mixed faces, the root and the position) is
+ * lib/poisson/pr_mc.h's, the CPU's.
  *
  * Launch shape: every kernel is a grid-stride loop with one thread per
  * element (cell, corner, candidate, edge, vertex) in blocks of 256: the
@@ -37,14 +39,16 @@
 #include "kernels/poisson/pr_gpu.h"
 #include "kernels/poisson/pr_gpu_internal.h"
 #include "poisson/pr_morton.h"
-#include "poisson/pr_mt.h"
+#include "mc/mc.h"
+#include "poisson/pr_mc.h"
 #include "poisson/pr_sort.h"
 
 namespace {
 
-__constant__ gt_pr_mt_case c_tab[6][16];
-__constant__ uint8_t c_tet[6][4];
-__constant__ uint8_t c_edge[19];
+/* the marching cubes case table (gt_mc_table_get) and the cube edges' codes */
+__constant__ uint8_t c_ntri[256];
+__constant__ uint8_t c_tri[256][GT_MC_MAXTRI * 3];
+__constant__ uint8_t c_edge[12];
 
 const unsigned BLK = 256;
 
@@ -140,8 +144,8 @@ __global__ void k_counts(const uint8_t *mask, size_t n, uint64_t *ecnt, uint64_t
 {
     GRID_LOOP(i, n) {
         int m = mask[i], e = 0, t = 0;
-        for (int li = 0; li < 19; li++) e += gt_pr_edge_crossed(m, c_edge[li]);
-        for (int k = 0; k < 6; k++) t += c_tab[k][gt_pr_tet_mask(m, c_tet, k)].ntri;
+        for (int k = 0; k < 12; k++) e += gt_pr_edge_crossed(m, c_edge[k]);
+        t = c_ntri[m];
         ecnt[i] = (uint64_t)e;
         tcnt[i] = (uint64_t)t;
     }
@@ -156,8 +160,8 @@ __global__ void k_edge_keys(const uint64_t *cells, const uint8_t *mask, const ui
         uint32_t x, y, z;
         gt_pr_key_xyz(cells[i], &x, &y, &z);
         uint64_t j = eoff[i];
-        for (int li = 0; li < 19; li++) {
-            int code = c_edge[li];
+        for (int k = 0; k < 12; k++) {
+            int code = c_edge[k];
             if (gt_pr_edge_crossed(m, code)) ek[j++] = GT_PR_EKEY(gt_pr_corner_key(x, y, z, code & 7), code >> 3);
         }
     }
@@ -168,9 +172,11 @@ struct place {
     int D;
 };
 
-/* the CPU's formula (gt_pr_mt_vertex), with no contraction into fused multiply-adds */
-__global__ void k_vertices(const uint64_t *E, size_t nv, const uint64_t *ck, const double *cv, size_t nc,
-                           const place P, float *xyz)
+/* the CPU's root and position (gt_pr_edge_root, gt_pr_edge_vertex: no
+ * contraction into fused multiply-adds), chi at the edge's middle from the
+ * descent of pr_eval_dev.cuh */
+__global__ void k_vertices(const eval_args A, const uint64_t *E, size_t nv, const uint64_t *ck, const double *cv,
+                           size_t nc, const place P, float *xyz)
 {
     GRID_LOOP(v, nv) {
         uint64_t lk = E[v] >> 3;
@@ -180,7 +186,11 @@ __global__ void k_vertices(const uint64_t *E, size_t nv, const uint64_t *ck, con
         for (int a = 0; a < 3; a++) up[a] = lo[a] + ((m >> a) & 1);
         size_t ia = gt_pr_lower_bound(ck, nc, lk), ib = gt_pr_lower_bound(ck, nc, gt_pr_key(up[0], up[1], up[2]));
         double va = ia < nc ? cv[ia] : P.iso, vb = ib < nc ? cv[ib] : P.iso; /* always present */
-        gt_pr_mt_vertex(lo, up, va, vb, P.iso, P.D, P.side, P.center, xyz + 3 * v);
+        /* the edge's middle: a grid point at depth D + 1 */
+        double vm = e_eval_grid(A, 2 * lo[0] + (m & 1), 2 * lo[1] + ((m >> 1) & 1), 2 * lo[2] + ((m >> 2) & 1),
+                                P.D + 1);
+        double t = gt_pr_edge_root(va, vm, vb, P.iso);
+        gt_pr_edge_vertex(lo, up, t, P.D, P.side, P.center, xyz + 3 * v);
     }
 }
 
@@ -193,15 +203,12 @@ __global__ void k_triangles(const uint64_t *cells, const uint8_t *mask, const ui
         uint32_t x, y, z;
         gt_pr_key_xyz(cells[i], &x, &y, &z);
         uint64_t k = toff[i];
-        for (int t = 0; t < 6; t++) {
-            const gt_pr_mt_case &c = c_tab[t][gt_pr_tet_mask(m, c_tet, t)];
-            for (int r = 0; r < c.ntri; r++, k++)
-                for (int q = 0; q < 3; q++) {
-                    int code = c.v[r][q];
-                    uint64_t key = GT_PR_EKEY(gt_pr_corner_key(x, y, z, code & 7), code >> 3);
-                    tri[3 * k + q] = (int32_t)gt_pr_lower_bound(E, nv, key); /* present: a crossed edge */
-                }
-        }
+        for (int r = 0; r < c_ntri[m]; r++, k++)
+            for (int q = 0; q < 3; q++) {
+                int code = c_edge[c_tri[m][3 * r + q]];
+                uint64_t key = GT_PR_EKEY(gt_pr_corner_key(x, y, z, code & 7), code >> 3);
+                tri[3 * k + q] = (int32_t)gt_pr_lower_bound(E, nv, key); /* present: a crossed edge */
+            }
     }
 }
 
@@ -272,11 +279,12 @@ gt_status extract(ctx &X, const eval_args &A, size_t nfine, double iso, const do
     const int cbits = 3 * (D + 1);
     gt_arena *ar = &X.arena;
     {
-        gt_pr_mt_case tab[6][16];
-        gt_pr_mt_table(tab);
-        GT_CU(cudaMemcpyToSymbol(c_tab, tab, sizeof tab));
-        GT_CU(cudaMemcpyToSymbol(c_tet, gt_pr_kuhn_tet, sizeof gt_pr_kuhn_tet));
-        GT_CU(cudaMemcpyToSymbol(c_edge, gt_pr_cell_edge, sizeof gt_pr_cell_edge));
+        const gt_mc_table *tab = gt_mc_table_get();
+        uint8_t code[12];
+        for (int e = 0; e < 12; e++) code[e] = (uint8_t)gt_pr_mc_edge_code(e);
+        GT_CU(cudaMemcpyToSymbol(c_ntri, tab->ntri, sizeof tab->ntri));
+        GT_CU(cudaMemcpyToSymbol(c_tri, tab->tri, sizeof tab->tri));
+        GT_CU(cudaMemcpyToSymbol(c_edge, code, sizeof code));
     }
     const size_t cap = gt_pr_extract_cell_cap(nfine);
     size_t ns = 0, nc = 0, nn = nfine;
@@ -362,7 +370,7 @@ gt_status extract(ctx &X, const eval_args &A, size_t nfine, double iso, const do
     PL.D = D;
     GT_TRY(need(X.xyz, nvert * 3 * sizeof(float), "vertices"));
     GT_TRY(need(X.tri, (size_t)ntri * 3 * sizeof(int32_t), "triangles"));
-    LAUNCH(k_vertices, nvert, P<uint64_t>(X.E), nvert, P<uint64_t>(X.C), P<double>(X.Cv), nc, PL, P<float>(X.xyz));
+    LAUNCH(k_vertices, nvert, A, P<uint64_t>(X.E), nvert, P<uint64_t>(X.C), P<double>(X.Cv), nc, PL, P<float>(X.xyz));
     LAUNCH(k_triangles, ns, P<uint64_t>(X.S), P<uint8_t>(X.Sm), P<uint64_t>(X.to), ns, P<uint64_t>(X.E), nvert,
            P<int32_t>(X.tri));
     GT_CU(cudaDeviceSynchronize());

@@ -24,12 +24,12 @@ gt_status gt_pr_octree_build_cuda(const float *ucoords, size_t n, int depth, gt_
 gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_params *p, gt_timings *tm, gt_pr_state *s,
                              size_t *skipped_nonfinite, size_t *skipped_zero);
 
-/* chi at n depth-D corner coordinates (cxyz: 3 per corner, in units of the
- * finest cell) of the solved state s, into out: the same descent as the
+/* chi at n grid points cxyz (3 per point, in units of 2^-bits of the unit
+ * cube: bits = depth for the depth-D corners, depth + 1 for the middles of
+ * their edges) of the solved state s, into out: the same descent as the
  * CPU's evaluation (neighbour tables where the cell exists, binary search of
  * the level's sorted keys where it does not). */
-gt_status gt_pr_eval_corners_cuda(const gt_pr_state *s, const uint32_t *cxyz, size_t n, double *out);
-
+gt_status gt_pr_eval_grid_cuda(const gt_pr_state *s, const uint32_t *cxyz, size_t n, int bits, double *out);
 /* Release the device-resident octree and solution of a state (s->dev). */
 void gt_pr_dev_state_free(void *dev);
 

@@ -29,6 +29,11 @@ void gt_pr_dev_octree_free(gt_pr_dev_octree *d);
 gt_status gt_pr_dev_solve(const gt_pr_dev_octree *d, const float *d_u_unsorted, const float *d_n_unsorted,
                           gt_pr_state *s, const gt_pr_params *p, gt_timings *tm, double **d_coef);
 
+/* The iso-value (gt_pr_iso_cpu's) from the device octree, the key-sorted
+ * unit-cube points d_u and the coefficients d_coef (pr_iso.cu). */
+gt_status gt_pr_dev_iso(const gt_pr_dev_octree *o, const size_t *level_start, int depth, const float *d_u,
+                        const double *d_coef, double *iso);
+
 /* What stays on the device from the solve to the extraction (gt_pr_state.dev). */
 typedef struct gt_pr_dev_state {
     gt_pr_dev_octree oct;

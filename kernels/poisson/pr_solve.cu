@@ -72,10 +72,6 @@ static gt_status make_tables(int df, int dmax, int a, int b, bufs_t *m, size_t *
     return st;
 }
 
-static gt_status dsum(const double *a, size_t n, double *out)
-{
-    return gt_cu_reduce_sum_f64(a, n, out, NULL, NULL);
-}
 static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, const float *d_n_unsorted, gt_pr_state *s,
                        const gt_pr_params *p, gt_timings *tm, bufs_t *m, double **d_coef)
 {
@@ -178,9 +174,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         if (p->progress) gt_progress_update(&prog, d + 1, NULL);
     }
     if (p->progress) gt_progress_end(&prog);
-    double sum;
-    GT_TRY(dsum(m->ptval, N, &sum));
-    s->iso = sum / (double)N + GT_PR_TARGET;
+    GT_TRY(gt_pr_dev_iso(&o, h->level_start, D, m->u, m->coef, &s->iso));
     if (tm) gt_timings_add(tm, "solve (gpu)", gt_timer_stop(&tmr));
     /* the solution stays on the device for the extraction; host copies of
      * what the host-side stages read when the host octree was downloaded */

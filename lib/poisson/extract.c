@@ -3,11 +3,12 @@
  * the same mesh (defined in poisson.h: cells, corners, vertices, triangles
  * by sorted keys, so that no visiting order shows in the result).
  *
- * Every cell is cut into the 6 tetrahedra of the Kuhn split (sharing the
- * cell's main diagonal), one consistent triangulation of space: marching
- * tetrahedra on it has no ambiguous cases, and vertices shared through the
- * edge key make the mesh a closed 2-manifold wherever the set of cells
- * encloses the surface. The set starts as the depth-D nodes and grows, in
+ * Marching cubes on every cell with the case table of lib/mc, whose face
+ * rule depends on a face's four corners only, so the two cells sharing a
+ * face cut it alike; with vertices shared through the edge key the mesh is
+ * a closed 2-manifold wherever the set of cells encloses the surface. A
+ * vertex lies at the root of chi - iso on its edge, from chi at the edge's
+ * ends and middle (pr_mc.h). The set starts as the depth-D nodes and grows, in
  * rounds, by the face neighbours that the surface crosses into, so holes in
  * the data, where the surface leaves the band of fine nodes, are closed too.
  *
@@ -15,9 +16,10 @@
  * are evaluated and merged into the sorted corner set; the new cells' inside
  * masks (bit c: chi < iso at corner c) come from it; the cells are merged
  * into the sorted cell set, and their mixed faces name the next round's
- * cells. Then every cell's crossed edges are keyed and sorted with their
- * positions, which numbers the vertices, and every cell writes its
- * triangles at its offset (prefix sum of the per-cell counts). */
+ * cells. Then every cell's crossed edges are keyed and sorted, which numbers
+ * the vertices, chi is evaluated at their edges' middles, which places them,
+ * and every cell writes its triangles at its offset (prefix sum of the
+ * per-cell counts). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,64 +30,66 @@
 #include "common/timer.h"
 #include "gt_config.h"
 #include "poisson/poisson.h"
-#include "poisson/pr_mt.h"
+#include "mc/mc.h"
+#include "poisson/pr_mc.h"
 #include "poisson/pr_sort.h"
 #if GT_HAVE_CUDA
 #include "kernels/poisson/pr_gpu.h"
 #endif
 
 
-/* chi at the corners with the given keys (on the GPU when the state's
- * front end ran there, as before the restatement) */
-static gt_status eval_corners(const gt_pr_state *s, const uint64_t *keys, size_t n, double *val)
+/* chi at the n grid points cxyz (3 per point, in units of 2^-bits of the
+ * unit cube; bits D for corners, D + 1 for edge middles), on the GPU when
+ * the state's front end ran there, as before the restatement */
+static gt_status eval_grid(const gt_pr_state *s, const uint32_t *cxyz, size_t n, int bits, double *val)
 {
     const int D = s->oct.depth;
     if (n == 0) return GT_OK;
 #if GT_HAVE_CUDA
-    if (s->eval_on_gpu) {
-        uint32_t *cxyz = gt_malloc_array(n, 3 * sizeof(uint32_t), "corners");
-        if (!cxyz) return GT_ERR_RUNTIME;
-        for (size_t i = 0; i < n; i++) gt_pr_demorton(keys[i], cxyz + 3 * i, cxyz + 3 * i + 1, cxyz + 3 * i + 2);
-        gt_status st = gt_pr_eval_corners_cuda(s, cxyz, n, val);
-        free(cxyz);
-        return st;
-    }
+    if (s->eval_on_gpu) return gt_pr_eval_grid_cuda(s, cxyz, n, bits, val);
 #endif
 #pragma omp parallel for schedule(dynamic, 256)
     for (long i = 0; i < (long)n; i++) {
-        uint32_t c[3];
-        gt_pr_demorton(keys[i], c, c + 1, c + 2);
         double q[3];
-        for (int a = 0; a < 3; a++) q[a] = ldexp((double)c[a], -D);
+        for (int a = 0; a < 3; a++) q[a] = ldexp((double)cxyz[3 * (size_t)i + a], -bits);
         val[i] = gt_pr_eval_levels(&s->oct, q, s->coef, 0, D);
     }
     return GT_OK;
 }
 
-/* the per-cell tables of an inside mask: crossed local edges (bit li of
- * gt_pr_cell_edge) and triangle count; the local edge -> li map */
+/* chi at the corners with the given keys */
+static gt_status eval_corners(const gt_pr_state *s, const uint64_t *keys, size_t n, double *val)
+{
+    if (n == 0) return GT_OK;
+    uint32_t *cxyz = gt_malloc_array(n, 3 * sizeof(uint32_t), "corners");
+    if (!cxyz) return GT_ERR_RUNTIME;
+    for (size_t i = 0; i < n; i++) gt_pr_demorton(keys[i], cxyz + 3 * i, cxyz + 3 * i + 1, cxyz + 3 * i + 2);
+    gt_status st = eval_grid(s, cxyz, n, s->oct.depth, val);
+    free(cxyz);
+    return st;
+}
+
+/* the per-cell tables of an inside mask: crossed cube edges (bit e in
+ * marching cubes' numbering) and the case table; e -> local edge code */
 typedef struct {
-    gt_pr_mt_case tab[6][16];
-    uint32_t cross[256];
-    uint8_t ntri[256];
-    uint8_t li[64];
+    const gt_mc_table *mc;
+    uint16_t cross[256];
+    uint8_t code[12];
 } cell_tables;
 
 static void cell_tables_init(cell_tables *T)
 {
-    gt_pr_mt_table(T->tab);
-    memset(T->li, 0xff, sizeof T->li);
-    for (int li = 0; li < 19; li++) T->li[gt_pr_cell_edge[li]] = (uint8_t)li;
+    T->mc = gt_mc_table_get();
+    for (int e = 0; e < 12; e++) T->code[e] = (uint8_t)gt_pr_mc_edge_code(e);
     for (int m = 0; m < 256; m++) {
-        uint32_t cr = 0;
-        for (int li = 0; li < 19; li++)
-            if (gt_pr_edge_crossed(m, gt_pr_cell_edge[li])) cr |= 1u << li;
-        int nt = 0;
-        for (int t = 0; t < 6; t++) nt += T->tab[t][gt_pr_tet_mask(m, gt_pr_kuhn_tet, t)].ntri;
-        T->cross[m] = cr;
-        T->ntri[m] = (uint8_t)nt;
+        unsigned cr = 0;
+        for (int e = 0; e < 12; e++)
+            if (gt_pr_edge_crossed(m, T->code[e])) cr |= 1u << e;
+        T->cross[m] = (uint16_t)cr;
     }
 }
+
+size_t gt_pr_extract_cell_cap(size_t nfine) { return 16 * nfine + ((size_t)1 << 20); }
 
 #define FAIL_OOM(what)                                               \
     do {                                                             \
@@ -104,7 +108,8 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
     gt_status st = GT_OK;
     uint64_t *sk = NULL, *ck = NULL, *nk = NULL, *kc = NULL, *kt = NULL, *ek = NULL;
     uint8_t *sm = NULL, *nm = NULL;
-    double *cv = NULL, *vnew = NULL;
+    double *cv = NULL, *vnew = NULL, *vmid = NULL;
+    uint32_t *mxyz = NULL;
     size_t ns = 0, nc = 0, nn = 0, *eoff = NULL, *toff = NULL;
     gt_pr_kv *ev = NULL, *evt = NULL;
     int32_t *vemit = NULL, *tri = NULL;
@@ -228,7 +233,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
     eoff[0] = toff[0] = 0;
     for (size_t i = 0; i < ns; i++) {
         eoff[i + 1] = eoff[i] + (size_t)__builtin_popcount(T.cross[sm[i]]);
-        toff[i + 1] = toff[i] + T.ntri[sm[i]];
+        toff[i + 1] = toff[i] + T.mc->ntri[sm[i]];
     }
     size_t ne = eoff[ns], ntri = toff[ns], nvert = 0;
     ev = gt_malloc_array(ne ? ne : 1, sizeof *ev, "edges");
@@ -240,9 +245,9 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
         if (!cr) continue;
         gt_pr_demorton(sk[i], &x, &y, &z);
         size_t j = eoff[i];
-        for (int li = 0; li < 19; li++)
-            if ((cr >> li) & 1) {
-                int code = gt_pr_cell_edge[li];
+        for (int e = 0; e < 12; e++)
+            if ((cr >> e) & 1) {
+                int code = T.code[e];
                 ev[j].k = GT_PR_EKEY(gt_pr_corner_key(x, y, z, code & 7), code >> 3);
                 ev[j].v = j;
                 j++;
@@ -268,7 +273,21 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
     ev = NULL;
     xyz = gt_malloc_array(nvert ? nvert : 1, 3 * sizeof *xyz, "vertices");
     tri = gt_malloc_array(ntri ? ntri : 1, 3 * sizeof *tri, "triangles");
-    if (!xyz || !tri) FAIL_OOM("mesh");
+    mxyz = gt_malloc_array(nvert ? nvert : 1, 3 * sizeof *mxyz, "edge middles");
+    vmid = gt_malloc_array(nvert ? nvert : 1, sizeof *vmid, "edge middles");
+    if (!xyz || !tri || !mxyz || !vmid) FAIL_OOM("mesh");
+    /* chi at the edges' middles (grid points at depth D + 1) */
+    for (size_t v = 0; v < nvert; v++) {
+        uint32_t lo[3];
+        int msk = (int)(ek[v] & 7);
+        gt_pr_demorton(ek[v] >> 3, lo, lo + 1, lo + 2);
+        for (int a = 0; a < 3; a++) mxyz[3 * v + a] = 2 * lo[a] + ((msk >> a) & 1);
+    }
+    {
+        double te = gt_now_ms();
+        if ((st = eval_grid(s, mxyz, nvert, D + 1, vmid)) != GT_OK) goto done;
+        t_eval += gt_now_ms() - te;
+    }
 #pragma omp parallel for schedule(static)
     for (long v = 0; v < (long)nvert; v++) {
         uint64_t lk = ek[v] >> 3;
@@ -278,23 +297,21 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
         for (int a = 0; a < 3; a++) up[a] = lo[a] + ((msk >> a) & 1);
         double va = cv[gt_pr_lower_bound(ck, nc, lk)];
         double vb = cv[gt_pr_lower_bound(ck, nc, gt_pr_morton(up[0], up[1], up[2]))];
-        gt_pr_mt_vertex(lo, up, va, vb, iso, D, s->side, s->center, xyz + 3 * (size_t)v);
+        double t = gt_pr_edge_root(va, vmid[v], vb, iso);
+        gt_pr_edge_vertex(lo, up, t, D, s->side, s->center, xyz + 3 * (size_t)v);
     }
-    /* triangles: cells in key order, tetrahedra 0..5 */
+    /* triangles: cells in key order, the case table's triangles in order */
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < (long)ns; i++) {
-        int msk = sm[i];
-        if (!T.ntri[msk]) continue;
-        uint32_t cr = T.cross[msk];
+        int msk = sm[i], nt = T.mc->ntri[msk];
+        if (!nt) continue;
+        unsigned cr = T.cross[msk];
         size_t base = eoff[i], k = toff[i];
-        for (int t = 0; t < 6; t++) {
-            const gt_pr_mt_case *c = &T.tab[t][gt_pr_tet_mask(msk, gt_pr_kuhn_tet, t)];
-            for (int r = 0; r < c->ntri; r++, k++)
-                for (int q = 0; q < 3; q++) {
-                    int li = T.li[c->v[r][q]];
-                    tri[3 * k + q] = vemit[base + (size_t)__builtin_popcount(cr & ((1u << li) - 1))];
-                }
-        }
+        for (int r = 0; r < nt; r++, k++)
+            for (int q = 0; q < 3; q++) {
+                int e = T.mc->tri[msk][3 * r + q];
+                tri[3 * k + q] = vemit[base + (size_t)__builtin_popcount(cr & ((1u << e) - 1))];
+            }
     }
     gt_info("extract: %d rounds, %zu cells (%zu grown), %zu corners in %.1f ms (evaluation %.1f ms); "
             "%zu edges -> %zu vertices, %zu triangles in %.1f ms",
@@ -314,6 +331,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
 done:
     free(sk); free(sm); free(ck); free(cv); free(nk); free(nm); free(kc); free(kt); free(vnew);
     free(eoff); free(toff); free(ev); free(evt); free(ek); free(vemit); free(xyz); free(tri);
+    free(mxyz); free(vmid);
     return st;
 }
 

@@ -8,9 +8,9 @@
  *   -> degree-2 B-spline splat of the normals at depth D -> divergence of every
  *   node's basis function against the splatted field -> cascadic solve, coarse
  *   to fine: at each level CG on (Laplacian + screening) with the coarser
- *   levels' solution moved to the right-hand side -> iso = mean chi at the
- *   samples -> marching tetrahedra (Kuhn split, no ambiguous cases) on the
- *   depth-D cells, grown until the surface is closed, vertices shared by edge.
+ *   levels' solution moved to the right-hand side -> iso = average chi at the
+ *   samples (PoissonRecon's) -> marching cubes (lib/mc's table) on the depth-D cells, grown
+ *   until the surface is closed, vertices shared by edge at the root of chi.
  *
  * Every node of every level carries one basis function: the tensor product of
  * centred quadratic B-splines of width 3 cells, so the Laplacian couples a
@@ -243,6 +243,10 @@ gt_status gt_pr_prepare_cpu(const gt_pr_input *in, const gt_pr_params *p, gt_tim
 gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm);
 /* colour sums per density-depth node (s->cdens) from s->rgb; needs wdens' depth */
 gt_status gt_pr_colors_cpu(gt_pr_state *s);
+/* s->iso as PoissonRecon chooses it: the weighted average of chi at the
+ * samples, one per depth-D leaf with points (their mean, weighted by their
+ * number; pr_iso.h), from s->u, s->coef and the octree's point ranges */
+gt_status gt_pr_iso_cpu(gt_pr_state *s);
 /* chi at unit-cube point q (sum over all levels). */
 double gt_pr_eval(const gt_pr_state *s, const double q[3]);
 /* value at unit point q of the functions of levels lmin..lmax with per-node
@@ -251,9 +255,9 @@ double gt_pr_eval(const gt_pr_state *s, const double q[3]);
 double gt_pr_eval_levels(const gt_pr_octree *o, const double q[3], const double *arr, int lmin, int lmax);
 
 /* ----------------------------------------------- extraction: the mesh
- * Marching tetrahedra on the Kuhn split of depth-D cells; the mesh is defined
- * with no dependence on a visiting order, so that the CPU reference and the
- * CUDA path (gt_pr_extract_cuda) produce the same one:
+ * Marching cubes on depth-D cells; the mesh is defined with no dependence on
+ * a visiting order, so that the CPU reference and the CUDA path
+ * (gt_pr_extract_cuda) produce the same one:
  *  - corners: points of the (2^D+1)^3 grid, key gt_pr_morton(x, y, z); a
  *    corner is inside when chi < iso.
  *  - cells: the depth-D nodes' cells, then in rounds: the face neighbours
@@ -262,26 +266,24 @@ double gt_pr_eval_levels(const gt_pr_octree *o, const double q[3], const double 
  *    This is the fixed point of the growth; gt_pr_extract_cell_cap(number of
  *    depth-D nodes) bounds the set: a round that would pass it keeps its
  *    first cells in key order (and the mesh may be open). Cells in key order.
- *  - vertices: one per crossed edge (one end inside, one not) of a cell's
- *    tetrahedra, edge key GT_PR_EKEY(corner key of its lower end, direction
- *    mask), numbered by increasing edge key; position lower + t (upper -
- *    lower) in corner units, t = (iso - chi_lower) / (chi_upper - chi_lower)
- *    clamped to [0, 1] (0 when not a number), u = ldexp(that, -D), stored as
+ *  - vertices: one per crossed cube edge (one end inside, one not), edge key
+ *    GT_PR_EKEY(corner key of its lower end, direction mask 1, 2 or 4),
+ *    numbered by increasing edge key; at the root of chi - iso on the edge
+ *    (gt_pr_edge_root, pr_mc.h: chi is quadratic along a depth-D edge, so its
+ *    values at the ends and the middle give the exact root), position lower +
+ *    t (upper - lower) in corner units, u = ldexp(that, -D), stored as
  *    (float)((u - 0.5) * side + center), all in double.
- *  - triangles: cells in key order, tetrahedra 0..5 of gt_pr_kuhn_tet, each
- *    its 0, 1 or 2 triangles from gt_pr_mt_table (oriented with the normal
- *    towards increasing chi). */
+ *  - triangles: cells in key order, each its triangles from the marching
+ *    cubes table of lib/mc (gt_mc_table_get, "in" = inside: on a face with
+ *    diagonal inside corners the inside corners are separated, a rule of the
+ *    face's corners alone, so the two cells sharing it agree and the mesh is
+ *    closed and manifold), oriented with the normal towards increasing chi.
+ *  - iso: PoissonRecon's choice, the weighted average of chi at the samples:
+ *    the points of a depth-D leaf make one sample at their mean, weighted by
+ *    their number (gt_pr_iso_cpu). */
 #define GT_PR_EKEY(corner_key, mask) ((uint64_t)(corner_key) << 3 | (uint64_t)(mask))
 /* a cell's local edge: lower local corner a (bits x, y, z) and mask m, a & m == 0 */
 #define GT_PR_LEDGE(a, m) ((a) | (m) << 3)
-typedef struct gt_pr_mt_case {
-    uint8_t ntri;
-    uint8_t v[2][3]; /* local edges (GT_PR_LEDGE) of the triangles' vertices */
-} gt_pr_mt_case;
-extern const uint8_t gt_pr_kuhn_tet[6][4];
-extern const uint8_t gt_pr_cell_edge[19]; /* the 19 local edges of the split */
-/* case [tet][m], bit k of m: corner gt_pr_kuhn_tet[tet][k] is inside */
-void gt_pr_mt_table(gt_pr_mt_case tab[6][16]);
 size_t gt_pr_extract_cell_cap(size_t nfine);
 
 /* The mesh (xyz, tri, iso) on the CPU, then gt_pr_mesh_post. */

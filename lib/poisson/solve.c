@@ -347,11 +347,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         if (p->progress) gt_progress_update(&prog, d + 1, NULL);
     }
     if (p->progress) gt_progress_end(&prog);
-    {
-        double sum = 0;
-        for (size_t k = 0; k < N; k++) sum += ptval[k];
-        s->iso = sum / (double)N + TARGET;
-    }
+    if ((st = gt_pr_iso_cpu(s)) != GT_OK) goto done;
     if (tm) gt_timings_add(tm, "solve", gt_now_ms() - t0);
 done:
     free(leaf); free(ptval); free(uval); free(lnode); free(vf); free(r); free(pp); free(ap); free(b);

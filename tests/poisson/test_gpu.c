@@ -6,8 +6,8 @@
  * the GPU extraction
  * (gt_pr_extract_cuda) against the CPU's (gt_pr_extract_cpu) from one
  * CPU-solved state: the same vertex count, the same triangles in the same
- * order, positions within 1e-6 of the cube's side, on spheres, a torus,
- * noisy points, a sphere with a hole (growth over many rounds), the bunny,
+ * order, positions within 1e-6 of the cube's side, on spheres, a torus, a
+ * thin torus (marching cubes' ambiguous faces), noisy points, a sphere with a hole (growth over many rounds), the bunny,
  * and an iso outside chi's range (empty mesh); and the whole pipeline on the
  * GPU gives a closed mesh. Exits 77 without a GPU. */
 #include <setjmp.h>
@@ -228,6 +228,9 @@ static void test_extract_same(void **state)
     extract_case(&in, 5, 1.1, true, "sphere, density");
     pr_sample_torus(&g, n, 1.0, 0.4, x, nn);
     extract_case(&in, 6, 1.1, false, "torus");
+    /* a thin tube (radius about a cell at depth 5): marching cubes' ambiguous faces */
+    pr_sample_torus(&g, n, 1.0, 0.08, x, nn);
+    extract_case(&in, 5, 1.1, false, "thin torus");
     /* noisy: positions and normals perturbed */
     pr_sample_sphere(&g, n, 1.0, c, x, nn);
     for (size_t i = 0; i < 3 * n; i++) {
