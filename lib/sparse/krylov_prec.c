@@ -312,6 +312,15 @@ void gt_solve_prec_honest(const gt_solve_opts *o, gt_solve_result *res)
     }
 }
 
+void gt_solve_honest(const gt_solve_opts *o, int prec, gt_solve_result *res)
+{
+    if (res->outcome != GT_SOLVE_CONVERGED) return;
+    gt_solve_prec_honest(o, res);
+    size_t l = strlen(res->msg);
+    if (res->outcome != GT_SOLVE_CONVERGED && prec == 4 && l + 70 < sizeof res->msg)
+        snprintf(res->msg + l, sizeof res->msg - l, " (single precision: try --precision double or a larger --tol)");
+}
+
 gt_status gt_solve_prec_cpu(const gt_csr *a, const gt_precond *m, const double *b, double *x,
                             const gt_solve_opts *o, int restart, gt_solve_result *res)
 {
