@@ -258,8 +258,13 @@ gt_status solve(gt_spd *d, gt_sp_format f, const gt_csr *host, const double *hb,
         break;
     case FL_BREAK:
         res->outcome = GT_SOLVE_BREAKDOWN;
-        snprintf(res->msg, sizeof res->msg, "BiCGStab breakdown at iteration %lld (%s = 0)", h.kdone,
-                 h.breakwhy == 1 ? "r0'v" : (h.breakwhy == 2 ? "rho" : "omega"));
+        if (h.breakwhy == 3)
+            snprintf(res->msg, sizeof res->msg,
+                     "BiCGStab breakdown at iteration %lld (omega = t's/t't ~ 0: A s is orthogonal to s to "
+                     "rounding; residual %.3g): try --method gmres or a preconditioner", h.kdone, res->relres);
+        else
+            snprintf(res->msg, sizeof res->msg, "BiCGStab breakdown at iteration %lld (%s = 0)", h.kdone,
+                     h.breakwhy == 1 ? "r0'v" : "rho");
         break;
     case FL_MAXIT:
         res->outcome = GT_SOLVE_MAXITER;

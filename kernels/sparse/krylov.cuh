@@ -32,6 +32,7 @@ enum { FL_RUN = 0, FL_CONV, FL_NOTSPD, FL_NAN, FL_BREAK, FL_MAXIT };
 
 struct Sc {
     double rz, pq, alpha, beta, bb, tol2, rho, omega, rr;
+    double ss; // BiCGStab: s's of this iteration (omega's near-zero test)
     long long iter, kdone, maxiter;
     int flag, breakwhy;
     unsigned int counter;

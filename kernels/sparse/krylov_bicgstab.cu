@@ -1,7 +1,8 @@
 // BiCGStab on the GPU (the Krylov driver is krylov.cu; krylov.cuh holds
 // what the methods share): five kernels an iteration, p update, SpMV with
 // r0'v, s and its norm (converged at the half step), SpMV with t's two dot
-// products, and the x, r update with rho; breakdowns set the flag.
+// products, and the x, r update with rho; breakdowns set the flag (omega's
+// near-zero test as the CPU's, gt_bicg_tiny in lib/sparse/solve_track.h).
 //
 // Launch shape: one thread per row, BLOCK threads a block, grid-stride over
 // as many blocks as fit on the device at once (Grids), each reduction
@@ -44,8 +45,14 @@ __global__ void k_bi_spmv(Mat<T> A, const T *src, T *y, const T *rh, int mode, S
             } else {
                 sc->alpha = sc->rho / tot[0];
             }
+        } else if (fabs(tot[0]) <= (sizeof(T) == 4 ? 1e-6 : 1e-14) * sqrt(tot[1]) * sqrt(sc->ss)) {
+            // omega ~ 0: A s orthogonal to s to rounding (x has its alpha p
+            // already); the iteration counted with s's residual, as the CPU
+            sc->iter++;
+            record(sc, sc->ss);
+            if (sc->flag == FL_RUN || sc->flag == FL_MAXIT) sc->flag = FL_BREAK, sc->breakwhy = 3;
         } else {
-            sc->omega = tot[1] > 0 ? tot[0] / tot[1] : 0;
+            sc->omega = tot[0] / tot[1];
         }
     }
 }
@@ -66,6 +73,7 @@ __global__ void k_bi_s(int64_t n, const T *r, const T *v, const T *p, T *s, T *x
     }
     double tot[1];
     if (reduce_last<1>(d, part, &sc->counter, tot) && threadIdx.x == 0) {
+        sc->ss = tot[0];
         if (tot[0] <= sc->tol2 * sc->bb) {
             sc->iter++;
             record(sc, tot[0]); // converged at the half step

@@ -37,6 +37,7 @@ enum { OP_PCG_INIT, OP_PCG_ALPHA, OP_RES, OP_PCG_BETA, OP_BI_RHO, OP_BI_ALPHA, O
 struct PSc {
     double bb, tol; // ||b||^2 (1 when b = 0), the relative tolerance
     double rz, alpha, beta, rho, omega, val;
+    double ss; // BiCGStab: s's of this iteration (omega's near-zero test)
     long long iter, maxiter;
     int flag, half;
     double hist[CH];
@@ -123,13 +124,17 @@ __global__ void k_fin(PSc *sc, const double *part, unsigned g)
         else sc->alpha = sc->rho / a;
         break;
     case OP_BI_S:
+        sc->ss = a;
         if (sqrt(a / sc->bb) <= sc->tol) {
             long long k = ++sc->iter;
             sc->hist[(k - 1) % CH] = sqrt(a / sc->bb);
             sc->flag = CONV, sc->half = 1;
         }
         break;
-    case OP_BI_OMEGA: sc->omega = b > 0 ? a / b : 0; break;
+    case OP_BI_OMEGA: // omega ~ 0 is a breakdown (gt_bicg_tiny, lib/sparse/solve_track.h); x gets alpha ph
+        if (fabs(a) <= GT_BICG_TINY * sqrt(b) * sqrt(sc->ss)) sc->flag = BRK_OMEGA, sc->half = 1, sc->val = sqrt(sc->ss / sc->bb);
+        else sc->omega = a / b;
+        break;
     }
 }
 
@@ -454,8 +459,13 @@ gt_status scalar_methods(Dev &D, Vecs &V, const gt_solve_opts *o, double bn, gt_
         break;
     default:
         res->outcome = GT_SOLVE_BREAKDOWN;
-        snprintf(res->msg, sizeof res->msg, "BiCGStab breakdown at iteration %lld (%s = 0)", it,
-                 h.flag == BRK_RHO ? "rho" : h.flag == BRK_OMEGA ? "omega" : "r0'v");
+        if (h.flag == BRK_OMEGA && h.half)
+            snprintf(res->msg, sizeof res->msg,
+                     "BiCGStab breakdown at iteration %lld (omega = t's/t't ~ 0: A M^-1 s is orthogonal to s to "
+                     "rounding; residual %.3g): try --method gmres", it, h.val);
+        else
+            snprintf(res->msg, sizeof res->msg, "BiCGStab breakdown at iteration %lld (%s = 0)", it,
+                     h.flag == BRK_RHO ? "rho" : h.flag == BRK_OMEGA ? "omega" : "r0'v");
         break;
     }
     return GT_OK;

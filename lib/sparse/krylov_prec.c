@@ -106,12 +106,14 @@ static void bicgstab(const gt_csr *a, const gt_precond *m, double *x, const gt_s
     memcpy(rh, r, (size_t)n * sizeof *r);
     memset(p, 0, (size_t)n * sizeof *p);
     memset(v, 0, (size_t)n * sizeof *v);
-    double rho = 1, alpha = 1, om = 1;
+    double rho = 1, alpha = 1, om = 1, rr = dot(rh, rh, n);
     for (int64_t it = 1;; it++) {
+        /* rho = 0, r0'v = 0 or a near-zero t's (gt_bicg_tiny, solve_track.h) are breakdowns */
         double rho2 = dot(rh, r, n);
-        if (rho2 == 0 || om == 0) {
-            set_stop(res, GT_SOLVE_BREAKDOWN, it, "BiCGStab breakdown at iteration %lld (%s = 0)", (long long)it,
-                     rho2 == 0 ? "rho" : "omega");
+        if (rho2 == 0) {
+            set_stop(res, GT_SOLVE_BREAKDOWN, it,
+                     "BiCGStab breakdown at iteration %lld (rho = r0'r = 0: r is orthogonal to r0; residual %.3g)",
+                     (long long)it, sqrt(rr) / bn);
             return;
         }
         double beta = (rho2 / rho) * (alpha / om);
@@ -121,12 +123,13 @@ static void bicgstab(const gt_csr *a, const gt_precond *m, double *x, const gt_s
         gt_csr_spmv(a, ph, v);
         double rv = dot(rh, v, n);
         if (rv == 0) {
-            set_stop(res, GT_SOLVE_BREAKDOWN, it, "BiCGStab breakdown at iteration %lld (r0'v = 0)", (long long)it);
+            set_stop(res, GT_SOLVE_BREAKDOWN, it, "BiCGStab breakdown at iteration %lld (r0'v = 0; residual %.3g)",
+                     (long long)it, sqrt(rr) / bn);
             return;
         }
         alpha = rho / rv;
         for (int64_t i = 0; i < n; i++) s[i] = r[i] - alpha * v[i];
-        double sn = nrm(s, n) / bn;
+        double ss = dot(s, s, n), sn = sqrt(ss) / bn;
         if (sn <= o->tol) {
             for (int64_t i = 0; i < n; i++) x[i] += alpha * ph[i];
             gt_solve_step_done(o, res, tr, it, sn);
@@ -135,9 +138,18 @@ static void bicgstab(const gt_csr *a, const gt_precond *m, double *x, const gt_s
         if (!prec(m, s, sh, res, it)) return;
         gt_csr_spmv(a, sh, t);
         double ts = dot(t, s, n), tt = dot(t, t, n);
-        om = tt > 0 ? ts / tt : 0;
+        if (gt_bicg_tiny(ts, tt, ss, GT_BICG_TINY)) {
+            for (int64_t i = 0; i < n; i++) x[i] += alpha * ph[i];
+            set_stop(res, GT_SOLVE_BREAKDOWN, it,
+                     "BiCGStab breakdown at iteration %lld (omega = t's/t't ~ 0: A M^-1 s is orthogonal to s to "
+                     "rounding; residual %.3g): try --method gmres", (long long)it, sn);
+            res->relres = sn;
+            return;
+        }
+        om = ts / tt;
         for (int64_t i = 0; i < n; i++) x[i] += alpha * ph[i] + om * sh[i], r[i] = s[i] - om * t[i];
-        if (gt_solve_step_done(o, res, tr, it, nrm(r, n) / bn)) return;
+        rr = dot(r, r, n);
+        if (gt_solve_step_done(o, res, tr, it, sqrt(rr) / bn)) return;
     }
 }
 
@@ -310,6 +322,15 @@ void gt_solve_prec_honest(const gt_solve_opts *o, gt_solve_result *res)
         if (!strstr(res->msg, "singular") && l + 60 < sizeof res->msg)
             snprintf(res->msg + l, sizeof res->msg - l, "; is the system singular or inconsistent?");
     }
+}
+
+void gt_solve_honest(const gt_solve_opts *o, int prec, gt_solve_result *res)
+{
+    if (res->outcome != GT_SOLVE_CONVERGED) return;
+    gt_solve_prec_honest(o, res);
+    size_t l = strlen(res->msg);
+    if (res->outcome != GT_SOLVE_CONVERGED && prec == 4 && l + 70 < sizeof res->msg)
+        snprintf(res->msg + l, sizeof res->msg - l, " (single precision: try --precision double or a larger --tol)");
 }
 
 gt_status gt_solve_prec_cpu(const gt_csr *a, const gt_precond *m, const double *b, double *x,

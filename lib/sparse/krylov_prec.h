@@ -38,6 +38,13 @@ gt_status gt_solve_prec_cpu(const gt_csr *a, const gt_precond *m, const double *
  * 10 tol to GT_SOLVE_BREAKDOWN with a message. */
 void gt_solve_prec_honest(const gt_solve_opts *o, gt_solve_result *res);
 
+/* The same check for the solvers without a preconditioner object (solvers.c
+ * and the fused GPU kernels, prec 4 or 8), whose stopping test reads the
+ * recurrence residual: a "converged" whose true residual (in double) is above
+ * 10 tol becomes GT_SOLVE_BREAKDOWN with a message (naming single precision
+ * when prec is 4); other outcomes are left as they are. */
+void gt_solve_honest(const gt_solve_opts *o, int prec, gt_solve_result *res);
+
 #ifdef __cplusplus
 }
 #endif

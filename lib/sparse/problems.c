@@ -44,30 +44,55 @@ static gt_status grid_check(int64_t n, int dim)
     return GT_OK;
 }
 
-gt_status gt_convdiff3d(int64_t n, double peclet, gt_csr *out)
+/* The velocity at grid point c (dim coordinates, 0..n-1) of the unit square
+ * or cube, |w| <= 1. */
+static void flow_at(gt_flow flow, int dim, const int64_t *c, double h, double *w)
 {
-    GT_TRY(grid_check(n, 3));
+    if (flow == GT_FLOW_UNIFORM) {
+        double wl = dim == 3 ? sqrt(1 + 0.25 + 0.0625) : sqrt(1 + 0.25);
+        w[0] = 1 / wl, w[1] = 0.5 / wl, w[2] = 0.25 / wl;
+        return;
+    }
+    /* recirculating: X, Y in (-1, 1); w = (Y (1 - X^2), -X (1 - Y^2), 0), the
+       IFISS field halved so that max |w| = 1 (at X = 0, Y = +-1) */
+    double X = 2 * (double)(c[0] + 1) * h - 1, Y = 2 * (double)(c[1] + 1) * h - 1;
+    w[0] = Y * (1 - X * X), w[1] = -X * (1 - Y * Y), w[2] = 0;
+}
+
+gt_status gt_convdiff(int dim, int64_t n, double peclet, gt_flow flow, gt_csr *out)
+{
+    if (dim != 2 && dim != 3) return gt_fail(GT_ERR_USAGE, "convection-diffusion in %d dimensions", dim);
+    if (flow != GT_FLOW_UNIFORM && flow != GT_FLOW_RECIRC) return gt_fail(GT_ERR_USAGE, "unknown flow field");
+    GT_TRY(grid_check(n, dim));
     if (!(peclet >= 0) || !isfinite(peclet)) return gt_fail(GT_ERR_USAGE, "Peclet number %g out of range", peclet);
-    int64_t N = n * n * n;
+    int64_t nz = dim == 3 ? n : 1, N = n * n * nz;
     trip t;
-    GT_TRY(trip_init(&t, N * 7));
-    double h = 1.0 / (double)(n + 1), wl = sqrt(1 + 0.25 + 0.0625);
-    double w[3] = {1 / wl, 0.5 / wl, 0.25 / wl};
+    GT_TRY(trip_init(&t, N * (2 * dim + 1)));
+    double h = 1.0 / (double)(n + 1);
     int64_t stride[3] = {1, n, n * n};
-    for (int64_t z = 0; z < n; z++)
+    for (int64_t z = 0; z < nz; z++)
         for (int64_t y = 0; y < n; y++)
             for (int64_t x = 0; x < n; x++) {
                 int64_t i = (z * n + y) * n + x, c[3] = {x, y, z};
-                double diag = 6;
-                for (int d = 0; d < 3; d++) {
-                    double cv = peclet * h * w[d]; /* upwind: w > 0 takes the lower neighbour */
+                double w[3], diag = 2 * dim;
+                flow_at(flow, dim, c, h, w);
+                for (int d = 0; d < dim; d++) {
+                    /* upwind: w > 0 takes the lower neighbour, w < 0 the upper */
+                    double cv = peclet * h * fabs(w[d]), lo = -1, hi = -1;
                     diag += cv;
-                    if (c[d] > 0) put(&t, i, i - stride[d], -1 - cv);
-                    if (c[d] < n - 1) put(&t, i, i + stride[d], -1);
+                    if (w[d] > 0) lo -= cv;
+                    else hi -= cv;
+                    if (c[d] > 0) put(&t, i, i - stride[d], lo);
+                    if (c[d] < n - 1) put(&t, i, i + stride[d], hi);
                 }
                 put(&t, i, i, diag);
             }
     return trip_done(&t, N, out);
+}
+
+gt_status gt_convdiff3d(int64_t n, double peclet, gt_csr *out)
+{
+    return gt_convdiff(3, n, peclet, GT_FLOW_UNIFORM, out);
 }
 
 gt_status gt_rotated_aniso2d(int64_t n, double eps, double theta_deg, gt_csr *out)

@@ -19,6 +19,20 @@ extern "C" {
  * Peclet number is Pe h / 2. */
 gt_status gt_convdiff3d(int64_t n, double peclet, gt_csr *out);
 
+/* The velocity fields of gt_convdiff, both with max |w| = 1. */
+typedef enum {
+    GT_FLOW_UNIFORM, /* w = (1, 1/2, 1/4) / |.| (2-D: (1, 1/2) / |.|), as gt_convdiff3d */
+    GT_FLOW_RECIRC   /* the classical recirculating flow (Elman, Silvester and Wathen's
+                        IFISS example 3.1.4, halved): with X = 2x - 1, Y = 2y - 1,
+                        w = (Y (1 - X^2), -X (1 - Y^2), 0), closed streamlines
+                        round the centre, w = 0 on x = 0, 1 and y = 0, 1 */
+} gt_flow;
+
+/* -lap u + Pe (w . grad u) = f on an n^dim grid (dim 2 or 3) of the unit
+ * square or cube, Dirichlet boundary, first-order upwind convection (an
+ * M-matrix for any w), scaled by h^2. */
+gt_status gt_convdiff(int dim, int64_t n, double peclet, gt_flow flow, gt_csr *out);
+
 /* -div(K grad u) on an n x n grid, Dirichlet boundary, K = R(theta)
  * diag(1, eps) R(theta)^T (theta in degrees), the 9-point stencil of the
  * centred differences (u_xy from the four diagonal neighbours). Symmetric;

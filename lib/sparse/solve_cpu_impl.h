@@ -121,21 +121,24 @@ static gt_status SFX(solve_cpu)(const gt_csr *a, const REAL *b, REAL *x, const g
         break;
     }
     case GT_SOLVE_BICGSTAB: {
-        /* unpreconditioned BiCGStab (van der Vorst); r0hat = r0 kept in t */
+        /* unpreconditioned BiCGStab (van der Vorst); r0hat = r0 kept in t.
+           rho = 0, r0'v = 0 or a near-zero t's (gt_bicg_tiny, solve_track.h)
+           end the solve as a breakdown */
+        const double tiny = sizeof(REAL) == 4 ? GT_BICG_TINY_F32 : GT_BICG_TINY;
         REAL *rh = t;
         memcpy(rh, r, (size_t)n * sizeof *r);
-        double rho = 1, alpha = 1, w = 1;
+        double rho = 1, alpha = 1, w = 1, rr = SFX(dot)(rh, rh, n);
         memset(p, 0, (size_t)n * sizeof *p);
         memset(z, 0, (size_t)n * sizeof *z); /* z = v */
         REAL *v = z, *tt = dinv;             /* reuse dinv as t vector (not needed) */
         for (int64_t it = 1;; it++) {
             double rho2 = SFX(dot)(rh, r, n);
-            if (rho2 == 0 || w == 0) {
+            if (rho2 == 0) {
                 res->outcome = GT_SOLVE_BREAKDOWN;
                 res->iters = it;
                 snprintf(res->msg, sizeof res->msg,
-                         "BiCGStab breakdown at iteration %lld (%s = 0)", (long long)it,
-                         rho2 == 0 ? "rho" : "omega");
+                         "BiCGStab breakdown at iteration %lld (rho = r0'r = 0: r is orthogonal to r0; "
+                         "residual %.3g)", (long long)it, sqrt(rr) / bn);
                 break;
             }
             double beta = (rho2 / rho) * (alpha / w);
@@ -146,13 +149,13 @@ static gt_status SFX(solve_cpu)(const gt_csr *a, const REAL *b, REAL *x, const g
             if (rv == 0) {
                 res->outcome = GT_SOLVE_BREAKDOWN;
                 res->iters = it;
-                snprintf(res->msg, sizeof res->msg, "BiCGStab breakdown at iteration %lld (r0'v = 0)",
-                         (long long)it);
+                snprintf(res->msg, sizeof res->msg, "BiCGStab breakdown at iteration %lld (r0'v = 0; residual %.3g)",
+                         (long long)it, sqrt(rr) / bn);
                 break;
             }
             alpha = rho / rv;
             for (int64_t i = 0; i < n; i++) s[i] = r[i] - (REAL)alpha * v[i];
-            double sn = SFX(norm2)(s, n) / bn;
+            double ss = SFX(dot)(s, s, n), sn = sqrt(ss) / bn;
             if (sn <= o->tol) {
                 for (int64_t i = 0; i < n; i++) x[i] += (REAL)alpha * p[i];
                 step_done(o, res, &tr, it, sn);
@@ -160,9 +163,21 @@ static gt_status SFX(solve_cpu)(const gt_csr *a, const REAL *b, REAL *x, const g
             }
             SPMV(a, s, tt);
             double ts = SFX(dot)(tt, s, n), tt2 = SFX(dot)(tt, tt, n);
-            w = tt2 > 0 ? ts / tt2 : 0;
+            if (gt_bicg_tiny(ts, tt2, ss, tiny)) {
+                /* the minimal-residual step makes no progress: A s is orthogonal to s */
+                for (int64_t i = 0; i < n; i++) x[i] += (REAL)alpha * p[i];
+                res->outcome = GT_SOLVE_BREAKDOWN;
+                res->iters = it;
+                res->relres = sn;
+                snprintf(res->msg, sizeof res->msg,
+                         "BiCGStab breakdown at iteration %lld (omega = t's/t't ~ 0: A s is orthogonal to s to "
+                         "rounding; residual %.3g): try --method gmres or a preconditioner", (long long)it, sn);
+                break;
+            }
+            w = ts / tt2;
             for (int64_t i = 0; i < n; i++) x[i] += (REAL)alpha * p[i] + (REAL)w * s[i], r[i] = s[i] - (REAL)w * tt[i];
-            if (step_done(o, res, &tr, it, SFX(norm2)(r, n) / bn)) break;
+            rr = SFX(dot)(r, r, n);
+            if (step_done(o, res, &tr, it, sqrt(rr) / bn)) break;
         }
         break;
     }

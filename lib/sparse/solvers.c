@@ -132,7 +132,9 @@ gt_status gt_solve_cpu(const gt_csr *a, const double *b, double *x, const gt_sol
                        gt_solve_result *res)
 {
     if (o->method == GT_SOLVE_GMRES || o->method == GT_SOLVE_AMG) return solve_prec_default(a, b, x, o, res);
-    return solve_cpu_f64(a, b, x, o, res);
+    gt_status s = solve_cpu_f64(a, b, x, o, res);
+    if (s == GT_OK) gt_solve_honest(o, 8, res);
+    return s;
 }
 
 gt_status gt_solve_cpu_prec(const gt_csr *a, int prec, const double *b, double *x, const gt_solve_opts *o,
@@ -159,6 +161,7 @@ gt_status gt_solve_cpu_prec(const gt_csr *a, int prec, const double *b, double *
         for (int64_t i = 0; i < n; i++) r[i] = b[i] - r[i];
         double bn = gt_vec_norm2(b, n);
         res->true_relres = gt_vec_norm2(r, n) / (bn > 0 ? bn : 1);
+        gt_solve_honest(o, 4, res);
     }
     free(bf), free(xf), free(r);
     return s;

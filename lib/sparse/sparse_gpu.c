@@ -226,6 +226,7 @@ gt_status gt_solve_gpu(const gt_csr *a, gt_sp_format f, int prec, const double *
     double bn = gt_vec_norm2(b, a->nrows);
     res->true_relres = gt_vec_norm2(r, a->nrows) / (bn > 0 ? bn : 1);
     free(r);
+    gt_solve_honest(o, prec, res);
     return GT_OK;
 #else
     (void)f, (void)prec, (void)b, (void)x, (void)solve_ms;

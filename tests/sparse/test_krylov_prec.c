@@ -314,6 +314,110 @@ static void test_problems(void **st)
     gt_csr_free(&c0), gt_csr_free(&l7), gt_csr_free(&c1), gt_csr_free(&nm);
 }
 
+static double entry(const gt_csr *a, int64_t i, int64_t j)
+{
+    for (int64_t q = a->ptr[i]; q < a->ptr[i + 1]; q++)
+        if (a->col[q] == j) return a->val[q];
+    return 0;
+}
+
+/* gt_convdiff: the uniform 3-D flow is gt_convdiff3d; Pe = 0 in 2-D is the
+   5-point Laplacian; the recirculating flow gives an M-matrix (positive
+   diagonal, off-diagonals <= 0, row sums >= 0) whose upwind side turns with
+   the flow: on the middle row (y = 1/2) w points up (+y) left of the centre
+   and down right of it, so the larger coupling is to the row below on the
+   left and to the row above on the right; on the middle column w_x > 0
+   above the centre. */
+static void test_recirc_problem(void **st)
+{
+    (void)st;
+    gt_csr u3, c3, l5, r0, rc;
+    GT_ASSERT_OK(gt_convdiff(3, 5, 300, GT_FLOW_UNIFORM, &u3));
+    GT_ASSERT_OK(gt_convdiff3d(5, 300, &c3));
+    assert_int_equal(u3.nnz, c3.nnz);
+    for (int64_t q = 0; q < u3.nnz; q++) assert_true(u3.col[q] == c3.col[q] && u3.val[q] == c3.val[q]);
+    const int64_t n = 9, mid = 4;
+    GT_ASSERT_OK(gt_convdiff(2, n, 0, GT_FLOW_RECIRC, &r0));
+    GT_ASSERT_OK(gt_laplacian(5, n, n, 1, &l5));
+    assert_int_equal(r0.nnz, l5.nnz);
+    for (int64_t q = 0; q < r0.nnz; q++) assert_true(r0.col[q] == l5.col[q] && r0.val[q] == l5.val[q]);
+    GT_ASSERT_OK(gt_convdiff(2, n, 100, GT_FLOW_RECIRC, &rc));
+    gt_sp_info in;
+    GT_ASSERT_OK(gt_sp_analyze(&rc, &in));
+    assert_false(in.symmetric);
+    for (int64_t i = 0; i < rc.nrows; i++) {
+        double s = 0;
+        for (int64_t q = rc.ptr[i]; q < rc.ptr[i + 1]; q++) {
+            s += rc.val[q];
+            if (rc.col[q] == i) assert_true(rc.val[q] > 0);
+            else assert_true(rc.val[q] <= 0);
+        }
+        assert_true(s >= -1e-12);
+    }
+    int64_t left = mid * n + 1, right = mid * n + n - 2, top = (n - 2) * n + mid, centre = mid * n + mid;
+    assert_true(entry(&rc, left, left - n) < entry(&rc, left, left + n));    /* w_y > 0 */
+    assert_true(entry(&rc, right, right + n) < entry(&rc, right, right - n)); /* w_y < 0 */
+    assert_true(entry(&rc, top, top - 1) < entry(&rc, top, top + 1));         /* w_x > 0 */
+    assert_true(entry(&rc, centre, centre - 1) == -1 && entry(&rc, centre, centre + n) == -1); /* w = 0 */
+    assert_int_equal(gt_convdiff(4, n, 1, GT_FLOW_RECIRC, &rc), GT_ERR_USAGE);
+    gt_csr_free(&u3), gt_csr_free(&c3), gt_csr_free(&l5), gt_csr_free(&r0), gt_csr_free(&rc);
+}
+
+/* BiCGStab's breakdowns end the solve as such, never as "converged": on
+   blocks [[e, c], [-c, e]] (c = 1 + k/8, e = 4e-15: a field of values on the
+   imaginary axis to rounding) the minimal-residual step has t's ~ 0 (omega
+   ~ 0), plain and preconditioned; on a skew-symmetric tridiagonal matrix
+   with integer entries r0'v = r0'A r0 is exactly 0. GMRES solves both. */
+static void test_bicgstab_breakdowns(void **st)
+{
+    (void)st;
+    enum { K = 20, N = 2 * K };
+    int32_t r[4 * K], c[4 * K];
+    double v[4 * K];
+    int64_t q = 0;
+    for (int k = 0; k < K; k++) {
+        double ck = 1 + k / 8.0;
+        int32_t i = 2 * k;
+        r[q] = i, c[q] = i, v[q++] = 4e-15;
+        r[q] = i, c[q] = i + 1, v[q++] = ck;
+        r[q] = i + 1, c[q] = i, v[q++] = -ck;
+        r[q] = i + 1, c[q] = i + 1, v[q++] = 4e-15;
+    }
+    gt_csr rot, skew;
+    GT_ASSERT_OK(gt_csr_from_triplets(N, N, q, r, c, v, &rot));
+    q = 0;
+    for (int32_t i = 0; i < N; i++) {
+        if (i > 0) r[q] = i, c[q] = i - 1, v[q++] = -1;
+        if (i < N - 1) r[q] = i, c[q] = i + 1, v[q++] = 1;
+    }
+    GT_ASSERT_OK(gt_csr_from_triplets(N, N, q, r, c, v, &skew));
+    const gt_csr *mats[2] = {&rot, &skew};
+    const char *why[2] = {"omega", "r0'v = 0"};
+    for (int mi = 0; mi < 2; mi++) {
+        const gt_csr *a = mats[mi];
+        double *b = rhs_ones(a), *x = calloc(N, 8);
+        gt_solve_opts o;
+        gt_solve_opts_init(&o);
+        o.method = GT_SOLVE_BICGSTAB;
+        gt_solve_result res;
+        GT_ASSERT_OK(gt_solve_cpu(a, b, x, &o, &res));
+        if (res.outcome != GT_SOLVE_BREAKDOWN || !strstr(res.msg, why[mi]))
+            fail_msg("matrix %d: outcome %d, '%s'", mi, res.outcome, res.msg);
+        assert_true(res.true_relres > 1e-3);
+        assert_true(res.iters <= 2);
+        free(x);
+        gt_solve_result rp, rg;
+        double *xp = solve(a, GT_SOLVE_BICGSTAB, GT_PRECOND_NONE, 1e-8, 0, &rp);
+        assert_int_equal(rp.outcome, GT_SOLVE_BREAKDOWN);
+        assert_non_null(strstr(rp.msg, why[mi]));
+        double *xg = solve(a, GT_SOLVE_GMRES, GT_PRECOND_NONE, 1e-10, 0, &rg);
+        assert_int_equal(rg.outcome, GT_SOLVE_CONVERGED);
+        assert_true(rg.true_relres <= 1e-10 && max_err_ones(xg, N) < 1e-6);
+        free(b), free(xp), free(xg);
+    }
+    gt_csr_free(&rot), gt_csr_free(&skew);
+}
+
 /* The incomplete factorisations through the framework: ILU(0) cuts GMRES's
    and BiCGStab's iterations on convection-diffusion and IC(0) PCG's on the
    anisotropic problem, against Jacobi, with the true residual within tol. */
@@ -353,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_gmres_restart),      cmocka_unit_test(test_aniso),
         cmocka_unit_test(test_singular),           cmocka_unit_test(test_failing_precond),
         cmocka_unit_test(test_problems),           cmocka_unit_test(test_ilu_through_framework),
+        cmocka_unit_test(test_recirc_problem),     cmocka_unit_test(test_bicgstab_breakdowns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,10 @@
  * against lib/sparse/krylov_prec.c): each method with the "none" and
  * Jacobi preconditioners (IC(0)/ILU(0) too), in CSR and DIA, reaches the same outcome in the
  * same iterations (+-2) and the same x (1e-6 relative); the singular,
- * inconsistent system fails on the GPU too; a zero diagonal is refused.
+ * inconsistent system fails on the GPU too; a zero diagonal is refused;
+ * BiCGStab's omega ~ 0 breakdown ends the GPU solves (plain and
+ * preconditioned) at the CPU's iteration with "omega" in the message, and a
+ * single-precision "converged" always has its true residual within 10 tol.
  * Skips (77) without a GPU. */
 #include <math.h>
 #include <setjmp.h>
@@ -135,6 +138,52 @@ static void test_zero_diagonal_gpu(void **st)
     free(b), free(x), gt_csr_free(&a);
 }
 
+/* blocks [[e, c], [-c, e]], e = 4e-15 (as test_krylov_prec.c): t's ~ 0 */
+static void test_bicgstab_omega_gpu(void **st)
+{
+    (void)st;
+    enum { K = 20, N = 2 * K };
+    int32_t r[4 * K], c[4 * K];
+    double v[4 * K];
+    int64_t q = 0;
+    for (int k = 0; k < K; k++) {
+        double ck = 1 + k / 8.0;
+        int32_t i = 2 * k;
+        r[q] = i, c[q] = i, v[q++] = 4e-15;
+        r[q] = i, c[q] = i + 1, v[q++] = ck;
+        r[q] = i + 1, c[q] = i, v[q++] = -ck;
+        r[q] = i + 1, c[q] = i + 1, v[q++] = 4e-15;
+    }
+    gt_csr a;
+    GT_ASSERT_OK(gt_csr_from_triplets(N, N, q, r, c, v, &a));
+    double *b = rhs_ones(&a), *x = calloc(N, 8);
+    gt_solve_opts o;
+    gt_solve_opts_init(&o);
+    o.method = GT_SOLVE_BICGSTAB;
+    gt_solve_result rc, rg, rp;
+    GT_ASSERT_OK(gt_solve_cpu(&a, b, x, &o, &rc));
+    memset(x, 0, N * 8);
+    GT_ASSERT_OK(gt_solve_gpu(&a, GT_SP_CSR, 8, b, x, &o, &rg, NULL));
+    memset(x, 0, N * 8);
+    GT_ASSERT_OK(gt_solve_gpu_prec(&a, GT_SP_CSR, GT_PRECOND_NONE, NULL, b, x, &o, 0, &rp, NULL, NULL));
+    assert_int_equal(rc.outcome, GT_SOLVE_BREAKDOWN);
+    if (rg.outcome != GT_SOLVE_BREAKDOWN || !strstr(rg.msg, "omega") || rg.iters != rc.iters)
+        fail_msg("gpu bicgstab: outcome %d after %lld (cpu %lld): %s", rg.outcome, (long long)rg.iters,
+                 (long long)rc.iters, rg.msg);
+    if (rp.outcome != GT_SOLVE_BREAKDOWN || !strstr(rp.msg, "omega") || rp.iters != rc.iters)
+        fail_msg("gpu bicgstab+none: outcome %d after %lld (cpu %lld): %s", rp.outcome, (long long)rp.iters,
+                 (long long)rc.iters, rp.msg);
+    free(b), free(x), gt_csr_free(&a);
+    /* single precision below its accuracy: never a "converged" above 10 tol */
+    GT_ASSERT_OK(gt_convdiff3d(32, 100, &a));
+    b = rhs_ones(&a), x = calloc((size_t)a.nrows, 8);
+    o.tol = 1e-7;
+    GT_ASSERT_OK(gt_solve_gpu(&a, GT_SP_CSR, 4, b, x, &o, &rg, NULL));
+    if (rg.outcome == GT_SOLVE_CONVERGED ? !(rg.true_relres <= 10 * o.tol) : !rg.msg[0])
+        fail_msg("single: outcome %d, true residual %g, '%s'", rg.outcome, rg.true_relres, rg.msg);
+    free(b), free(x), gt_csr_free(&a);
+}
+
 int main(void)
 {
     gt_test_require_gpu();
@@ -142,6 +191,7 @@ int main(void)
         cmocka_unit_test(test_methods_match_cpu),
         cmocka_unit_test(test_singular_gpu),
         cmocka_unit_test(test_zero_diagonal_gpu),
+        cmocka_unit_test(test_bicgstab_omega_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
