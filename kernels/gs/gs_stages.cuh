@@ -50,6 +50,8 @@ struct gt_gs_cu {
     uint2 *ranges;
     float *d_rgb, *d_alpha, *d_depth;
     uchar4 *d_rgba8;
+    uint8_t *h_rgba8;     // pinned staging of the 8-bit image's download (h_rgba8_cap bytes)
+    size_t h_rgba8_cap;
     int keep_rgb;     // write d_rgb even when it is not downloaded (gs_output.cu reads it)
     // optional device outputs of the blend (NULL: not written): planar rgb,
     // final transmittance, list entries up to the last contributor

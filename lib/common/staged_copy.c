@@ -15,10 +15,10 @@
 
 enum { CHUNK = 16 << 20, PIECE = 1 << 20 };
 
-#if GT_HAVE_CUDA
-/* memcpy by up to 8 threads in 1 MB pieces: one thread copies a few GB/s */
-static void par_copy(unsigned char *dst, const unsigned char *src, size_t n)
+void gt_par_memcpy(void *dstv, const void *srcv, size_t n)
 {
+    unsigned char *dst = dstv;
+    const unsigned char *src = srcv;
     long pieces = (long)((n + PIECE - 1) / PIECE);
 #ifdef _OPENMP
     int nt = omp_get_max_threads() < 8 ? omp_get_max_threads() : 8;
@@ -29,7 +29,6 @@ static void par_copy(unsigned char *dst, const unsigned char *src, size_t n)
         memcpy(dst + a, src + a, len);
     }
 }
-#endif
 
 gt_status gt_staged_upload(void *dst, const void *src, size_t bytes, void *stream)
 {
@@ -49,7 +48,7 @@ gt_status gt_staged_upload(void *dst, const void *src, size_t bytes, void *strea
         const size_t n = bytes - off < CHUNK ? bytes - off : CHUNK;
         if (i >= 2) st = gt_cu_event_sync(ev[k]);
         if (st != GT_OK) break;
-        par_copy(buf[k], (const unsigned char *)src + off, n);
+        gt_par_memcpy(buf[k], (const unsigned char *)src + off, n);
         st = gt_cu_memcpy_h2d((unsigned char *)dst + off, buf[k], n, stream);
         if (st == GT_OK) st = gt_cu_event_record(ev[k], stream);
     }

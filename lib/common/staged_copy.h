@@ -20,6 +20,11 @@ extern "C" {
 #define GT_STAGED_MIN_BYTES ((size_t)32 << 20)
 gt_status gt_staged_upload(void *dst, const void *src, size_t bytes, void *stream);
 
+/* memcpy by up to 8 threads in 1 MB pieces (one thread copies a few GB/s,
+ * and first touches of fresh pages fault one at a time): for large copies
+ * out of pinned buffers. */
+void gt_par_memcpy(void *dst, const void *src, size_t bytes);
+
 #ifdef __cplusplus
 }
 #endif
