@@ -381,3 +381,68 @@ def topology(t, nv):
     dirs = np.sort(a * nv + b)
     oriented = bool((dirs[1:] != dirs[:-1]).all())
     return watertight, oriented
+
+
+# ------------------------------------------------------------------ self-check
+def self_check(n=20000):
+    """properties the harness relies on, each of which could fail: samples lie
+    on their surface; a step of delta along the normal is at distance |delta|
+    (exact normals and distances); the ellipsoid's samples are uniform by area
+    (the share in a cap against the cap's area from a fine mesh); point-triangle
+    distance against dense sampling; topology of a closed and an opened mesh.
+    Returns the list of failures."""
+    from scipy.spatial import cKDTree
+    g = np.random.default_rng(5)
+    bad = []
+    for cls in SURFACES.values():
+        s = cls()
+        p, nrm = s.sample(n, g)
+        if np.abs(np.linalg.norm(nrm, axis=1) - 1).max() > 1e-9:
+            bad.append(f"{s.name}: normals not unit")
+        if s.distance(p).max() > 1e-9:
+            bad.append(f"{s.name}: samples off the surface")
+        for delta in (1e-3, -1e-3):
+            if np.abs(s.distance(p + delta * nrm) - abs(delta)).max() > 1e-9:
+                bad.append(f"{s.name}: offset {delta} along the normal not at distance {abs(delta)}")
+    # uniform by area on the ellipsoid: the share of samples with z > 0.3 c against
+    # the share of a fine latitude-longitude mesh's area there
+    e = Ellipsoid()
+    th, ph = np.meshgrid(np.linspace(0, np.pi, 801), np.linspace(0, 2 * np.pi, 1601), indexing="ij")
+    grid = np.stack([np.sin(th) * np.cos(ph), np.sin(th) * np.sin(ph), np.cos(th)], -1) * e.e
+    a, b, c, d = grid[:-1, :-1], grid[1:, :-1], grid[:-1, 1:], grid[1:, 1:]
+    area = 0.5 * (np.linalg.norm(np.cross(b - a, c - a), axis=-1) + np.linalg.norm(np.cross(c - d, b - d), axis=-1))
+    zc = ((a + b + c + d) / 4)[..., 2]
+    share = area[zc > 0.3 * e.e[2]].sum() / area.sum()
+    p, _ = e.sample(400000, g)
+    got = (p[:, 2] > 0.3 * e.e[2]).mean()
+    if abs(got - share) > 4 * np.sqrt(share * (1 - share) / 400000) + 2e-3:
+        bad.append(f"ellipsoid: share of samples above 0.3c {got:.4f}, of area {share:.4f}")
+    tri = g.normal(size=(3, 3))
+    q = g.normal(size=(2000, 3))
+    ex = point_triangle(q, tri[0][None], tri[1][None], tri[2][None])
+    r1, r2 = np.sqrt(g.random(400000)), g.random(400000)
+    dense = (1 - r1)[:, None] * tri[0] + (r1 * (1 - r2))[:, None] * tri[1] + (r1 * r2)[:, None] * tri[2]
+    dk, _ = cKDTree(dense).query(q)
+    if (dk - ex).min() < -1e-12 or (dk - ex).max() > 0.01:
+        bad.append("point_triangle disagrees with dense sampling")
+    cube = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], float)
+    t = np.array([[0, 2, 1], [0, 3, 2], [4, 5, 6], [4, 6, 7], [0, 1, 5], [0, 5, 4],
+                  [1, 2, 6], [1, 6, 5], [2, 3, 7], [2, 7, 6], [3, 0, 4], [3, 4, 7]])
+    if topology(t, 8) != (True, True):
+        bad.append("closed cube not watertight and oriented")
+    if topology(t[1:], 8)[0] or topology(np.vstack([t[:1, ::-1], t[1:]]), 8) != (True, False):
+        bad.append("opened or flipped cube not detected")
+    md = MeshDistance(cube, t)
+    qq = g.uniform(-0.5, 1.5, size=(5000, 3))
+    ref = np.linalg.norm(np.maximum(np.maximum(-qq, qq - 1), 0), axis=1)  # outside the unit cube
+    inside = (ref == 0)
+    ref[inside] = np.minimum(qq[inside], 1 - qq[inside]).min(axis=1)
+    if np.abs(md(qq) - ref).max() > 1e-12:
+        bad.append("mesh distance to a cube disagrees with the closed form")
+    return bad
+
+
+if __name__ == "__main__":
+    fails = self_check()
+    print("\n".join(fails) if fails else "pr_quality self-check: all passed")
+    raise SystemExit(1 if fails else 0)
