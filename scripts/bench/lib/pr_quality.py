@@ -352,7 +352,8 @@ class MeshDistance:
         from scipy.spatial import cKDTree
         self.v, self.t = v, t
         self.k = min(k, len(t))
-        self.tree = cKDTree(v[t].mean(axis=1))
+        # unbalanced and uncompacted: about twice as fast to build, as fast to query here
+        self.tree = cKDTree(v[t].mean(axis=1), balanced_tree=False, compact_nodes=False)
 
     def __call__(self, q):
         return chunked(self._one, np.asarray(q, np.float64))
