@@ -105,9 +105,13 @@ class BumpySphere:
         self.desc = "bumpy sphere r(d) = 1 + 0.08 sum_12 sin(f_k.d + phi_k)/sqrt(12), |f_k| ~ 7 (high curvature)"
 
     def r_grad(self, d):
-        """r(d) and the ambient gradient of d -> r(d)"""
-        s = d @ self.F.T + self.P
-        return 1.0 + self.A * np.sin(s).sum(axis=1), self.A * (np.cos(s) @ self.F)
+        """r(d) and the ambient gradient of d -> r(d); products written out, not
+        matmul: BLAS threads under chunked()'s threads would oversubscribe the cores"""
+        F = self.F
+        s = d[:, 0:1] * F[:, 0] + d[:, 1:2] * F[:, 1] + d[:, 2:3] * F[:, 2] + self.P
+        c = np.cos(s)
+        gr = np.stack([(c * F[:, k]).sum(axis=1) for k in range(3)], 1)
+        return 1.0 + self.A * np.sin(s).sum(axis=1), self.A * gr
 
     def f_grad(self, p):
         """f(p) = |p| - r(p/|p|) (zero on the surface, negative inside) and its gradient"""
