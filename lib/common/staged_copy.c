@@ -13,7 +13,11 @@
 #include <omp.h>
 #endif
 
-enum { CHUNK = 16 << 20, PIECE = 1 << 20 };
+/* Small pinned buffers: page-locking costs about 0.4 ms per MB on the H100
+ * machine (32 MB: 13 ms), where the upload from them runs at 52 GB/s
+ * against 9.4 GB/s from pageable memory; pieces small enough that every
+ * chunk keeps 8 threads copying. */
+enum { CHUNK = 4 << 20, PIECE = 512 << 10 };
 
 void gt_par_memcpy(void *dstv, const void *srcv, size_t n)
 {

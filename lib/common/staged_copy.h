@@ -17,10 +17,10 @@ extern "C" {
 /* Copy bytes from host src to device dst, queued on stream (a cudaStream_t,
  * not NULL); returns when the copy is complete. Copies below
  * GT_STAGED_MIN_BYTES go straight from src. */
-#define GT_STAGED_MIN_BYTES ((size_t)32 << 20)
+#define GT_STAGED_MIN_BYTES ((size_t)16 << 20)
 gt_status gt_staged_upload(void *dst, const void *src, size_t bytes, void *stream);
 
-/* memcpy by up to 8 threads in 1 MB pieces (one thread copies a few GB/s,
+/* memcpy by up to 8 threads in 512 KB pieces (one thread copies a few GB/s,
  * and first touches of fresh pages fault one at a time): for large copies
  * out of pinned buffers. */
 void gt_par_memcpy(void *dst, const void *src, size_t bytes);
