@@ -143,6 +143,27 @@ static inline bool sp_read_mtx(const char *path, gt_csr *out)
     return ok;
 }
 
+/* K blocks [[e, c_k], [-c_k, e]] (c_k = 1 + k/8, e = 4e-15): a field of
+   values on the imaginary axis to rounding, where BiCGStab's
+   minimal-residual step has t's ~ 0 (omega ~ 0); GMRES solves it. */
+static inline void sp_rotation_blocks(int K, gt_csr *out)
+{
+    int32_t *r = malloc((size_t)4 * K * sizeof *r), *c = malloc((size_t)4 * K * sizeof *c);
+    double *v = malloc((size_t)4 * K * sizeof *v);
+    assert_non_null(r), assert_non_null(c), assert_non_null(v);
+    int64_t q = 0;
+    for (int k = 0; k < K; k++) {
+        double ck = 1 + k / 8.0;
+        int32_t i = 2 * k;
+        r[q] = i, c[q] = i, v[q++] = 4e-15;
+        r[q] = i, c[q] = i + 1, v[q++] = ck;
+        r[q] = i + 1, c[q] = i, v[q++] = -ck;
+        r[q] = i + 1, c[q] = i + 1, v[q++] = 4e-15;
+    }
+    GT_ASSERT_OK(gt_csr_from_triplets(2 * K, 2 * K, q, r, c, v, out));
+    free(r), free(c), free(v);
+}
+
 /* Real matrices: testdata/sparse, then the shared data folder. */
 static inline bool sp_real_matrix(const char *name, gt_csr *out)
 {

@@ -19,6 +19,7 @@
 #include "sparse/precond.h"
 #include "sparse/problems.h"
 #include "sparse/sparse.h"
+#include "sparse_testutil.h"
 
 /* b = A*1 */
 static double *rhs_ones(const gt_csr *a)
@@ -374,18 +375,9 @@ static void test_bicgstab_breakdowns(void **st)
     enum { K = 20, N = 2 * K };
     int32_t r[4 * K], c[4 * K];
     double v[4 * K];
-    int64_t q = 0;
-    for (int k = 0; k < K; k++) {
-        double ck = 1 + k / 8.0;
-        int32_t i = 2 * k;
-        r[q] = i, c[q] = i, v[q++] = 4e-15;
-        r[q] = i, c[q] = i + 1, v[q++] = ck;
-        r[q] = i + 1, c[q] = i, v[q++] = -ck;
-        r[q] = i + 1, c[q] = i + 1, v[q++] = 4e-15;
-    }
     gt_csr rot, skew;
-    GT_ASSERT_OK(gt_csr_from_triplets(N, N, q, r, c, v, &rot));
-    q = 0;
+    sp_rotation_blocks(K, &rot);
+    int64_t q = 0;
     for (int32_t i = 0; i < N; i++) {
         if (i > 0) r[q] = i, c[q] = i - 1, v[q++] = -1;
         if (i < N - 1) r[q] = i, c[q] = i + 1, v[q++] = 1;

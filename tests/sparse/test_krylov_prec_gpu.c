@@ -22,6 +22,7 @@
 #include "sparse/precond.h"
 #include "sparse/problems.h"
 #include "sparse/sparse.h"
+#include "sparse_testutil.h"
 #include "sparse/sparse_gpu.h"
 
 static void compare(const gt_csr *a, const double *b, gt_solve_method m, gt_precond_kind k, gt_sp_format f,
@@ -143,19 +144,8 @@ static void test_bicgstab_omega_gpu(void **st)
 {
     (void)st;
     enum { K = 20, N = 2 * K };
-    int32_t r[4 * K], c[4 * K];
-    double v[4 * K];
-    int64_t q = 0;
-    for (int k = 0; k < K; k++) {
-        double ck = 1 + k / 8.0;
-        int32_t i = 2 * k;
-        r[q] = i, c[q] = i, v[q++] = 4e-15;
-        r[q] = i, c[q] = i + 1, v[q++] = ck;
-        r[q] = i + 1, c[q] = i, v[q++] = -ck;
-        r[q] = i + 1, c[q] = i + 1, v[q++] = 4e-15;
-    }
     gt_csr a;
-    GT_ASSERT_OK(gt_csr_from_triplets(N, N, q, r, c, v, &a));
+    sp_rotation_blocks(K, &a);
     double *b = rhs_ones(&a), *x = calloc(N, 8);
     gt_solve_opts o;
     gt_solve_opts_init(&o);
