@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 
@@ -68,19 +67,8 @@ RUNS = (  # tag, options (before --tol/--maxiter), maxiter
 )
 
 
-def sh(cmd, timeout=300, env=None):
-    t = time.perf_counter()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        return p.returncode, time.perf_counter() - t, p.stdout, p.stderr
-    except subprocess.TimeoutExpired:
-        return 124, time.perf_counter() - t, "", "timeout"
-    except OSError as e:
-        return 127, 0.0, "", str(e)
-
-
-def say(*a):
-    print(*a, flush=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sparsesolve_unstructured import say, sh  # noqa: E402  (the same runner and printer)
 
 
 def ours(prog, args, log, tol):
