@@ -218,10 +218,14 @@ __global__ void k_ranges(size_t m, uint32_t ntiles, const uint32_t *__restrict__
 // d^T Q d <= 2 ln(255 o) for the pixel offset d and the conic Q = [a b; b c],
 // an ellipse whose half extents are sqrt(2 ln(255 o) Sigma_xx) and
 // sqrt(2 ln(255 o) Sigma_yy) with Sigma = Q^-1. The extents are widened by 2 %
-// and 0.05 pixel, far beyond the rounding of the per-pixel test, so a warp
-// that skips a Gaussian has no pixel the test would have let through: the
-// image is the same, the warp just does not evaluate e^power 32 times for
-// nothing (most Gaussians of a large scene cover a few rows of a tile).
+// and 0.05 pixel, beyond the rounding of the per-pixel test (its power and
+// __expf are good to ~1e-6 relative), so a warp that skips a Gaussian has no
+// pixel the test would have let through: the image is the same, the warp
+// just does not evaluate e^power 32 times for nothing (most Gaussians of a
+// large scene cover a few rows of a tile). The one place rounding could
+// still differ: an opacity within ~1e-6 of 1/255, whose ellipse shrinks to
+// nothing; a pixel there gets alpha 1/255 or not by rounding either way
+// (under one 8-bit step).
 __device__ __forceinline__ uint32_t blend_warp_mask(float2 g, float4 co, float tx0, float ty0)
 {
     const float o = co.w;
