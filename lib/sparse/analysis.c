@@ -94,6 +94,15 @@ gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *i
         return gt_fail(GT_ERR_RUNTIME, "out of memory");
     }
     for (int t = 0; t < nt; t++) wlo[t] = words, whi[t] = -1;
+    /* row lengths up to HCAP counted per thread, longer ones by count and sum:
+       the HYB width and its COO share without two more passes over the rows */
+    enum { HCAP = 255 };
+    int64_t *hist = calloc((size_t)(HCAP + 1) * (size_t)nt, sizeof *hist);
+    if (!hist) {
+        free(bits), free(wlo), free(whi);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    }
+    int64_t over = 0, over_sum = 0;
     int64_t row_min = n ? INT64_MAX : 0, row_max = 0, empty = 0, zero_diag = INT64_MAX, upper = 0, lower = 0;
     double s1 = 0, s2 = 0;
     /* diagonal dominance is settled by the first row that fails it: from
@@ -102,6 +111,11 @@ gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *i
     int dd_dead = !(a->nrows == a->ncols && n > 0), not_posd = dd_dead;
     const bool hash = !known_symmetric && a->nrows == a->ncols;
     uint64_t hu = 0, hl = 0;
+    int64_t ndiag = 0, first = words, last = -1;
+    /* one parallel region for the row pass and the merge of the diagonal
+       bitmaps: waking a sleeping team costs milliseconds on a busy or
+       virtual machine (2 cores here: a 0.01 ms merge loop took 7-8 ms as a
+       region of its own) */
 #pragma omp parallel num_threads(nt)
     {
     int t = 0;
@@ -109,14 +123,17 @@ gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *i
     t = omp_get_thread_num();
 #endif
     uint64_t *mine = bits + (size_t)t * (size_t)words;
+    int64_t *myhist = hist + (size_t)t * (HCAP + 1);
     int64_t lo = words, hi = -1;
 #pragma omp for schedule(static, 4096) reduction(min : row_min, zero_diag) reduction(max : row_max) \
-    reduction(+ : empty, s1, s2, upper, lower, hu, hl) reduction(| : not_posd)
+    reduction(+ : empty, s1, s2, upper, lower, hu, hl, over, over_sum) reduction(| : not_posd)
     for (int64_t i = 0; i < n; i++) {
         int64_t len = a->ptr[i + 1] - a->ptr[i];
         if (len < row_min) row_min = len;
         if (len > row_max) row_max = len;
         if (len == 0) empty++;
+        if (len <= HCAP) myhist[len]++;
+        else over++, over_sum += len;
         s1 += (double)len, s2 += (double)len * (double)len;
         const bool need_off = !__atomic_load_n(&dd_dead, __ATOMIC_RELAXED);
         double off = 0;
@@ -141,18 +158,19 @@ gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *i
         if (!(diag > 0)) not_posd = 1;
     }
     wlo[t] = lo, whi[t] = hi;
+#pragma omp barrier
+#pragma omp single
+    for (int u = 0; u < nt; u++) {
+        if (wlo[u] < first) first = wlo[u];
+        if (whi[u] > last) last = whi[u];
     }
-    int64_t ndiag = 0, first = words, last = -1;
-    for (int t = 0; t < nt; t++) {
-        if (wlo[t] < first) first = wlo[t];
-        if (whi[t] > last) last = whi[t];
-    }
-#pragma omp parallel for reduction(+ : ndiag)
+#pragma omp for reduction(+ : ndiag)
     for (int64_t w = first; w <= last; w++) {
         uint64_t u = 0;
-        for (int t = 0; t < nt; t++)
-            if (w >= wlo[t] && w <= whi[t]) u |= bits[(size_t)t * (size_t)words + (size_t)w];
+        for (int k = 0; k < nt; k++)
+            if (w >= wlo[k] && w <= whi[k]) u |= bits[(size_t)k * (size_t)words + (size_t)w];
         ndiag += __builtin_popcountll(u);
+    }
     }
     free(bits), free(wlo), free(whi);
     in->ndiag = ndiag;
@@ -167,15 +185,36 @@ gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *i
         double var = s2 / (double)n - in->row_mean * in->row_mean;
         in->row_std = var > 0 ? sqrt(var) : 0;
     }
-    in->hyb_width = gt_hyb_width(a);
-    int64_t hc = 0;
-    const int64_t w = in->hyb_width;
-#pragma omp parallel for schedule(static, 4096) reduction(+ : hc)
-    for (int64_t i = 0; i < n; i++) {
-        int64_t len = a->ptr[i + 1] - a->ptr[i];
-        if (len > w) hc += len - w;
+    /* gt_hyb_width's choice (the largest K with at least max(4096, n/3)
+       rows of K or more entries) from the histogram, and the entries beyond
+       K; when K would be above HCAP, its own passes */
+    for (int k = 1; k < nt; k++)
+        for (int l = 0; l <= HCAP; l++) hist[l] += hist[(size_t)k * (HCAP + 1) + (size_t)l];
+    int64_t need = n / 3 > 4096 ? n / 3 : 4096, atleast = over, K = 0;
+    if (need > n) need = n;
+    if (atleast < need) {
+        for (int64_t k = HCAP; k >= 1; k--) {
+            atleast += hist[k];
+            if (atleast >= need) {
+                K = k;
+                break;
+            }
+        }
+        int64_t hc = over_sum - over * K;
+        for (int64_t k = K + 1; k <= HCAP; k++) hc += hist[k] * (k - K);
+        in->hyb_width = K;
+        in->hyb_coo_nnz = hc;
+    } else {
+        in->hyb_width = gt_hyb_width(a);
+        int64_t hc = 0;
+        const int64_t w = in->hyb_width;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t len = a->ptr[i + 1] - a->ptr[i];
+            if (len > w) hc += len - w;
+        }
+        in->hyb_coo_nnz = hc;
     }
-    in->hyb_coo_nnz = hc;
+    free(hist);
     for (int f = 0; f < GT_SP_NFORMATS; f++) {
         in->bytes[f][0] = gt_sp_format_bytes(in, (gt_sp_format)f, 4);
         in->bytes[f][1] = gt_sp_format_bytes(in, (gt_sp_format)f, 8);

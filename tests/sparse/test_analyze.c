@@ -76,6 +76,13 @@ static void check(const gt_csr *a, int expect_sym)
         assert_int_equal(in.row_min, r.row_min);
         assert_int_equal(in.row_max, r.row_max);
         assert_int_equal(in.empty_rows, r.empty_rows);
+        /* the HYB split, from the row pass's histogram, as gt_hyb_width and a
+           plain count give it */
+        int64_t w = gt_hyb_width(a), hc = 0;
+        for (int64_t i = 0; i < a->nrows; i++)
+            if (a->ptr[i + 1] - a->ptr[i] > w) hc += a->ptr[i + 1] - a->ptr[i] - w;
+        assert_int_equal(in.hyb_width, w);
+        assert_int_equal(in.hyb_coo_nnz, hc);
         if (r.symmetric) {
             GT_ASSERT_OK(gt_sp_analyze_sym(a, true, &in));
             assert_true(in.symmetric);
@@ -138,11 +145,28 @@ static void test_counts_agree_pattern_differs(void **s)
     gt_csr_free(&a);
 }
 
+/* Rows longer than the row pass's histogram holds (255 entries): every row
+ * of a dense 300 x 300 matrix, so the HYB width comes from gt_hyb_width's
+ * own pass; and a mix of short rows with a few long ones. */
+static void test_long_rows(void **s)
+{
+    (void)s;
+    gt_rng rng = {77};
+    gt_csr a;
+    sp_random(&rng, 300, 300, 0.97, 0, &a);
+    check(&a, -1);
+    gt_csr_free(&a);
+    sp_random(&rng, 6000, 6000, 3.0 / 6000.0, 1, &a); /* variant 1: one dense row */
+    check(&a, -1);
+    gt_csr_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_counts_agree_pattern_differs),
+        cmocka_unit_test(test_long_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
