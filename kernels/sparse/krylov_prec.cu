@@ -471,36 +471,6 @@ gt_status scalar_methods(Dev &D, Vecs &V, const gt_solve_opts *o, double bn, gt_
     return GT_OK;
 }
 
-// Givens rotations of column j and the new residual in g[j+1] (as the CPU)
-void givens(double *h, int ld, int j, double *cs, double *sn, double *g)
-{
-    double *c = h + (size_t)j * ld;
-    for (int i = 0; i < j; i++) {
-        double t = cs[i] * c[i] + sn[i] * c[i + 1];
-        c[i + 1] = -sn[i] * c[i] + cs[i] * c[i + 1];
-        c[i] = t;
-    }
-    double d = hypot(c[j], c[j + 1]);
-    cs[j] = d > 0 ? c[j] / d : 1.0;
-    sn[j] = d > 0 ? c[j + 1] / d : 0.0;
-    c[j] = d;
-    c[j + 1] = 0;
-    g[j + 1] = -sn[j] * g[j];
-    g[j] = cs[j] * g[j];
-}
-
-void back_solve(const double *h, int ld, int k, const double *g, double *y)
-{
-    double hmax = 0;
-    for (int j = 0; j < k; j++) hmax = fmax(hmax, fabs(h[(size_t)j * ld + j]));
-    for (int i = k - 1; i >= 0; i--) {
-        double s = g[i];
-        for (int j = i + 1; j < k; j++) s -= h[(size_t)j * ld + i] * y[j];
-        double d = h[(size_t)i * ld + i];
-        y[i] = fabs(d) > 1e-12 * hmax ? s / d : 0.0;
-    }
-}
-
 gt_status gmres(Dev &D, Vecs &X, double *Vb, double *w, const gt_solve_opts *o, int mr, double bn,
                 gt_solve_result *res)
 {
@@ -565,7 +535,7 @@ gt_status gmres(Dev &D, Vecs &X, double *Vb, double *w, const gt_solve_opts *o, 
             for (int i = 0; i <= j; i++) hc[i] = col[i] + col[ld + 1 + i];
             double w0 = sqrt(col[j + 1]), hn = sqrt(fmax(col[2 * (ld + 1)], 0.0));
             hc[j + 1] = hn;
-            givens(h.data(), ld, j, cs.data(), sn.data(), gv.data());
+            gt_gmres_givens(h.data(), ld, j, cs.data(), sn.data(), gv.data());
             k = j + 1;
             it++;
             happy = !(hn > 1e-14 * w0);
@@ -579,7 +549,7 @@ gt_status gmres(Dev &D, Vecs &X, double *Vb, double *w, const gt_solve_opts *o, 
         }
         if (res->outcome == GT_SOLVE_NAN || !ok) break;
         if (k > 0) {
-            back_solve(h.data(), ld, k, gv.data(), y.data());
+            gt_gmres_back_solve(h.data(), ld, k, gv.data(), y.data());
             GT_CU(cudaMemcpyAsync(h1, y.data(), (size_t)k * sizeof(double), cudaMemcpyHostToDevice, D.st));
             k_vcomb<<<g, B, 0, D.st>>>(n, Vb, k, h1, X.s, false);
             GT_CU_LAUNCH("gmres update");

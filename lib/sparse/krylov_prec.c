@@ -169,11 +169,8 @@ static void richardson(const gt_csr *a, const gt_precond *m, const double *b, do
     }
 }
 
-/* One GMRES step's Givens work on column j of the Hessenberg matrix h
-   (column-major, leading dimension m+1): the old rotations, then a new one
-   that zeroes h[j+1][j]; g gets the new residual in g[j+1]. Shared in form
-   with the GPU path, which does the same on the host. */
-static void givens(double *h, int ld, int j, double *cs, double *sn, double *g)
+/* krylov_prec.h */
+void gt_gmres_givens(double *h, int ld, int j, double *cs, double *sn, double *g)
 {
     double *c = h + (size_t)j * ld;
     for (int i = 0; i < j; i++) {
@@ -193,7 +190,7 @@ static void givens(double *h, int ld, int j, double *cs, double *sn, double *g)
 /* y = R^-1 g for the k x k upper triangle of h; a (numerically) zero
    diagonal (below 1e-12 of the largest) gets y = 0 there, the least-squares
    choice of a singular R. */
-static void back_solve(const double *h, int ld, int k, const double *g, double *y)
+void gt_gmres_back_solve(const double *h, int ld, int k, const double *g, double *y)
 {
     double hmax = 0;
     for (int j = 0; j < k; j++) hmax = fmax(hmax, fabs(h[(size_t)j * ld + j]));
@@ -261,7 +258,7 @@ static void gmres(const gt_csr *a, const gt_precond *m, const double *b, double 
             }
             double hn = nrm(wv, n);
             hc[j + 1] = hn;
-            givens(h, ld, j, cs, sn, g);
+            gt_gmres_givens(h, ld, j, cs, sn, g);
             k = j + 1;
             it++;
             happy = !(hn > 1e-14 * w0);
@@ -275,7 +272,7 @@ static void gmres(const gt_csr *a, const gt_precond *m, const double *b, double 
         if (res->outcome == GT_SOLVE_NAN) break;
         if (k > 0) {
             /* x += M^-1 (V y) */
-            back_solve(h, ld, k, g, y);
+            gt_gmres_back_solve(h, ld, k, g, y);
             memset(u, 0, (size_t)n * sizeof *u);
             for (int j = 0; j < k; j++) {
                 const double *vj = V + (size_t)j * (size_t)n;

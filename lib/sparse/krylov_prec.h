@@ -45,6 +45,15 @@ void gt_solve_prec_honest(const gt_solve_opts *o, gt_solve_result *res);
  * when prec is 4); other outcomes are left as they are. */
 void gt_solve_honest(const gt_solve_opts *o, int prec, gt_solve_result *res);
 
+/* GMRES's small host work, shared by the CPU solver and the GPU one (which
+ * keeps the Hessenberg matrix on the host): gt_gmres_givens applies the old
+ * rotations to column j of h (column-major, leading dimension ld) and a new
+ * one that zeroes h[j+1][j], g getting the new residual in g[j+1];
+ * gt_gmres_back_solve solves the leading k x k triangle for y (a pivot
+ * below 1e-12 of the largest gives 0). */
+void gt_gmres_givens(double *h, int ld, int j, double *cs, double *sn, double *g);
+void gt_gmres_back_solve(const double *h, int ld, int k, const double *g, double *y);
+
 #ifdef __cplusplus
 }
 #endif
