@@ -27,6 +27,8 @@ static const char *usage_text =
     "                           format (refused otherwise)\n"
     "  -d, --depth D            octree depth, 1..12 (default 8): finest cell =\n"
     "                           cube side / 2^D\n"
+    "      --full-depth F       levels 0..F complete and the solve starts at F\n"
+    "                           (default 5, PoissonRecon's --fullDepth; 0..8)\n"
     "      --point-weight A     screening weight pulling the surface to the points\n"
     "                           (default 4; 0 = plain Poisson)\n"
     "      --samples-per-node S minimum sampling density used to weight samples\n"
@@ -50,7 +52,7 @@ static const char *usage_text =
     "Exit status: 0 ok, 1 runtime error, 2 usage, 3 bad input, 4 GPU unavailable\n"
     "or out of memory.\n";
 
-enum { OPT_PW = GT_OPT_TOOL_BASE, OPT_SPN, OPT_SCALE, OPT_SOLVER, OPT_ITERS, OPT_DENSITY, OPT_TRIM, OPT_COLORS,
+enum { OPT_PW = GT_OPT_TOOL_BASE, OPT_FULLDEPTH, OPT_SPN, OPT_SCALE, OPT_SOLVER, OPT_ITERS, OPT_DENSITY, OPT_TRIM, OPT_COLORS,
        OPT_VOLUME, OPT_VOLDEPTH, OPT_OUTFMT };
 
 typedef struct args {
@@ -68,6 +70,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"output", required_argument, 0, 'o'},
         {"depth", required_argument, 0, 'd'},
         {"point-weight", required_argument, 0, OPT_PW},
+        {"full-depth", required_argument, 0, OPT_FULLDEPTH},
         {"samples-per-node", required_argument, 0, OPT_SPN},
         {"scale", required_argument, 0, OPT_SCALE},
         {"solver", required_argument, 0, OPT_SOLVER},
@@ -96,6 +99,9 @@ static int parse_args(int argc, char **argv, args *a)
             break;
         }
         case 'd': st = gt_parse_int("--depth", optarg, 1, GT_PR_MAX_DEPTH, &p->depth); break;
+        case OPT_FULLDEPTH:
+            st = gt_parse_int("--full-depth", optarg, 0, GT_PR_MAX_FULL_DEPTH, &p->full_depth);
+            break;
         case OPT_PW: st = gt_parse_double("--point-weight", optarg, 0, 1e6, &p->point_weight); break;
         case OPT_SPN: st = gt_parse_double("--samples-per-node", optarg, 0, 1e6, &p->samples_per_node); break;
         case OPT_SCALE: st = gt_parse_double("--scale", optarg, 1.0, 100, &p->scale); break;

@@ -41,7 +41,7 @@ __global__ void k_splat(const gt_pr_dev_octree o, int D, size_t s0, size_t n, co
 /* Divergence: every depth-D node f with a nonzero splatted vector scatters
  * v_f . int grad F_t F_f into the 125-neighbourhood t of each of its
  * ancestors. */
-__global__ void k_divergence(const gt_pr_dev_octree o, int D, size_t s0, size_t n, const double *__restrict__ vf,
+__global__ void k_divergence(const gt_pr_dev_octree o, int D, int F, size_t s0, size_t n, const double *__restrict__ vf,
                              const xtab T, double *rhs)
 {
     const unsigned FULL = 0xffffffffu;
@@ -59,7 +59,7 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, size_t s0, size_t 
         int64_t cf[3] = {0, 0, 0};
         if (act) gt_pr_cell_of(o.key[s0 + q], cf);
         int32_t anc = act ? (int32_t)(s0 + q) : -1;
-        for (int d = D; d >= 0; d--) {
+        for (int d = D; d >= F; d--) {
             double M[3][5], G[3][5];
             if (act) {
                 int64_t ca[3];
@@ -75,7 +75,7 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, size_t s0, size_t 
                 const double val = pr_seg_sum(gt_pr_div_term(vv, M, G, i), sg, lane);
                 if (sg.tail && t >= 0 && val != 0.0) atomicAdd(&rhs[t], val);
             }
-            if (d == 0) break;
+            if (d == F) break;
             if (act) anc = o.parent[anc];
         }
     }
@@ -88,12 +88,12 @@ gt_status pr_splat(const gt_pr_dev_octree &o, int D, size_t s0, size_t n, const 
     return GT_OK;
 }
 
-gt_status pr_divergence(const gt_pr_dev_octree &o, int D, size_t s0, size_t n, const double *vf, const xtab &T,
+gt_status pr_divergence(const gt_pr_dev_octree &o, int D, int F, size_t s0, size_t n, const double *vf, const xtab &T,
                         double *rhs)
 {
     gt_pr_luts_init();
     GT_CU(cudaMemcpyToSymbol(c_lutp125, gt_pr_lut_parent125, sizeof gt_pr_lut_parent125));
     GT_CU(cudaMemcpyToSymbol(c_lutc125, gt_pr_lut_child125, sizeof gt_pr_lut_child125));
-    LAUNCH(k_divergence, n, o, D, s0, n, vf, T, rhs);
+    LAUNCH(k_divergence, n, o, D, F, s0, n, vf, T, rhs);
     return GT_OK;
 }

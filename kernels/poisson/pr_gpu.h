@@ -16,7 +16,8 @@ extern "C" {
 
 /* Build the octree on the GPU from unit-cube points (n*3 floats, host) and
  * copy it back into `o` (host arrays, same layout as gt_pr_octree_build_cpu). */
-gt_status gt_pr_octree_build_cuda(const float *ucoords, size_t n, int depth, gt_pr_octree *o, gt_timings *tm);
+gt_status gt_pr_octree_build_cuda(const float *ucoords, size_t n, int depth, int full_depth, gt_pr_octree *o,
+                                  gt_timings *tm);
 
 /* Full GPU front end: normalise (host), octree, density, splat, divergence
  * and the cascadic solve on the GPU; fills `s` (host copies) like

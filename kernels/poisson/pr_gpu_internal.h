@@ -16,7 +16,7 @@ typedef struct gt_pr_dev_octree {
 
 /* Build on the device from device unit-cube points; h gets the sizes and
  * level starts (its arrays are not filled: see download). */
-gt_status gt_pr_dev_octree_build(const float *d_u, size_t n, int depth, gt_pr_dev_octree *d, gt_pr_octree *h,
+gt_status gt_pr_dev_octree_build(const float *d_u, size_t n, int depth, int full_depth, gt_pr_dev_octree *d, gt_pr_octree *h,
                                  gt_timings *tm);
 gt_status gt_pr_dev_octree_download(const gt_pr_dev_octree *d, gt_pr_octree *h);
 void gt_pr_dev_octree_free(gt_pr_dev_octree *d);

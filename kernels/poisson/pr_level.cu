@@ -65,7 +65,7 @@ __global__ void k_dot(const double *__restrict__ a, const double *__restrict__ b
 
 /* b = divergence - the coarser levels' Laplacian applied to their solution
  * (the coarser screening is scattered from the points afterwards) */
-__global__ void k_rhs(const gt_pr_dev_octree o, int d, size_t s0, size_t n, const double *rhs, const double *coef,
+__global__ void k_rhs(const gt_pr_dev_octree o, int d, int F, size_t s0, size_t n, const double *rhs, const double *coef,
                       const xtab T, double *b)
 {
     GRID_LOOP(q, n)
@@ -75,13 +75,13 @@ __global__ void k_rhs(const gt_pr_dev_octree o, int d, size_t s0, size_t n, cons
         int64_t cv[3];
         gt_pr_cell_of(o.key[v], cv);
         int32_t anc = o.parent[v];
-        for (int dc = d - 1; dc >= 0; dc--) {
+        for (int dc = d - 1; dc >= F; dc--) {
             int64_t ca[3];
             gt_pr_cell_of(o.key[(size_t)anc], ca);
             double M[3][5], G[3][5];
             gt_pr_cross_rows(T.M + T.off[dc], T.G + T.off[dc], cv, ca, d - dc, M, G);
             for_nbr125(o, anc, [&](int32_t t, int i) { acc -= gt_pr_lap_term(M, G, i) * coef[t]; });
-            if (dc == 0) break;
+            if (dc == F) break;
             anc = o.parent[anc];
         }
         b[q] = acc;
@@ -118,10 +118,10 @@ gt_status pr_level_stencil(int d)
     GT_CU(cudaMemcpyToSymbol(c_stencil, stencil, sizeof stencil));
     return GT_OK;
 }
-gt_status pr_rhs(const gt_pr_dev_octree &o, int d, size_t s0, size_t n, const double *rhs, const double *coef,
+gt_status pr_rhs(const gt_pr_dev_octree &o, int d, int F, size_t s0, size_t n, const double *rhs, const double *coef,
                  const xtab &T, double *b)
 {
-    LAUNCH(k_rhs, n, o, d, s0, n, rhs, coef, T, b);
+    LAUNCH(k_rhs, n, o, d, F, s0, n, rhs, coef, T, b);
     return GT_OK;
 }
 gt_status pr_stencil(const gt_pr_dev_octree &o, size_t s0, size_t n, const double *pp, double *ap)

@@ -1,8 +1,11 @@
 /* Data-parallel octree (Zhou et al. 2011) on the GPU: Morton keys (30-bit
  * keys sorted as 32-bit up to depth 10, 64-bit beyond), radix sort, run-length
- * encoding into leaves, then per level: flag where the parent changes, scan
- * to number the parents, allocate all 8 siblings of each, scatter point
- * ranges, and go up by dropping 3 bits. Links and the 27 neighbours of every
+ * encoding into leaves, widened to every depth-D cell within 2 cells of one
+ * with points (pr_morton.h: child 0 of the 27 neighbours of each occupied
+ * cell's parent, sorted in with the leaves, unique, ranges by binary search),
+ * then per level: every cell at the full depth (same lookup), flag where the
+ * parent changes, scan to number the parents, allocate all 8 siblings of
+ * each, scatter point ranges and child blocks, and go up by dropping 3 bits. Links and the 27 neighbours of every
  * node come from the parent's neighbours through LUTparent/LUTchild.
  * Produces exactly the octree of gt_pr_octree_build_cpu; the keys and the
  * neighbour rule are lib/poisson/pr_morton.h's, the CPU's.
@@ -57,10 +60,11 @@ __global__ void k_parent_flags(const uint64_t *occ, size_t n, uint32_t *flag)
 }
 
 /* pidp1 = inclusive scan of flags (parent ordinal + 1). Scatter the occupied
- * nodes into their 8-sibling blocks, and seed the next level's occupied keys. */
-__global__ void k_scatter_level(const uint64_t *occ, const uint32_t *ost, const uint32_t *ocn, const uint32_t *pidp1,
-                                size_t nocc, int has_children, uint64_t *lkey, uint32_t *lst, uint32_t *lcn,
-                                int32_t *lchild, uint64_t *nocc_key, uint32_t *nost, uint32_t *ncn)
+ * nodes into their 8-sibling blocks (with their children's block oblk, -1:
+ * none), and seed the next level's occupied keys, parent pid owning block pid. */
+__global__ void k_scatter_level(const uint64_t *occ, const uint32_t *ost, const uint32_t *ocn, const int32_t *oblk,
+                                const uint32_t *pidp1, size_t nocc, uint64_t *lkey, uint32_t *lst, uint32_t *lcn,
+                                int32_t *lchild, uint64_t *nocc_key, uint32_t *nost, uint32_t *ncn, int32_t *nblk)
 {
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < nocc; k += (size_t)gridDim.x * blockDim.x) {
         uint32_t pid = pidp1[k] - 1;
@@ -69,14 +73,52 @@ __global__ void k_scatter_level(const uint64_t *occ, const uint32_t *ost, const 
         size_t pos = base + (occ[k] & 7);
         lst[pos] = ost[k];
         lcn[pos] = ocn[k];
-        if (has_children) lchild[pos] = (int32_t)(8 * k); /* block k of the level below */
+        lchild[pos] = oblk[k] >= 0 ? 8 * oblk[k] : -1;
         bool first = (k == 0 || (occ[k - 1] >> 3) != pk);
         if (first) {
             for (int c = 0; c < 8; c++) lkey[base + c] = pk << 3 | (uint64_t)c;
             nocc_key[pid] = pk;
             nost[pid] = ost[k];
+            nblk[pid] = (int32_t)pid;
         }
         atomicAdd(&ncn[pid], ocn[k]); /* integer sums: order-independent */
+    }
+}
+
+/* Widening: the leaf keys, then for each leaf that starts a parent the 27
+ * keys gt_pr_widen_key of that parent (GT_PR_NO_KEY outside the grid; the
+ * other leaves' 27 slots too) */
+__global__ void k_widen_cand(const uint64_t *occ, size_t nocc, int depth, uint64_t *cand)
+{
+    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < 28 * nocc;
+         t += (size_t)gridDim.x * blockDim.x) {
+        if (t < nocc) { cand[t] = occ[t]; continue; }
+        size_t k = (t - nocc) / 27;
+        int i = (int)((t - nocc) % 27);
+        bool first = (k == 0 || (occ[k - 1] >> 3) != (occ[k] >> 3));
+        cand[t] = first ? gt_pr_widen_key(occ[k] >> 3, depth - 1, i) : GT_PR_NO_KEY(depth);
+    }
+}
+
+/* The occupied cells for keys[0..m) (sorted, a superset of occ; NULL: the
+ * keys 0..m-1): occ's ranges and child blocks where the key is occ's, else
+ * the empty range at the lower bound in the sorted points and no children. */
+__global__ void k_occ_lookup(const uint64_t *keys, size_t m, const uint64_t *occ, const uint32_t *ost,
+                             const uint32_t *ocn, const int32_t *oblk, size_t nocc, uint32_t npts, uint64_t *nkey,
+                             uint32_t *nst, uint32_t *ncn, int32_t *nblk)
+{
+    for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < m; j += (size_t)gridDim.x * blockDim.x) {
+        const uint64_t key = keys ? keys[j] : (uint64_t)j;
+        size_t lo = 0, hi = nocc;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (occ[mid] < key) lo = mid + 1; else hi = mid;
+        }
+        const bool hit = lo < nocc && occ[lo] == key;
+        nkey[j] = key;
+        nst[j] = hit ? ost[lo] : lo < nocc ? ost[lo] : npts;
+        ncn[j] = hit ? ocn[lo] : 0u;
+        nblk[j] = hit ? oblk[lo] : -1;
     }
 }
 
@@ -120,7 +162,7 @@ void gt_pr_dev_octree_free(gt_pr_dev_octree *d)
 static inline size_t nz_bytes(size_t b) { return b ? b : 1; }
 #define CUM(ptr, bytes, what) GT_TRY(gt_cu_malloc((void **)&(ptr), nz_bytes(bytes), what))
 
-static gt_status build(const float *d_u, size_t n, int depth, gt_pr_dev_octree *d, gt_pr_octree *h,
+static gt_status build(const float *d_u, size_t n, int depth, int full_depth, gt_pr_dev_octree *d, gt_pr_octree *h,
                        void **level_bufs, gt_timings *tm)
 {
     const unsigned B = 256;
@@ -137,7 +179,7 @@ static gt_status build(const float *d_u, size_t n, int depth, gt_pr_dev_octree *
     uint32_t **lst = (uint32_t **)(level_bufs + (GT_PR_MAX_DEPTH + 1));
     uint32_t **lcn = (uint32_t **)(level_bufs + 2 * (GT_PR_MAX_DEPTH + 1));
     int32_t **lch = (int32_t **)(level_bufs + 3 * (GT_PR_MAX_DEPTH + 1));
-    void **tmp = level_bufs + 4 * (GT_PR_MAX_DEPTH + 1); /* 8 scratch pointers */
+    void **tmp = level_bufs + 4 * (GT_PR_MAX_DEPTH + 1); /* 13 scratch pointers */
     size_t lcount[GT_PR_MAX_DEPTH + 1] = {0};
 
     uint64_t *k64 = NULL;
@@ -177,10 +219,62 @@ static gt_status build(const float *d_u, size_t n, int depth, gt_pr_dev_octree *
     size_t nocc = 0;
     GT_TRY(gt_cu_rle_u64(k64 + n, occ, ocn, n, &nocc, NULL, NULL));
     GT_TRY(gt_cu_scan_exclusive_u32(ocn, ost, nocc, NULL, NULL));
-    /* reuse k64 (first half) and idx as the next level's buffers */
-    uint64_t *nkey = k64;
-    uint32_t *nst = idx, *ncn = idx + n;
+    /* widen the leaves: candidates sorted, unique (the out-of-grid key last),
+     * ranges by lookup */
+    size_t ncand = 28 * nocc, nwide = 0;
+    uint64_t *cand = NULL;
+    CUM(cand, 3 * ncand * sizeof(uint64_t), "octree widening");
+    tmp[6] = cand;
+    uint32_t *runs = NULL;
+    CUM(runs, ncand * sizeof(uint32_t), "octree widening");
+    tmp[7] = runs;
+    k_widen_cand<<<gt_grid(ncand, B), B>>>(occ, nocc, depth, cand);
+    GT_CU_LAUNCH("k_widen_cand");
+    GT_TRY(gt_cu_sort_pairs_u64(cand, cand + ncand, NULL, NULL, ncand, 0, 3 * depth + 1, NULL, NULL));
+    GT_TRY(gt_cu_rle_u64(cand + ncand, cand + 2 * ncand, runs, ncand, &nwide, NULL, NULL));
+    {
+        uint64_t last = 0;
+        GT_TRY(gt_cu_memcpy_d2h(&last, cand + 2 * ncand + nwide - 1, sizeof last, NULL));
+        if (last == GT_PR_NO_KEY(depth)) nwide--;
+    }
+    /* the level buffers, now that their largest size is known */
+    const int F = full_depth;
+    size_t cap = nwide > n ? nwide : n;
+    if (F >= 1 && ((size_t)1 << (3 * F)) > cap) cap = (size_t)1 << (3 * F);
+    uint64_t *nkey = NULL, *wkey = NULL;
+    uint32_t *nst = NULL, *ncn = NULL, *wst = NULL, *wcn = NULL, *flag2 = NULL;
+    int32_t *oblk = NULL, *nblk = NULL;
+    CUM(wkey, cap * sizeof(uint64_t), "octree keys");
+    tmp[8] = wkey;
+    CUM(nkey, cap * sizeof(uint64_t), "octree keys");
+    tmp[9] = nkey;
+    CUM(wst, 4 * cap * sizeof(uint32_t), "octree ranges"); /* wst, wcn, nst, ncn */
+    tmp[10] = wst;
+    wcn = wst + cap; nst = wst + 2 * cap; ncn = wst + 3 * cap;
+    CUM(oblk, 2 * cap * sizeof(int32_t), "octree links");
+    tmp[11] = oblk;
+    nblk = oblk + cap;
+    CUM(flag2, cap * sizeof(uint32_t), "flags");
+    tmp[12] = flag2;
+    GT_TRY(gt_cu_memset(nblk, 0xff, nocc * sizeof(int32_t), NULL)); /* leaves: no children */
+    k_occ_lookup<<<gt_grid(nwide, B), B>>>(cand + 2 * ncand, nwide, occ, ost, ocn, nblk, nocc, (uint32_t)n, wkey, wst,
+                                          wcn, oblk);
+    GT_CU_LAUNCH("k_occ_lookup");
+    for (int i = 0; i <= 7; i++) { gt_cu_free(tmp[i]); tmp[i] = NULL; }
+    occ = wkey; ost = wst; ocn = wcn; flag = flag2;
+    nocc = nwide;
     for (int l = depth; l >= 1; l--) {
+        if (l == F) { /* every cell of the full depth */
+            size_t all = (size_t)1 << (3 * l);
+            k_occ_lookup<<<gt_grid(all, B), B>>>(NULL, all, occ, ost, ocn, oblk, nocc, (uint32_t)n, nkey, nst, ncn,
+                                                nblk);
+            GT_CU_LAUNCH("k_occ_lookup");
+            uint64_t *t64 = occ; occ = nkey; nkey = t64;
+            uint32_t *t32 = ost; ost = nst; nst = t32;
+            t32 = ocn; ocn = ncn; ncn = t32;
+            int32_t *tb = oblk; oblk = nblk; nblk = tb;
+            nocc = all;
+        }
         k_parent_flags<<<gt_grid(nocc, B), B>>>(occ, nocc, flag);
         GT_CU_LAUNCH("k_parent_flags");
         GT_TRY(gt_cu_scan_inclusive_u32(flag, flag, nocc, NULL, NULL));
@@ -196,13 +290,14 @@ static gt_status build(const float *d_u, size_t n, int depth, gt_pr_dev_octree *
         GT_TRY(gt_cu_memset(lcn[l], 0, nn * sizeof(uint32_t), NULL));
         GT_TRY(gt_cu_memset(lch[l], 0xff, nn * sizeof(int32_t), NULL));
         GT_TRY(gt_cu_memset(ncn, 0, npar * sizeof(uint32_t), NULL));
-        k_scatter_level<<<gt_grid(nocc, B), B>>>(occ, ost, ocn, flag, nocc, l < depth, lkey[l], lst[l], lcn[l], lch[l],
-                                                 nkey, nst, ncn);
+        k_scatter_level<<<gt_grid(nocc, B), B>>>(occ, ost, ocn, oblk, flag, nocc, lkey[l], lst[l], lcn[l], lch[l],
+                                                 nkey, nst, ncn, nblk);
         GT_CU_LAUNCH("k_scatter_level");
         /* swap: the unique parents become the occupied keys */
         uint64_t *t64 = occ; occ = nkey; nkey = t64;
         uint32_t *t32 = ost; ost = nst; nst = t32;
         t32 = ocn; ocn = ncn; ncn = t32;
+        int32_t *tb = oblk; oblk = nblk; nblk = tb;
         nocc = npar;
     }
     /* assemble, root first */
@@ -256,7 +351,7 @@ static gt_status build(const float *d_u, size_t n, int depth, gt_pr_dev_octree *
     return GT_OK;
 }
 
-gt_status gt_pr_dev_octree_build(const float *d_u, size_t n, int depth, gt_pr_dev_octree *d, gt_pr_octree *h,
+gt_status gt_pr_dev_octree_build(const float *d_u, size_t n, int depth, int full_depth, gt_pr_dev_octree *d, gt_pr_octree *h,
                                  gt_timings *tm)
 {
     memset(d, 0, sizeof *d);
@@ -264,7 +359,11 @@ gt_status gt_pr_dev_octree_build(const float *d_u, size_t n, int depth, gt_pr_de
     if (n == 0 || n > UINT32_MAX / 2) return gt_fail(GT_ERR_DATA, "bad point count %zu", n);
     void *bufs[5 * (GT_PR_MAX_DEPTH + 1)];
     memset(bufs, 0, sizeof bufs);
-    gt_status st = build(d_u, n, depth, d, h, bufs, tm);
+    if (full_depth < 0) full_depth = 0;
+    if (full_depth > depth) full_depth = depth;
+    if (full_depth > GT_PR_MAX_FULL_DEPTH)
+        return gt_fail(GT_ERR_USAGE, "full depth %d out of 0..%d", full_depth, GT_PR_MAX_FULL_DEPTH);
+    gt_status st = build(d_u, n, depth, full_depth, d, h, bufs, tm);
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) gt_cu_free(bufs[i]);
     if (st != GT_OK) gt_pr_dev_octree_free(d);
     return st;
@@ -293,7 +392,8 @@ gt_status gt_pr_dev_octree_download(const gt_pr_dev_octree *d, gt_pr_octree *h)
     return GT_OK;
 }
 
-extern "C" gt_status gt_pr_octree_build_cuda(const float *u, size_t n, int depth, gt_pr_octree *o, gt_timings *tm)
+extern "C" gt_status gt_pr_octree_build_cuda(const float *u, size_t n, int depth, int full_depth, gt_pr_octree *o,
+                                             gt_timings *tm)
 {
     memset(o, 0, sizeof *o);
     float *d_u = NULL;
@@ -301,7 +401,7 @@ extern "C" gt_status gt_pr_octree_build_cuda(const float *u, size_t n, int depth
     gt_status st = gt_cu_memcpy_h2d(d_u, u, n * 3 * sizeof(float), NULL);
     gt_pr_dev_octree d;
     memset(&d, 0, sizeof d);
-    if (st == GT_OK) st = gt_pr_dev_octree_build(d_u, n, depth, &d, o, tm);
+    if (st == GT_OK) st = gt_pr_dev_octree_build(d_u, n, depth, full_depth, &d, o, tm);
     if (st == GT_OK) st = gt_pr_dev_octree_download(&d, o);
     gt_pr_dev_octree_free(&d);
     gt_cu_free(d_u);

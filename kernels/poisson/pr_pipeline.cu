@@ -33,7 +33,9 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
     if (tm) gt_timings_add(tm, "normalise", gt_now_ms() - t0);
     /* memory check: per point keys, order, coordinates, normals, areas and
      * values (~100 bytes); per node key, links, ranges, 27 neighbours and the
-     * solver's vectors (~210 bytes); at most min(8 m, 8^l) nodes at level l */
+     * solver's vectors (~210 bytes); at most min(40 m, 8^l) nodes at level l
+     * (the octree holds the cells within 2 of a sample's: about 40 nodes per
+     * sample of a surface; isolated points make up to 216) */
     size_t freeb = 0, totb = 0;
     gt_status st = gt_cu_mem_info(&freeb, &totb);
     if (st == GT_OK) {
@@ -41,7 +43,7 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
         double acc = (double)m * 100.0;
         for (int l = 0; l <= GT_PR_MAX_DEPTH; l++) {
             double nl = ldexp(1.0, 3 * l);
-            if (nl > 8.0 * m) nl = 8.0 * m;
+            if (nl > 40.0 * m) nl = 40.0 * m;
             acc += 210.0 * nl;
             need[l] = acc;
         }
@@ -64,7 +66,7 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
     if (st == GT_OK) st = gt_cu_memcpy_h2d(d_n, nn, m * 3 * sizeof(float), NULL);
     gt_pr_dev_state *ds = (gt_pr_dev_state *)calloc(1, sizeof *ds);
     if (!ds && st == GT_OK) st = gt_fail(GT_ERR_RUNTIME, "out of memory (device state)");
-    if (st == GT_OK) st = gt_pr_dev_octree_build(d_u, m, p->depth, &ds->oct, &s->oct, tm);
+    if (st == GT_OK) st = gt_pr_dev_octree_build(d_u, m, p->depth, gt_pr_full_depth(p), &ds->oct, &s->oct, tm);
     /* the extraction runs on the device octree; the host needs a copy only
      * for the per-vertex density, colours, trimming and the chi volume (and
      * when the caller asks for it: the tests compare it with the CPU's) */

@@ -77,7 +77,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
 {
     const gt_pr_dev_octree o = *dptr;
     const gt_pr_octree *h = &s->oct;
-    const int D = h->depth;
+    const int D = h->depth, F = gt_pr_full_depth(p);
     const size_t N = h->npts, NN = h->nnodes;
     gt_timer tmr, sub;
     gt_timer_start(&tmr, true, NULL);
@@ -126,7 +126,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     xtab T;
     memset(&T, 0, sizeof T);
     GT_TRY(make_tables(D, D, 0, 1, m, &tcap, &T));
-    GT_TRY(pr_divergence(o, D, h->level_start[D], nD, m->vf, T, m->rhs));
+    GT_TRY(pr_divergence(o, D, F, h->level_start[D], nD, m->vf, T, m->rhs));
     if (tm) gt_timings_add(tm, "divergence (gpu)", gt_timer_stop(&tmr));
     gt_timer_start(&tmr, true, NULL);
 
@@ -137,14 +137,14 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     const double tol = p->cg_tol > 0 ? p->cg_tol : (p->solver == GT_PR_SOLVER_CG ? 1e-7 : 0.0);
     GT_TRY(pr_fill(m->ptval, -GT_PR_TARGET, N));
     gt_progress prog;
-    if (p->progress) gt_progress_start(&prog, "solve", D + 1);
-    for (int d = 0; d <= D; d++) {
+    if (p->progress) gt_progress_start(&prog, "solve", D + 1 - F);
+    for (int d = F; d <= D; d++) {
         size_t s0 = h->level_start[d], n = h->level_start[d + 1] - s0;
         GT_TRY(pr_level_stencil(d));
         GT_TRY(pr_up(o.parent, m->leaf, D - d, m->lnode, N));
-        if (d > 0) GT_TRY(make_tables(d, d - 1, 1, 1, m, &tcap, &T));
+        if (d > F) GT_TRY(make_tables(d, d - 1, 1, 1, m, &tcap, &T));
         gt_timer_start(&sub, true, NULL);
-        GT_TRY(pr_rhs(o, d, s0, n, m->rhs, m->coef, T, m->b));
+        GT_TRY(pr_rhs(o, d, F, s0, n, m->rhs, m->coef, T, m->b));
         if (alpha > 0)
             GT_TRY(pr_point_scatter(PR_SCATTER_VAL, o, d, m->lnode, m->u, m->area, m->ptval, 0, -alpha, m->b, s0, N));
         if (tm) gt_timings_add(tm, "solve: right-hand sides", gt_timer_stop(&sub));
@@ -171,7 +171,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         }
         if (tm) gt_timings_add(tm, "solve: cg", gt_timer_stop(&sub));
         GT_TRY(pr_ptval_add(o, d, m->lnode, m->u, m->coef, m->ptval, N));
-        if (p->progress) gt_progress_update(&prog, d + 1, NULL);
+        if (p->progress) gt_progress_update(&prog, d + 1 - F, NULL);
     }
     if (p->progress) gt_progress_end(&prog);
     GT_TRY(gt_pr_dev_iso(&o, h->level_start, D, m->u, m->coef, &s->iso));

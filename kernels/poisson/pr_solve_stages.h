@@ -88,12 +88,14 @@ gt_status pr_fill(double *a, double v, size_t n);
 /* pr_divergence.cu */
 gt_status pr_splat(const gt_pr_dev_octree &o, int D, size_t s0, size_t n, const float *u, const float *nrm,
                    const float *area, double inv_w3, double *vf);
-gt_status pr_divergence(const gt_pr_dev_octree &o, int D, size_t s0, size_t n, const double *vf, const xtab &T,
+/* into the levels F..D (the solve's) */
+gt_status pr_divergence(const gt_pr_dev_octree &o, int D, int F, size_t s0, size_t n, const double *vf, const xtab &T,
                         double *rhs);
 
 /* pr_level.cu */
 gt_status pr_level_stencil(int d); /* the level's 125-point stencil to constant memory */
-gt_status pr_rhs(const gt_pr_dev_octree &o, int d, size_t s0, size_t n, const double *rhs, const double *coef,
+/* the coarser levels F..d-1's Laplacian moved to the right-hand side */
+gt_status pr_rhs(const gt_pr_dev_octree &o, int d, int F, size_t s0, size_t n, const double *rhs, const double *coef,
                  const xtab &T, double *b);
 gt_status pr_stencil(const gt_pr_dev_octree &o, size_t s0, size_t n, const double *pp, double *ap);
 gt_status pr_update_xr(double *x, double *r, const double *pp, const double *ap, double al, size_t n);

@@ -1,7 +1,10 @@
 /* Octree of the Poisson reconstruction, CPU reference (Zhou et al. 2011):
- * Morton keys, sort, unique leaves, parents by dropping 3 bits, all 8 siblings
- * allocated per occupied parent (flag + scan), links, and neighbours through
- * LUTparent/LUTchild from the parent's 27 neighbours, level by level. */
+ * Morton keys, sort, unique leaves, widened to every depth-D cell within 2
+ * cells of one with points (pr_morton.h, gt_pr_widen_key), parents by
+ * dropping 3 bits, all 8 siblings allocated per occupied parent (flag +
+ * scan), every cell of the levels up to the full depth, links, and
+ * neighbours through LUTparent/LUTchild from the parent's 27 neighbours,
+ * level by level. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,11 +77,113 @@ void gt_pr_octree_free(gt_pr_octree *o)
     memset(o, 0, sizeof *o);
 }
 
-gt_status gt_pr_octree_build_cpu(const float *u, size_t n, int depth, gt_pr_octree *o)
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The occupied cells of one level, in key order: point ranges, and the
+ * block of their 8 children in the level below (-1: none). */
+typedef struct {
+    uint64_t *key;
+    uint32_t *st, *cn;
+    int32_t *blk;
+    size_t n;
+} occ_list;
+
+static void occ_free(occ_list *q)
+{
+    free(q->key); free(q->st); free(q->cn); free(q->blk);
+    memset(q, 0, sizeof *q);
+}
+
+static gt_status occ_alloc(occ_list *q, size_t cap)
+{
+    memset(q, 0, sizeof *q);
+    q->key = gt_malloc_array(cap, sizeof *q->key, "octree keys");
+    q->st = gt_malloc_array(cap, sizeof *q->st, "octree ranges");
+    q->cn = gt_malloc_array(cap, sizeof *q->cn, "octree ranges");
+    q->blk = gt_malloc_array(cap, sizeof *q->blk, "octree links");
+    if (q->key && q->st && q->cn && q->blk) return GT_OK;
+    occ_free(q);
+    return GT_ERR_RUNTIME;
+}
+
+/* q united with add[0..nadd) (sorted; repeats and keys of q allowed, keys >=
+ * lim dropped): an added cell gets the empty range at its lower bound in the
+ * sorted points and no children. */
+static gt_status occ_unite(occ_list *q, const uint64_t *add, size_t nadd, uint64_t lim, uint32_t npts)
+{
+    occ_list r;
+    if (occ_alloc(&r, q->n + nadd) != GT_OK) return GT_ERR_RUNTIME;
+    size_t m = 0, i = 0, j = 0;
+    while (nadd > 0 && add[nadd - 1] >= lim) nadd--;
+    while (i < q->n || j < nadd) {
+        if (j < nadd && (i >= q->n || add[j] < q->key[i])) {
+            if (m == 0 || r.key[m - 1] != add[j]) {
+                r.key[m] = add[j];
+                r.st[m] = i < q->n ? q->st[i] : npts;
+                r.cn[m] = 0;
+                r.blk[m] = -1;
+                m++;
+            }
+            j++;
+        } else {
+            r.key[m] = q->key[i]; r.st[m] = q->st[i]; r.cn[m] = q->cn[i]; r.blk[m] = q->blk[i];
+            m++; i++;
+        }
+    }
+    r.n = m;
+    occ_free(q);
+    *q = r;
+    return GT_OK;
+}
+
+static int first_of_parent(const occ_list *q, size_t k)
+{
+    return k == 0 || (q->key[k] >> 3) != (q->key[k - 1] >> 3);
+}
+
+/* The depth-D occupied cells widened (gt_pr_widen_key): child 0 of the 27
+ * neighbours of each occupied cell's parent joins them. */
+static gt_status occ_widen(occ_list *q, int depth, uint32_t npts)
+{
+    size_t npar = 0;
+    for (size_t k = 0; k < q->n; k++) npar += first_of_parent(q, k);
+    uint64_t *cand = gt_malloc_array(npar, 27 * sizeof *cand, "octree keys");
+    if (!cand) return GT_ERR_RUNTIME;
+    size_t m = 0;
+    for (size_t k = 0; k < q->n; k++)
+        if (first_of_parent(q, k))
+            for (int i = 0; i < 27; i++) cand[m++] = gt_pr_widen_key(q->key[k] >> 3, depth - 1, i);
+    qsort(cand, m, sizeof *cand, u64_cmp);
+    gt_status st = occ_unite(q, cand, m, GT_PR_NO_KEY(depth), npts);
+    free(cand);
+    return st;
+}
+
+/* Every cell of level l joins that level's occupied cells (the full depth). */
+static gt_status occ_complete(occ_list *q, int l, uint32_t npts)
+{
+    size_t all = (size_t)1 << (3 * l);
+    uint64_t *keys = gt_malloc_array(all, sizeof *keys, "octree keys");
+    if (!keys) return GT_ERR_RUNTIME;
+    for (size_t k = 0; k < all; k++) keys[k] = k;
+    gt_status st = occ_unite(q, keys, all, (uint64_t)all, npts);
+    free(keys);
+    return st;
+}
+
+gt_status gt_pr_octree_build_cpu(const float *u, size_t n, int depth, int full_depth, gt_pr_octree *o)
 {
     memset(o, 0, sizeof *o);
     if (depth < 1 || depth > GT_PR_MAX_DEPTH) return gt_fail(GT_ERR_USAGE, "depth %d out of 1..%d", depth, GT_PR_MAX_DEPTH);
     if (n == 0 || n > UINT32_MAX) return gt_fail(GT_ERR_DATA, "bad point count %zu", n);
+    if (full_depth < 0) full_depth = 0;
+    if (full_depth > depth) full_depth = depth;
+    if (full_depth > GT_PR_MAX_FULL_DEPTH)
+        return gt_fail(GT_ERR_USAGE, "full depth %d out of 0..%d", full_depth, GT_PR_MAX_FULL_DEPTH);
     gt_pr_luts_init();
     o->depth = depth;
     o->npts = n;
@@ -96,78 +201,63 @@ gt_status gt_pr_octree_build_cpu(const float *u, size_t n, int depth, gt_pr_octr
     }
     qsort(kv, n, sizeof *kv, kv_cmp);
     o->order = gt_malloc_array(n, sizeof *o->order, "point order");
-    /* unique occupied keys at the current level with point ranges */
-    uint64_t *occ = gt_malloc_array(n, sizeof *occ, "keys");
-    uint32_t *ost = gt_malloc_array(n, sizeof *ost, "ranges");
-    uint32_t *ocn = gt_malloc_array(n, sizeof *ocn, "ranges");
     /* per level arrays, built bottom-up */
     uint64_t *lkey[GT_PR_MAX_DEPTH + 1] = {0};
     uint32_t *lst[GT_PR_MAX_DEPTH + 1] = {0}, *lcn[GT_PR_MAX_DEPTH + 1] = {0};
     int32_t *lchild[GT_PR_MAX_DEPTH + 1] = {0}; /* child index within level l+1 */
     size_t lcount[GT_PR_MAX_DEPTH + 1] = {0};
-    gt_status st = GT_OK;
-    uint32_t *occ_pos = NULL; /* positions of level l's occupied keys in its node array */
-    if (!o->order || !occ || !ost || !ocn) { st = GT_ERR_RUNTIME; goto done; }
-    size_t nocc = 0;
+    occ_list occ; /* the occupied cells of the current level */
+    gt_status st = occ_alloc(&occ, n);
+    if (!o->order || st != GT_OK) { st = GT_ERR_RUNTIME; goto done; }
     for (size_t i = 0; i < n; i++) {
         o->order[i] = kv[i].idx;
         if (i == 0 || kv[i].key != kv[i - 1].key) {
-            occ[nocc] = kv[i].key;
-            ost[nocc] = (uint32_t)i;
-            ocn[nocc] = 0;
-            nocc++;
+            occ.key[occ.n] = kv[i].key;
+            occ.st[occ.n] = (uint32_t)i;
+            occ.cn[occ.n] = 0;
+            occ.blk[occ.n] = -1;
+            occ.n++;
         }
-        ocn[nocc - 1]++;
+        occ.cn[occ.n - 1]++;
     }
-    /* positions of the occupied keys of level l within level l's node array */
+    if ((st = occ_widen(&occ, depth, (uint32_t)n)) != GT_OK) goto done;
     for (int l = depth; l >= 1; l--) {
-        /* flag where the parent differs, scan -> parent ordinal */
+        if (l == full_depth && (st = occ_complete(&occ, l, (uint32_t)n)) != GT_OK) goto done;
+        /* the parents, numbered in key order: each gets a block of 8 nodes */
         size_t npar = 0;
-        uint32_t *pid = gt_malloc_array(nocc, sizeof *pid, "parent ids");
-        if (!pid) { st = GT_ERR_RUNTIME; goto done; }
-        for (size_t k = 0; k < nocc; k++) {
-            if (k == 0 || (occ[k] >> 3) != (occ[k - 1] >> 3)) npar++;
-            pid[k] = (uint32_t)(npar - 1);
-        }
+        for (size_t k = 0; k < occ.n; k++) npar += first_of_parent(&occ, k);
         size_t nn = 8 * npar;
         lcount[l] = nn;
         lkey[l] = gt_malloc_array(nn, sizeof(uint64_t), "node keys");
         lst[l] = gt_calloc(nn, sizeof(uint32_t), "node ranges");
         lcn[l] = gt_calloc(nn, sizeof(uint32_t), "node ranges");
         lchild[l] = gt_malloc_array(nn, sizeof(int32_t), "child links");
-        free(occ_pos);
-        occ_pos = gt_malloc_array(nocc, sizeof *occ_pos, "positions");
-        if (!lkey[l] || !lst[l] || !lcn[l] || !lchild[l] || !occ_pos) { free(pid); st = GT_ERR_RUNTIME; goto done; }
+        if (!lkey[l] || !lst[l] || !lcn[l] || !lchild[l]) { st = GT_ERR_RUNTIME; goto done; }
         for (size_t k = 0; k < nn; k++) lchild[l][k] = -1;
-        for (size_t k = 0; k < nocc; k++) {
-            uint64_t pk = occ[k] >> 3;
-            size_t base = 8 * (size_t)pid[k];
-            for (int c = 0; c < 8; c++) lkey[l][base + c] = pk << 3 | (uint64_t)c;
-            size_t pos = base + (occ[k] & 7);
-            occ_pos[k] = (uint32_t)pos;
-            lst[l][pos] = ost[k];
-            lcn[l][pos] = ocn[k];
-        }
-        /* the occupied keys of level l were children of level l+1 blocks: link
-         * (positions computed for level l+1's parents were the ordinals) */
-        if (l < depth) {
-            /* the previous occ (level l) entries k own level l+1 block k */
-            for (size_t k = 0; k < nocc; k++) lchild[l][occ_pos[k]] = (int32_t)(8 * k);
-        }
-        /* next level's occupied keys: the unique parents with merged ranges */
+        /* scatter, and in place (m <= k) the next level's occupied cells: the
+         * parents with merged ranges, owning block m - 1 of this level */
         size_t m = 0;
-        for (size_t k = 0; k < nocc; k++) { /* in place: m <= k */
-            uint32_t cnt = ocn[k];
-            if (k == 0 || pid[k] != pid[k - 1]) {
-                occ[m] = occ[k] >> 3;
-                ost[m] = ost[k];
-                ocn[m] = 0;
+        uint64_t prev = 0;
+        for (size_t k = 0; k < occ.n; k++) {
+            uint64_t key = occ.key[k], pk = key >> 3;
+            uint32_t st0 = occ.st[k], cn = occ.cn[k];
+            int32_t blk = occ.blk[k];
+            if (k == 0 || pk != prev) {
+                for (int c = 0; c < 8; c++) lkey[l][8 * m + c] = pk << 3 | (uint64_t)c;
+                occ.key[m] = pk;
+                occ.st[m] = st0;
+                occ.cn[m] = 0;
+                occ.blk[m] = (int32_t)m;
                 m++;
             }
-            ocn[m - 1] += cnt;
+            prev = pk;
+            size_t pos = 8 * (m - 1) + (key & 7);
+            lst[l][pos] = st0;
+            lcn[l][pos] = cn;
+            lchild[l][pos] = blk >= 0 ? 8 * blk : -1;
+            occ.cn[m - 1] += cn;
         }
-        nocc = m;
-        free(pid);
+        occ.n = m;
     }
     /* level 0: the root */
     lcount[0] = 1;
@@ -217,8 +307,8 @@ gt_status gt_pr_octree_build_cpu(const float *u, size_t n, int depth, gt_pr_octr
         }
     }
 done:
-    free(occ_pos);
-    free(kv); free(occ); free(ost); free(ocn);
+    free(kv);
+    occ_free(&occ);
     for (int l = 0; l <= GT_PR_MAX_DEPTH; l++) { free(lkey[l]); free(lst[l]); free(lcn[l]); free(lchild[l]); }
     if (st != GT_OK) gt_pr_octree_free(o);
     return st;

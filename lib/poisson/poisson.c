@@ -16,6 +16,7 @@ void gt_pr_params_default(gt_pr_params *p)
 {
     memset(p, 0, sizeof *p);
     p->depth = 8;
+    p->full_depth = 5;
     p->point_weight = 4.0;
     p->samples_per_node = 1.5;
     p->scale = 1.1;
@@ -136,7 +137,7 @@ gt_status gt_pr_prepare_cpu(const gt_pr_input *in, const gt_pr_params *p, gt_tim
     size_t m = 0;
     GT_TRY(gt_pr_normalize(in, p->scale, &u, &nn, p->want_colors ? &rgb : NULL, &m, s->center, &s->side,
                            skipped_nonfinite, skipped_zero));
-    gt_status st = gt_pr_octree_build_cpu(u, m, p->depth, &s->oct);
+    gt_status st = gt_pr_octree_build_cpu(u, m, p->depth, gt_pr_full_depth(p), &s->oct);
     if (st != GT_OK) { free(u); free(nn); free(rgb); return st; }
     st = gt_pr_sort_points(s, u, nn, rgb);
     free(u);

@@ -71,8 +71,12 @@ extern uint8_t gt_pr_lut_child125[8][125];
 /* Fill the tables (idempotent; the octree builders call it). */
 void gt_pr_luts_init(void);
 
-/* Points in unit-cube coordinates ([0,1)^3, xyz interleaved, n of them). */
-gt_status gt_pr_octree_build_cpu(const float *ucoords, size_t n, int depth, gt_pr_octree *o);
+/* Points in unit-cube coordinates ([0,1)^3, xyz interleaved, n of them).
+ * The depth-D nodes: every cell within 2 cells of one with points (and its
+ * siblings, pr_morton.h); every cell of the levels up to full_depth (clamped
+ * to 0..depth; at most GT_PR_MAX_FULL_DEPTH) is a node. */
+#define GT_PR_MAX_FULL_DEPTH 8
+gt_status gt_pr_octree_build_cpu(const float *ucoords, size_t n, int depth, int full_depth, gt_pr_octree *o);
 void gt_pr_octree_free(gt_pr_octree *o);
 /* Node at `level` with cell coordinates (x,y,z) by binary search, or -1. */
 int32_t gt_pr_find(const gt_pr_octree *o, int level, int64_t x, int64_t y, int64_t z);
@@ -104,6 +108,7 @@ typedef enum gt_pr_solver { GT_PR_SOLVER_MULTIGRID = 0, GT_PR_SOLVER_CG = 1 } gt
 
 typedef struct gt_pr_params {
     int depth;               /* octree depth (default 8) */
+    int full_depth;          /* levels up to this one complete; the solve starts there (default 5) */
     double point_weight;     /* screening weight alpha (default 4) */
     double samples_per_node; /* lower bound of the density used for sample areas (default 1.5) */
     double scale;            /* bounding cube / data box (default 1.1) */
@@ -122,6 +127,12 @@ typedef struct gt_pr_params {
 } gt_pr_params;
 
 void gt_pr_params_default(gt_pr_params *p);
+/* p->full_depth clamped to 0..p->depth: the octree's complete levels and the
+ * solve's first level (both paths) */
+static inline int gt_pr_full_depth(const gt_pr_params *p)
+{
+    return p->full_depth < 0 ? 0 : p->full_depth > p->depth ? p->depth : p->full_depth;
+}
 
 /* Input: n points, xyz + normals (+ rgb 0..255 when colors != NULL). */
 typedef struct gt_pr_input {

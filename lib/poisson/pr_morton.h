@@ -59,4 +59,29 @@ GT_HD int32_t gt_pr_nbr_rule(const int32_t *nbr, const int32_t *child, int32_t p
     return ch < 0 ? -1 : ch + lutc[i];
 }
 
+/* The octree's depth-D cells: every cell within 2 cells of a cell with
+ * points, so that a sample's splat (its cell's 27 neighbours) and the
+ * divergence around it (their 125-neighbourhoods) fall on nodes, as
+ * PoissonRecon makes a sample's neighbours before splatting. With all 8
+ * siblings of a node allocated, that set is the children of the 27
+ * neighbours of the occupied cell's parent: both builders add, for each
+ * parent key pk (level lp) of an occupied cell and each i in 0..26, child 0
+ * of its neighbour i (gt_pr_widen_key), or GT_PR_NO_KEY(lp + 1) where the
+ * neighbour is outside the grid (a value above every key of level lp + 1). */
+#define GT_PR_NO_KEY(l) ((uint64_t)1 << (3 * (l)))
+GT_HD uint64_t gt_pr_widen_key(uint64_t pk, int lp, int i)
+{
+    uint32_t c[3];
+    gt_pr_key_xyz(pk, &c[0], &c[1], &c[2]);
+    const int64_t res = (int64_t)1 << lp;
+    const int d[3] = {i % 3 - 1, (i / 3) % 3 - 1, i / 9 - 1};
+    uint32_t q[3];
+    for (int a = 0; a < 3; a++) {
+        int64_t v = (int64_t)c[a] + d[a];
+        if (v < 0 || v >= res) return GT_PR_NO_KEY(lp + 1);
+        q[a] = (uint32_t)v;
+    }
+    return gt_pr_key(q[0], q[1], q[2]) << 3;
+}
+
 #endif

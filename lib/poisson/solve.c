@@ -5,9 +5,12 @@
  * centred quadratic B-splines of the node's level. The energy
  *   E(chi) = int |grad chi - V|^2 + alpha' sum_p A_p chi(p)^2,  alpha' = alpha 2^D
  * (screening as in Kazhdan & Hoppe 2013, scaled so both terms weigh alike at
- * depth D) is minimised coarse to fine: at level d the coarser levels are
- * fixed and their contribution moves to the right-hand side; the level's
- * system (125-point Laplacian stencil + point screening) is solved by CG. */
+ * depth D) is minimised coarse to fine from the full depth F (the first
+ * complete level, PoissonRecon's base depth; the coarser levels' functions
+ * reach far past the cube and are left out, at 0): at level d the coarser
+ * levels are fixed and their contribution moves to the right-hand side; the
+ * level's system (125-point Laplacian stencil + point screening) is solved
+ * by CG. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,7 +175,7 @@ gt_status gt_pr_colors_cpu(gt_pr_state *s)
 gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
 {
     gt_pr_octree *o = &s->oct;
-    const int D = o->depth;
+    const int D = o->depth, F = gt_pr_full_depth(p);
     const size_t N = o->npts, NN = o->nnodes;
     gt_status st = GT_OK;
     double t0 = gt_now_ms();
@@ -237,14 +240,14 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         int64_t cf[3];
         node_xyz(o, v, cf);
         int32_t anc = (int32_t)v;
-        for (int d = D; d >= 0; d--, anc = d >= 0 ? o->parent[anc] : anc) {
+        for (int d = D; d >= F; d--, anc = d >= F ? o->parent[anc] : anc) {
             double M[3][5], G[3][5];
             anc_rows(o, tabM[d], tabG[d], cf, anc, D - d, M, G);
             for (int i = 0; i < 125; i++) {
                 int32_t t = gt_pr_nbr125(o, anc, i);
                 if (t >= 0) s->rhs[t] += gt_pr_div_term(vv, M, G, i);
             }
-            if (d == 0) break;
+            if (d == F) break;
         }
     }
     for (int d = 0; d <= D; d++) { free(tabM[d]); free(tabG[d]); }
@@ -257,8 +260,8 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     int iters = p->iters > 0 ? p->iters : (p->solver == GT_PR_SOLVER_CG ? 200 : 24);
     double tol = p->cg_tol > 0 ? p->cg_tol : (p->solver == GT_PR_SOLVER_CG ? 1e-7 : 0.0);
     gt_progress prog;
-    if (p->progress) gt_progress_start(&prog, "solve", D + 1);
-    for (int d = 0; d <= D; d++) {
+    if (p->progress) gt_progress_start(&prog, "solve", D + 1 - F);
+    for (int d = F; d <= D; d++) {
         size_t s0 = o->level_start[d], n = o->level_start[d + 1] - s0;
         /* one energy for all levels: screening weight alpha 2^D (tried alpha 2^d
          * per level as in Kazhdan & Hoppe's solver: it let unevenly sampled
@@ -267,13 +270,13 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         double stencil[125];
         gt_pr_stencil125(d, stencil);
         double *cM[GT_PR_MAX_DEPTH + 1] = {0}, *cG[GT_PR_MAX_DEPTH + 1] = {0};
-        for (int dc = 0; dc < d; dc++) {
+        for (int dc = F; dc < d; dc++) {
             cM[dc] = cross_table(d, dc, 0, 0);
             cG[dc] = cross_table(d, dc, 1, 1);
             if (!cM[dc] || !cG[dc]) st = GT_ERR_RUNTIME;
         }
         if (st != GT_OK) {
-            for (int dc = 0; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
+            for (int dc = F; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
             goto done;
         }
         /* right-hand side: divergence - coarser Laplacian - coarser screening */
@@ -283,19 +286,19 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             int64_t cv[3];
             node_xyz(o, v, cv);
             int32_t anc = o->parent[v];
-            for (int dc = d - 1; dc >= 0; dc--, anc = o->parent[anc]) {
+            for (int dc = d - 1; dc >= F; dc--, anc = o->parent[anc]) {
                 double M[3][5], G[3][5];
                 anc_rows(o, cM[dc], cG[dc], cv, anc, d - dc, M, G);
                 for (int i = 0; i < 125; i++) {
                     int32_t t = gt_pr_nbr125(o, anc, i);
                     if (t >= 0) acc -= gt_pr_lap_term(M, G, i) * s->coef[t];
                 }
-                if (dc == 0) break;
+                if (dc == F) break;
             }
             if (alpha > 0) acc -= alpha * gather_points(o, d, v, s->u, ptval, s->area);
             b[q] = acc;
         }
-        for (int dc = 0; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
+        for (int dc = F; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
         /* CG on (L_d + S_d) x = b, x0 = 0; the level's 125-neighbour table and
          * the points' level-d nodes are gathered once */
         int32_t *n125 = gt_malloc_array(n, 125 * sizeof(int32_t), "level neighbours");
@@ -344,7 +347,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         free(n125);
         /* the level's contribution at the samples */
         for (size_t k = 0; k < N; k++) ptval[k] += eval_point_level(o, d, lnode[k], s->u + 3 * k, s->coef);
-        if (p->progress) gt_progress_update(&prog, d + 1, NULL);
+        if (p->progress) gt_progress_update(&prog, d + 1 - F, NULL);
     }
     if (p->progress) gt_progress_end(&prog);
     if ((st = gt_pr_iso_cpu(s)) != GT_OK) goto done;

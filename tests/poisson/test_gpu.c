@@ -58,13 +58,14 @@ static void test_octree_same(void **state)
 {
     (void)state;
     gt_rng g = {77};
-    int depths[] = {3, 6, 9, 10, 11, 12};
-    size_t ns[] = {1000, 20000, 100000, 300000, 300000, 200000};
-    for (int t = 0; t < 6; t++) {
+    int depths[] = {3, 6, 9, 10, 11, 12, 6};
+    int full[] = {0, 5, 5, 2, 5, 4, 6};
+    size_t ns[] = {1000, 20000, 100000, 300000, 300000, 200000, 5};
+    for (int t = 0; t < 7; t++) {
         float *u = random_points(&g, ns[t]);
         gt_pr_octree c, d;
-        GT_ASSERT_OK(gt_pr_octree_build_cpu(u, ns[t], depths[t], &c));
-        GT_ASSERT_OK(gt_pr_octree_build_cuda(u, ns[t], depths[t], &d, NULL));
+        GT_ASSERT_OK(gt_pr_octree_build_cpu(u, ns[t], depths[t], full[t], &c));
+        GT_ASSERT_OK(gt_pr_octree_build_cuda(u, ns[t], depths[t], full[t], &d, NULL));
         print_message("depth %d, %zu points: %zu nodes\n", depths[t], ns[t], c.nnodes);
         same_octree(&c, &d);
         gt_pr_octree_free(&c);

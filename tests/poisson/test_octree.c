@@ -74,9 +74,34 @@ static float *random_points(gt_rng *g, size_t n, int clusters)
     return u;
 }
 
-static void check_octree(const gt_pr_octree *o, const float *u)
+static void check_octree(const gt_pr_octree *o, const float *u, int full_depth)
 {
     const int D = o->depth;
+    /* the levels up to the full depth are complete */
+    for (int l = 0; l <= full_depth; l++)
+        assert_int_equal(o->level_start[l + 1] - o->level_start[l], (size_t)1 << (3 * l));
+    /* every depth-D cell within 2 cells of a point's is a node */
+    const int64_t res = (int64_t)1 << D;
+    for (size_t k = 0; k < o->npts; k += 7) {
+        int64_t c[3];
+        for (int a = 0; a < 3; a++) c[a] = (int64_t)((double)u[3 * k + a] * (double)res);
+        for (int i = 0; i < 125; i++) {
+            int64_t q[3] = {c[0] + i % 5 - 2, c[1] + (i / 5) % 5 - 2, c[2] + i / 25 - 2};
+            if (q[0] < 0 || q[1] < 0 || q[2] < 0 || q[0] >= res || q[1] >= res || q[2] >= res) continue;
+            assert_true(gt_pr_find(o, D, q[0], q[1], q[2]) >= 0);
+        }
+    }
+    /* the point ranges of a level's nonempty nodes tile the sorted points in
+     * key order */
+    for (int l = 0; l <= D; l++) {
+        uint32_t next = 0;
+        for (size_t v = o->level_start[l]; v < o->level_start[l + 1]; v++) {
+            if (o->pt_count[v] == 0) continue;
+            assert_int_equal(o->pt_start[v], next);
+            next += o->pt_count[v];
+        }
+        assert_int_equal(next, o->npts);
+    }
     assert_int_equal(o->level_start[0], 0);
     assert_int_equal(o->level_start[1], 1);
     assert_int_equal(o->parent[0], -1);
@@ -135,13 +160,14 @@ static void test_random_octrees(void **state)
 {
     (void)state;
     gt_rng g = {42};
-    int depths[] = {1, 3, 5, 6, 11};
-    size_t ns[] = {50, 300, 2000, 5000, 3000};
-    for (int t = 0; t < 5; t++) {
-        float *u = random_points(&g, ns[t], 1 + t);
+    int depths[] = {1, 3, 5, 6, 11, 7};
+    int full[] = {0, 2, 5, 3, 5, 0};
+    size_t ns[] = {50, 300, 2000, 5000, 3000, 1};
+    for (int t = 0; t < 6; t++) {
+        float *u = random_points(&g, ns[t], 1 + t % 5);
         gt_pr_octree o;
-        GT_ASSERT_OK(gt_pr_octree_build_cpu(u, ns[t], depths[t], &o));
-        check_octree(&o, u);
+        GT_ASSERT_OK(gt_pr_octree_build_cpu(u, ns[t], depths[t], full[t], &o));
+        check_octree(&o, u, full[t]);
         gt_pr_octree_free(&o);
         free(u);
     }
