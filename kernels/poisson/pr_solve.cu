@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/log.h"
 #include "common/progress.h"
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
@@ -155,7 +156,8 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         double rr, bb;
         GT_TRY(pr_ddot(m->r, m->r, n, m->scal, &rr));
         bb = rr;
-        for (int it = 0; it < iters && rr > 0 && rr > tol * tol * bb; it++) {
+        int it = 0;
+        for (; it < iters && rr > 0 && rr > tol * tol * bb; it++) {
             GT_TRY(pr_stencil(o, s0, n, m->pp, m->ap));
             if (alpha > 0)
                 GT_TRY(pr_point_scatter(PR_SCATTER_PP, o, d, m->lnode, m->u, m->area, m->pp, s0, alpha, m->ap, s0, N));
@@ -170,6 +172,8 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
             GT_TRY(pr_update_p(m->pp, m->r, be, n));
         }
         if (tm) gt_timings_add(tm, "solve: cg", gt_timer_stop(&sub));
+        gt_info("solve: level %d, %zu nodes: %d CG iterations, residual %.3g of the right-hand side's", d, n, it,
+                bb > 0 ? sqrt(rr / bb) : 0.0);
         GT_TRY(pr_ptval_add(o, d, m->lnode, m->u, m->coef, m->ptval, N));
         if (p->progress) gt_progress_update(&prog, d + 1 - F, NULL);
     }

@@ -315,7 +315,8 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         double rr = 0, bb;
         for (size_t q = 0; q < n; q++) rr += r[q] * r[q];
         bb = rr;
-        for (int it = 0; it < iters && rr > 0 && rr > tol * tol * bb; it++) {
+        int it = 0;
+        for (; it < iters && rr > 0 && rr > tol * tol * bb; it++) {
             /* ap = L pp + S pp */
             for (size_t k = 0; k < N; k++) uval[k] = 0;
             if (alpha > 0)
@@ -345,6 +346,8 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             for (size_t q = 0; q < n; q++) pp[q] = r[q] + be * pp[q];
         }
         free(n125);
+        gt_info("solve: level %d, %zu nodes: %d CG iterations, residual %.3g of the right-hand side's", d, n, it,
+                bb > 0 ? sqrt(rr / bb) : 0.0);
         /* the level's contribution at the samples */
         for (size_t k = 0; k < N; k++) ptval[k] += eval_point_level(o, d, lnode[k], s->u + 3 * k, s->coef);
         if (p->progress) gt_progress_update(&prog, d + 1 - F, NULL);
