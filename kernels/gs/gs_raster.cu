@@ -68,8 +68,8 @@ __global__ void k_pack_pos(size_t n, const float *__restrict__ pos, const float 
         out[i] = make_float4(pos[3 * i], pos[3 * i + 1], pos[3 * i + 2], op[i]);
 }
 
-__global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg, int antialias, int exact,
-                                                    Cam cam,
+__global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg, int sh_vec4, int antialias,
+                                                    int exact, Cam cam,
                                                     const float4 *__restrict__ pos_op,
                                                     const float *__restrict__ cov3,
                                                     const float *__restrict__ shs,
@@ -78,11 +78,13 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
                                                     float4 *__restrict__ rgbd_out,
                                                     ushort4 *__restrict__ rect_out,
                                                     float4 *__restrict__ cull_out,
-                                                    uint32_t *__restrict__ touched)
+                                                    uint32_t *__restrict__ touched,
+                                                    uint8_t *__restrict__ visible)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
         touched[i] = 0;
+        visible[i] = 0;
         float4 po = pos_op[i];
         float v[3];
         gs_view(cam.R, cam.t, po.x, po.y, po.z, v);
@@ -90,7 +92,16 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
         if (!(tz > GS_NEAR)) continue;
         float cov[3], det0;
         float txtz = v[0] / tz, tytz = v[1] / tz;
-        gs_cov2(cam.R, cam.fx, cam.fy, cam.tanx, cam.tany, txtz, tytz, tz, cov3 + 6 * i, cov);
+        // the 3-D covariance (24 bytes, 8-byte aligned) in three float2 loads
+        float c3[6];
+        const float2 *c2 = reinterpret_cast<const float2 *>(cov3 + 6 * i);
+#pragma unroll
+        for (int q = 0; q < 3; q++) {
+            const float2 v2 = __ldg(c2 + q);
+            c3[2 * q] = v2.x;
+            c3[2 * q + 1] = v2.y;
+        }
+        gs_cov2(cam.R, cam.fx, cam.fy, cam.tanx, cam.tany, txtz, tytz, tz, c3, cov);
         float det = gs_filter(cov, &det0);
         if (det == 0.0f) continue;
         float opac = po.w;
@@ -121,7 +132,26 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
         // colour from SH, direction camera -> mean
         float d[3], col[3];
         gs_view_dir(po.x - cam.campos[0], po.y - cam.campos[1], po.z - cam.campos[2], d);
-        gs_sh_eval(deg, shs + i * (size_t)sh_k * 3, d[0], d[1], d[2], col);
+        const float *shi = shs + i * (size_t)sh_k * 3;
+        if (sh_vec4) {
+            // 16 coefficients (192 bytes, 16-byte aligned): the ones the
+            // degree needs in float4 loads, a quarter of the load requests of
+            // 48 scalar ones strided by 192 bytes across the warp
+            float shl[48];
+            const float4 *s4 = reinterpret_cast<const float4 *>(shi);
+            const int nf4 = deg >= 3 ? 12 : deg == 2 ? 7 : deg == 1 ? 3 : 1;
+#pragma unroll
+            for (int q = 0; q < 12; q++) {
+                float4 v = q < nf4 ? __ldg(s4 + q) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                shl[4 * q] = v.x;
+                shl[4 * q + 1] = v.y;
+                shl[4 * q + 2] = v.z;
+                shl[4 * q + 3] = v.w;
+            }
+            gs_sh_eval(deg, shl, d[0], d[1], d[2], col);
+        } else {
+            gs_sh_eval(deg, shi, d[0], d[1], d[2], col);
+        }
         xy_out[i] = make_float2(px, py);
         conic_out[i] = make_float4(conic[0], conic[1], conic[2], opac);
         rgbd_out[i] = make_float4(col[0], col[1], col[2], tz);
@@ -129,21 +159,20 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
                                    (unsigned short)y1);
         cull_out[i] = make_float4(cov[0], cov[1], cov[2], tau2);
         touched[i] = cnt;
+        visible[i] = 1;
     }
 }
 
 
-// Depth keys for the first sort: the view depth's float bits (positive, so
-// they order as the depths do) of every Gaussian that reaches a tile, and
-// all ones for the others, which sort last and write no pairs.
-__global__ void k_depth_keys(size_t n, const float4 *__restrict__ rgbd, const uint32_t *__restrict__ touched,
-                             uint32_t *__restrict__ keys, uint32_t *__restrict__ idx)
+// Depth keys for the first sort, over the visible Gaussians idx[0..m) (in
+// index order): the view depth's float bits (positive, beyond GS_NEAR, so
+// they order as the depths do, sign bit 0).
+__global__ void k_depth_keys(size_t m, const float4 *__restrict__ rgbd, const uint32_t *__restrict__ idx,
+                             uint32_t *__restrict__ keys)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        keys[i] = touched[i] ? __float_as_uint(rgbd[i].w) : 0xFFFFFFFFu;
-        idx[i] = (uint32_t)i;
-    }
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < m;
+         k += (size_t)gridDim.x * blockDim.x)
+        keys[k] = __float_as_uint(rgbd[idx[k]].w);
 }
 
 // cnt[k] = touched[order[k]]: the tile counts in depth order, to scan.
@@ -348,7 +377,7 @@ extern "C" void gt_gs_cu_destroy(gt_gs_cu *g)
     void *bufs[] = {g->pos_op, g->cov3,   g->sh,      g->xy,       g->conic_o, g->rgbd,
                     g->rect,   g->cull,   g->touched, g->offsets,  g->keys_in, g->keys_out,
                     g->vals_in, g->vals_out, g->ranges, g->d_rgb,  g->d_alpha, g->d_depth,
-                    g->d_rgba8, g->dkeys_in, g->dkeys_out, g->order_in, g->order_out};
+                    g->d_rgba8, g->dkeys_in, g->dkeys_out, g->order_in, g->order_out, g->visible};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
         if (bufs[k]) gt_cu_free(bufs[k]);
     gt_cu_pinned_free(g->h_rgba8);
@@ -372,6 +401,7 @@ gt_status gs_cu_alloc_scene(gt_gs_cu *g, size_t n, int sh_k, bool own_sh)
     GT_TRY(dev_alloc((void **)&g->rect, m * sizeof(ushort4), "tile rects"));
     GT_TRY(dev_alloc((void **)&g->cull, m * sizeof(float4), "culling ellipses"));
     GT_TRY(dev_alloc((void **)&g->touched, m * sizeof(uint32_t), "tile counts"));
+    GT_TRY(dev_alloc((void **)&g->visible, m, "visibility flags"));
     GT_TRY(dev_alloc((void **)&g->offsets, m * sizeof(uint32_t), "tile offsets"));
     GT_TRY(dev_alloc((void **)&g->dkeys_in, m * sizeof(uint32_t), "depth keys"));
     GT_TRY(dev_alloc((void **)&g->dkeys_out, m * sizeof(uint32_t), "depth keys"));
@@ -492,23 +522,31 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
     if (timed) gt_timer_start(&t, true, g->stream);
     size_t n = g->n;
     if (n) {
-        k_preprocess<<<gt_grid(n, 256), 256, 0, st>>>(n, g->sh_k, sh_deg, g->antialias, g->exact, cam, g->pos_op,
-                                                        g->cov3, g->sh, g->xy, g->conic_o, g->rgbd,
-                                                        g->rect, g->cull, g->touched);
+        const int vec4 = g->sh_k == 16 && ((uintptr_t)g->sh & 15) == 0;
+        k_preprocess<<<gt_grid(n, 256), 256, 0, st>>>(n, g->sh_k, sh_deg, vec4, g->antialias, g->exact, cam,
+                                                        g->pos_op, g->cov3, g->sh, g->xy, g->conic_o, g->rgbd,
+                                                        g->rect, g->cull, g->touched, g->visible);
         GT_CU_LAUNCH("k_preprocess");
     }
     if (timed) stage_end(&t, tm, "preprocess");
 
-    // depth order: the Gaussians sorted once by depth (32-bit keys), so
+    // depth order: the visible Gaussians (those that reach a tile; the
+    // others sort no keys) sorted once by depth (31-bit keys), so
     // that the pairs can be written in depth order and sorted by tile alone
     // (a few key bits) instead of on (tile << 32 | depth) as the reference
-    // does: the same lists, far fewer bytes through the sort
+    // does: the same lists, far fewer bytes through the sort. The compaction
+    // keeps index order, and the sort is stable: equal depths stay in index
+    // order, as in the reference's sort.
     if (timed) gt_timer_start(&t, true, g->stream);
+    size_t m = 0;
     if (n) {
-        k_depth_keys<<<gt_grid(n, 256), 256, 0, st>>>(n, g->rgbd, g->touched, g->dkeys_in, g->order_in);
-        GT_CU_LAUNCH("k_depth_keys");
-        GT_TRY(gt_cu_sort_pairs_u32(g->dkeys_in, g->dkeys_out, g->order_in, g->order_out, n, 0, 32, &g->arena,
-                                    g->stream));
+        GT_TRY(gt_cu_select_flagged_index(g->visible, g->order_in, n, &m, &g->arena, g->stream));
+        if (m) {
+            k_depth_keys<<<gt_grid(m, 256), 256, 0, st>>>(m, g->rgbd, g->order_in, g->dkeys_in);
+            GT_CU_LAUNCH("k_depth_keys");
+            GT_TRY(gt_cu_sort_pairs_u32(g->dkeys_in, g->dkeys_out, g->order_in, g->order_out, m, 0, 31, &g->arena,
+                                        g->stream));
+        }
     }
     if (timed) stage_end(&t, tm, "depth sort");
 
@@ -517,13 +555,13 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
     if (timed) gt_timer_start(&t, true, g->stream);
     size_t total = 0;
     uint32_t *counts = g->dkeys_in;
-    if (n) {
-        k_gather_counts<<<gt_grid(n, 256), 256, 0, st>>>(n, g->order_out, g->touched, counts);
+    if (m) {
+        k_gather_counts<<<gt_grid(m, 256), 256, 0, st>>>(m, g->order_out, g->touched, counts);
         GT_CU_LAUNCH("k_gather_counts");
-        GT_TRY(gt_cu_scan_exclusive_u32(counts, g->offsets, n, &g->arena, g->stream));
+        GT_TRY(gt_cu_scan_exclusive_u32(counts, g->offsets, m, &g->arena, g->stream));
         uint32_t last[2];
-        GT_CU(cudaMemcpyAsync(&last[0], g->offsets + n - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
-        GT_CU(cudaMemcpyAsync(&last[1], counts + n - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
+        GT_CU(cudaMemcpyAsync(&last[0], g->offsets + m - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
+        GT_CU(cudaMemcpyAsync(&last[1], counts + m - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
         GT_CU(cudaStreamSynchronize(st));
         total = (size_t)last[0] + last[1];
         if (total > 0xFFFFFFFFull)
@@ -546,7 +584,7 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
         g->pair_cap = cap;
     }
     if (total) {
-        k_duplicate<<<gt_grid(n, 256), 256, 0, st>>>(n, cam.gx, ntiles, g->exact, g->order_out, counts, g->xy,
+        k_duplicate<<<gt_grid(m, 256), 256, 0, st>>>(m, cam.gx, ntiles, g->exact, g->order_out, counts, g->xy,
                                                        g->cull, g->rect, g->offsets, g->keys_in, g->vals_in);
         GT_CU_LAUNCH("k_duplicate");
     }

@@ -37,9 +37,10 @@ struct gt_gs_cu {
     ushort4 *rect;    // tile rect x0 y0 x1 y1 (exclusive)
     float4 *cull;     // 2-D covariance a b c and 2 ln(255 o) (+margin)
     uint32_t *touched;
+    uint8_t *visible;  // touched != 0, the flags of the depth sort's compaction
     uint32_t *offsets;
     uint32_t *dkeys_in, *dkeys_out; // depth keys (dkeys_in: then the counts in depth order)
-    uint32_t *order_in, *order_out; // Gaussian indices, order_out in depth order
+    uint32_t *order_in, *order_out; // indices of the visible Gaussians, order_out in depth order
     // per pair
     size_t pair_cap;
     uint32_t *keys_in, *keys_out;   // tile ids
