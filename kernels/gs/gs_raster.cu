@@ -76,8 +76,7 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
                                                     float2 *__restrict__ xy_out,
                                                     float4 *__restrict__ conic_out,
                                                     float4 *__restrict__ rgbd_out,
-                                                    ushort4 *__restrict__ rect_out,
-                                                    float4 *__restrict__ cull_out,
+                                                    GsDupRec *__restrict__ dup_out,
                                                     uint32_t *__restrict__ touched,
                                                     uint8_t *__restrict__ visible)
 {
@@ -155,9 +154,14 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
         xy_out[i] = make_float2(px, py);
         conic_out[i] = make_float4(conic[0], conic[1], conic[2], opac);
         rgbd_out[i] = make_float4(col[0], col[1], col[2], tz);
-        rect_out[i] = make_ushort4((unsigned short)x0, (unsigned short)y0, (unsigned short)x1,
-                                   (unsigned short)y1);
-        cull_out[i] = make_float4(cov[0], cov[1], cov[2], tau2);
+        GsDupRec rec;
+        rec.xy = make_float2(px, py);
+        rec.a = cov[0];
+        rec.b = cov[1];
+        rec.c = cov[2];
+        rec.tau2 = tau2;
+        rec.rect = make_ushort4((unsigned short)x0, (unsigned short)y0, (unsigned short)x1, (unsigned short)y1);
+        dup_out[i] = rec;
         touched[i] = cnt;
         visible[i] = 1;
     }
@@ -195,9 +199,7 @@ __global__ void k_gather_counts(size_t n, const uint32_t *__restrict__ order, co
 __global__ void __launch_bounds__(256) k_duplicate(size_t n, int gx, uint32_t ntiles, int exact,
                                                    const uint32_t *__restrict__ order,
                                                    const uint32_t *__restrict__ counts,
-                                                   const float2 *__restrict__ xy,
-                                                   const float4 *__restrict__ cull,
-                                                   const ushort4 *__restrict__ rect,
+                                                   const GsDupRec *__restrict__ dup,
                                                    const uint32_t *__restrict__ offsets,
                                                    uint32_t *__restrict__ keys,
                                                    uint32_t *__restrict__ vals)
@@ -208,14 +210,13 @@ __global__ void __launch_bounds__(256) k_duplicate(size_t n, int gx, uint32_t nt
         if (cnt == 0) continue;
         const uint32_t i = order[k];
         size_t off = offsets[k];
-        float2 p = xy[i];
-        float4 cv = cull[i];
-        float det = gs_det2(cv.x, cv.y, cv.z);
-        ushort4 r = rect[i];
+        const GsDupRec d = dup[i];
+        const float det = gs_det2(d.a, d.b, d.c);
+        const ushort4 r = d.rect;
         uint32_t w = 0;
         for (int ty = r.y; ty < r.w && w < cnt; ty++) {
             int lo = r.x, hi = r.z;
-            if (exact) gs_row_span(p.x, p.y, cv.x, cv.y, cv.z, det, cv.w, ty, r.x, r.z, &lo, &hi);
+            if (exact) gs_row_span(d.xy.x, d.xy.y, d.a, d.b, d.c, det, d.tau2, ty, r.x, r.z, &lo, &hi);
             for (int tx = lo; tx < hi && w < cnt; tx++, w++) {
                 keys[off + w] = (uint32_t)ty * (uint32_t)gx + (uint32_t)tx;
                 vals[off + w] = i;
@@ -375,7 +376,7 @@ extern "C" void gt_gs_cu_destroy(gt_gs_cu *g)
     if (g->stream) cudaStreamSynchronize((cudaStream_t)g->stream);
     if (g->sh_borrowed) g->sh = NULL;
     void *bufs[] = {g->pos_op, g->cov3,   g->sh,      g->xy,       g->conic_o, g->rgbd,
-                    g->rect,   g->cull,   g->touched, g->offsets,  g->keys_in, g->keys_out,
+                    g->dup,    g->touched, g->offsets,  g->keys_in, g->keys_out,
                     g->vals_in, g->vals_out, g->ranges, g->d_rgb,  g->d_alpha, g->d_depth,
                     g->d_rgba8, g->dkeys_in, g->dkeys_out, g->order_in, g->order_out, g->visible};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
@@ -398,8 +399,7 @@ gt_status gs_cu_alloc_scene(gt_gs_cu *g, size_t n, int sh_k, bool own_sh)
     GT_TRY(dev_alloc((void **)&g->xy, m * sizeof(float2), "projected means"));
     GT_TRY(dev_alloc((void **)&g->conic_o, m * sizeof(float4), "conics"));
     GT_TRY(dev_alloc((void **)&g->rgbd, m * sizeof(float4), "colours"));
-    GT_TRY(dev_alloc((void **)&g->rect, m * sizeof(ushort4), "tile rects"));
-    GT_TRY(dev_alloc((void **)&g->cull, m * sizeof(float4), "culling ellipses"));
+    GT_TRY(dev_alloc((void **)&g->dup, m * sizeof(GsDupRec), "tile tests"));
     GT_TRY(dev_alloc((void **)&g->touched, m * sizeof(uint32_t), "tile counts"));
     GT_TRY(dev_alloc((void **)&g->visible, m, "visibility flags"));
     GT_TRY(dev_alloc((void **)&g->offsets, m * sizeof(uint32_t), "tile offsets"));
@@ -525,7 +525,7 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
         const int vec4 = g->sh_k == 16 && ((uintptr_t)g->sh & 15) == 0;
         k_preprocess<<<gt_grid(n, 256), 256, 0, st>>>(n, g->sh_k, sh_deg, vec4, g->antialias, g->exact, cam,
                                                         g->pos_op, g->cov3, g->sh, g->xy, g->conic_o, g->rgbd,
-                                                        g->rect, g->cull, g->touched, g->visible);
+                                                        g->dup, g->touched, g->visible);
         GT_CU_LAUNCH("k_preprocess");
     }
     if (timed) stage_end(&t, tm, "preprocess");
@@ -584,8 +584,8 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
         g->pair_cap = cap;
     }
     if (total) {
-        k_duplicate<<<gt_grid(m, 256), 256, 0, st>>>(m, cam.gx, ntiles, g->exact, g->order_out, counts, g->xy,
-                                                       g->cull, g->rect, g->offsets, g->keys_in, g->vals_in);
+        k_duplicate<<<gt_grid(m, 256), 256, 0, st>>>(m, cam.gx, ntiles, g->exact, g->order_out, counts, g->dup,
+                                                       g->offsets, g->keys_in, g->vals_in);
         GT_CU_LAUNCH("k_duplicate");
     }
     if (timed) stage_end(&t, tm, "duplicate");

@@ -17,6 +17,16 @@
 #define TILE GS_TILE
 #define BLOCK (TILE * TILE)
 
+// What the duplicate reads of a Gaussian, in one 32-byte sector (it reads
+// them in depth order, one Gaussian here and one there): the projected mean,
+// the 2-D covariance a b c and 2 ln(255 o) (+margin) of its exact tile test,
+// its tile rect x0 y0 x1 y1 (exclusive).
+struct __align__(32) GsDupRec {
+    float2 xy;
+    float a, b, c, tau2;
+    ushort4 rect;
+};
+
 struct gt_gs_cu {
     size_t n;
     int sh_k;
@@ -34,8 +44,7 @@ struct gt_gs_cu {
     float2 *xy;
     float4 *conic_o;  // a b c opacity
     float4 *rgbd;     // r g b depth
-    ushort4 *rect;    // tile rect x0 y0 x1 y1 (exclusive)
-    float4 *cull;     // 2-D covariance a b c and 2 ln(255 o) (+margin)
+    GsDupRec *dup;    // the duplicate's tile test and rect
     uint32_t *touched;
     uint8_t *visible;  // touched != 0, the flags of the depth sort's compaction
     uint32_t *offsets;
