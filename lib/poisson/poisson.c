@@ -8,6 +8,9 @@
 #include "common/log.h"
 #include "gt_config.h"
 #include "poisson/poisson.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #if GT_HAVE_CUDA
 #include "kernels/poisson/pr_gpu.h"
 #endif
@@ -34,14 +37,22 @@ void gt_pr_mesh_free(gt_pr_mesh *m)
     memset(m, 0, sizeof *m);
 }
 
+/* The three passes over the points (flags and box; covariance; compaction
+ * into unit-cube coordinates) run on all cores: min, max and the counts are
+ * exact in any order, and the compaction writes each thread's contiguous
+ * block at its prefix, so the output is the serial one. Only the covariance
+ * sums, used for the coplanarity test alone, depend on the thread count. */
 gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u_out, float **n_out, float **rgb_out,
                           size_t *n_out_count, double center[3], double *side, size_t *skipped_nonfinite,
                           size_t *skipped_zero)
 {
-    size_t n = in->n, m = 0, bad = 0, zero = 0;
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    const size_t n = in->n;
+    size_t m = 0, bad = 0, zero = 0;
+    double lo0 = INFINITY, lo1 = INFINITY, lo2 = INFINITY, hi0 = -INFINITY, hi1 = -INFINITY, hi2 = -INFINITY;
     uint8_t *keep = gt_malloc(n ? n : 1, "point flags");
     if (!keep) return GT_ERR_RUNTIME;
+#pragma omp parallel for schedule(static) reduction(+ : m, bad, zero) reduction(min : lo0, lo1, lo2) \
+    reduction(max : hi0, hi1, hi2) if (n >= 65536)
     for (size_t i = 0; i < n; i++) {
         const float *p = in->xyz + 3 * i, *q = in->nrm + 3 * i;
         keep[i] = 0;
@@ -52,11 +63,10 @@ gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u_out, fl
         if (!(l2 > 1e-24)) { zero++; continue; }
         keep[i] = 1;
         m++;
-        for (int a = 0; a < 3; a++) {
-            if (p[a] < lo[a]) lo[a] = p[a];
-            if (p[a] > hi[a]) hi[a] = p[a];
-        }
+        lo0 = fmin(lo0, p[0]); lo1 = fmin(lo1, p[1]); lo2 = fmin(lo2, p[2]);
+        hi0 = fmax(hi0, p[0]); hi1 = fmax(hi1, p[1]); hi2 = fmax(hi2, p[2]);
     }
+    const double lo[3] = {lo0, lo1, lo2}, hi[3] = {hi0, hi1, hi2};
     *skipped_nonfinite = bad;
     *skipped_zero = zero;
     if (m < GT_PR_MIN_POINTS) {
@@ -78,16 +88,18 @@ gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u_out, fl
     /* coplanar: the covariance is (nearly) singular; one pass of sums about
      * the box centre (shifted, so the cancellation stays small) */
     {
-        double S1[3] = {0, 0, 0}, S2[3][3] = {{0}};
+        double s0 = 0, s1 = 0, s2 = 0, s00 = 0, s01 = 0, s02 = 0, s11 = 0, s12 = 0, s22 = 0;
+        const double c0 = center[0], c1 = center[1], c2 = center[2];
+#pragma omp parallel for schedule(static) reduction(+ : s0, s1, s2, s00, s01, s02, s11, s12, s22) if (n >= 65536)
         for (size_t i = 0; i < n; i++) {
             if (!keep[i]) continue;
-            double d[3];
-            for (int a = 0; a < 3; a++) d[a] = in->xyz[3 * i + a] - center[a];
-            for (int a = 0; a < 3; a++) {
-                S1[a] += d[a];
-                for (int b = a; b < 3; b++) S2[a][b] += d[a] * d[b];
-            }
+            const double d0 = in->xyz[3 * i] - c0, d1 = in->xyz[3 * i + 1] - c1, d2 = in->xyz[3 * i + 2] - c2;
+            s0 += d0; s1 += d1; s2 += d2;
+            s00 += d0 * d0; s01 += d0 * d1; s02 += d0 * d2;
+            s11 += d1 * d1; s12 += d1 * d2; s22 += d2 * d2;
         }
+        const double S1[3] = {s0, s1, s2};
+        const double S2[3][3] = {{s00, s01, s02}, {s01, s11, s12}, {s02, s12, s22}};
         double C[3][3];
         for (int a = 0; a < 3; a++)
             for (int b = a; b < 3; b++) C[a][b] = C[b][a] = S2[a][b] / (double)m - S1[a] * S1[b] / ((double)m * m);
@@ -104,21 +116,39 @@ gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u_out, fl
     float *nn = gt_malloc_array(m, 3 * sizeof(float), "normals");
     float *rgb = (in->rgb && rgb_out) ? gt_malloc_array(m, 3 * sizeof(float), "colours") : NULL;
     if (!u || !nn || (in->rgb && rgb_out && !rgb)) { free(u); free(nn); free(rgb); free(keep); return GT_ERR_RUNTIME; }
-    size_t j = 0;
     const double inv_side = 1.0 / *side;
-    for (size_t i = 0; i < n; i++) {
-        if (!keep[i]) continue;
-        const float *q = in->nrm + 3 * i;
-        double il = 1.0 / sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2]);
-        for (int a = 0; a < 3; a++) {
-            double v = (in->xyz[3 * i + a] - center[a]) * inv_side + 0.5;
-            if (v < 0) v = 0;
-            if (v > 0.99999994) v = 0.99999994;
-            u[3 * j + a] = (float)v;
-            nn[3 * j + a] = (float)(q[a] * il);
-            if (rgb) rgb[3 * j + a] = in->rgb[3 * i + a];
+    /* the kept points of each thread's block, then each block at its prefix */
+    enum { MAXT = 256 };
+    size_t cnt[MAXT + 1] = {0};
+#pragma omp parallel if (n >= 65536)
+    {
+        size_t nt = 1, t = 0;
+#ifdef _OPENMP
+        nt = (size_t)omp_get_num_threads();
+        t = (size_t)omp_get_thread_num();
+#endif
+        if (nt > MAXT) nt = MAXT; /* threads past MAXT idle */
+        const size_t b0 = n * t / nt, b1 = t < nt ? n * (t + 1) / nt : b0;
+        size_t c = 0;
+        for (size_t i = b0; i < b1; i++) c += keep[i];
+        if (t < nt) cnt[t + 1] = c;
+#pragma omp barrier
+        size_t j = 0;
+        for (size_t k = 0; k <= t && k < nt; k++) j += cnt[k];
+        for (size_t i = b0; i < b1; i++) {
+            if (!keep[i]) continue;
+            const float *q = in->nrm + 3 * i;
+            double il = 1.0 / sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2]);
+            for (int a = 0; a < 3; a++) {
+                double v = (in->xyz[3 * i + a] - center[a]) * inv_side + 0.5;
+                if (v < 0) v = 0;
+                if (v > 0.99999994) v = 0.99999994;
+                u[3 * j + a] = (float)v;
+                nn[3 * j + a] = (float)(q[a] * il);
+                if (rgb) rgb[3 * j + a] = in->rgb[3 * i + a];
+            }
+            j++;
         }
-        j++;
     }
     free(keep);
     *u_out = u;
@@ -137,6 +167,8 @@ gt_status gt_pr_prepare_cpu(const gt_pr_input *in, const gt_pr_params *p, gt_tim
     size_t m = 0;
     GT_TRY(gt_pr_normalize(in, p->scale, &u, &nn, p->want_colors ? &rgb : NULL, &m, s->center, &s->side,
                            skipped_nonfinite, skipped_zero));
+    if (tm) gt_timings_add(tm, "normalise", gt_now_ms() - t0);
+    t0 = gt_now_ms();
     gt_status st = gt_pr_octree_build_cpu(u, m, p->depth, gt_pr_full_depth(p), &s->oct);
     if (st != GT_OK) { free(u); free(nn); free(rgb); return st; }
     st = gt_pr_sort_points(s, u, nn, rgb);
