@@ -1,9 +1,15 @@
 /* gt_staged_upload (staged_copy.h): chunk i is copied by the host threads
  * into pinned buffer i % 2 once that buffer's previous upload (chunk i - 2)
  * has finished (its event), then queued on the stream; so the host copy of
- * one chunk overlaps the DMA of the one before. */
+ * one chunk overlaps the DMA of the one before. gt_staged_upload_f16 is the
+ * same loop with the threads converting floats to halves instead of
+ * copying. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/half.h"
 #include "common/staged_copy.h"
 #include "gt_config.h"
 #if GT_HAVE_CUDA
@@ -34,13 +40,38 @@ void gt_par_memcpy(void *dstv, const void *srcv, size_t n)
     }
 }
 
-gt_status gt_staged_upload(void *dst, const void *src, size_t bytes, void *stream)
-{
 #if GT_HAVE_CUDA
-    if (bytes < GT_STAGED_MIN_BYTES) {
-        GT_TRY(gt_cu_memcpy_h2d(dst, src, bytes, stream));
-        return gt_cu_stream_sync(stream);
+/* floats src[0..n) as halves into dst, by up to 8 threads */
+static void par_to_f16(uint16_t *dst, const float *src, size_t n)
+{
+    const size_t per = PIECE / sizeof(uint16_t);
+    long pieces = (long)((n + per - 1) / per);
+#ifdef _OPENMP
+    int nt = omp_get_max_threads() < 8 ? omp_get_max_threads() : 8;
+#pragma omp parallel for schedule(static) num_threads(nt) if (pieces > 1)
+#endif
+    for (long p = 0; p < pieces; p++) {
+        size_t a = (size_t)p * per, len = n - a < per ? n - a : per;
+        gt_f32_to_f16_array(dst + a, src + a, len);
     }
+}
+
+/* Fill a pinned buffer with output bytes [off, off + n) of the upload. */
+typedef struct {
+    const void *src;
+    bool to_f16; /* src is floats, the output their halves */
+} stage_src;
+
+static void stage_fill(const stage_src *s, void *buf, size_t off, size_t n)
+{
+    if (s->to_f16)
+        par_to_f16(buf, (const float *)s->src + off / sizeof(uint16_t), n / sizeof(uint16_t));
+    else
+        gt_par_memcpy(buf, (const unsigned char *)s->src + off, n);
+}
+
+static gt_status staged(void *dst, const stage_src *src, size_t bytes, void *stream)
+{
     void *buf[2] = {NULL, NULL}, *ev[2] = {NULL, NULL};
     gt_status st = GT_OK;
     for (int k = 0; k < 2 && st == GT_OK; k++) {
@@ -52,7 +83,7 @@ gt_status gt_staged_upload(void *dst, const void *src, size_t bytes, void *strea
         const size_t n = bytes - off < CHUNK ? bytes - off : CHUNK;
         if (i >= 2) st = gt_cu_event_sync(ev[k]);
         if (st != GT_OK) break;
-        gt_par_memcpy(buf[k], (const unsigned char *)src + off, n);
+        stage_fill(src, buf[k], off, n);
         st = gt_cu_memcpy_h2d((unsigned char *)dst + off, buf[k], n, stream);
         if (st == GT_OK) st = gt_cu_event_record(ev[k], stream);
     }
@@ -63,10 +94,46 @@ gt_status gt_staged_upload(void *dst, const void *src, size_t bytes, void *strea
         gt_cu_pinned_free(buf[k]);
     }
     return st;
+}
+#endif
+
+gt_status gt_staged_upload(void *dst, const void *src, size_t bytes, void *stream)
+{
+#if GT_HAVE_CUDA
+    if (bytes < GT_STAGED_MIN_BYTES) {
+        GT_TRY(gt_cu_memcpy_h2d(dst, src, bytes, stream));
+        return gt_cu_stream_sync(stream);
+    }
+    stage_src s = {src, false};
+    return staged(dst, &s, bytes, stream);
 #else
     (void)dst;
     (void)src;
     (void)bytes;
+    (void)stream;
+    return gt_fail(GT_ERR_GPU, "built without CUDA");
+#endif
+}
+
+gt_status gt_staged_upload_f16(void *dst, const float *src, size_t count, void *stream)
+{
+#if GT_HAVE_CUDA
+    const size_t bytes = count * sizeof(uint16_t);
+    if (bytes < GT_STAGED_MIN_BYTES) {
+        uint16_t *h = malloc(bytes ? bytes : 1);
+        if (!h) return gt_fail(GT_ERR_RUNTIME, "out of memory (%zu bytes of halves to upload)", bytes);
+        par_to_f16(h, src, count);
+        gt_status st = gt_cu_memcpy_h2d(dst, h, bytes, stream);
+        if (st == GT_OK) st = gt_cu_stream_sync(stream);
+        free(h);
+        return st;
+    }
+    stage_src s = {src, true};
+    return staged(dst, &s, bytes, stream);
+#else
+    (void)dst;
+    (void)src;
+    (void)count;
     (void)stream;
     return gt_fail(GT_ERR_GPU, "built without CUDA");
 #endif

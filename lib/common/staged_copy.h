@@ -19,6 +19,10 @@ extern "C" {
  * GT_STAGED_MIN_BYTES go straight from src. */
 #define GT_STAGED_MIN_BYTES ((size_t)16 << 20)
 gt_status gt_staged_upload(void *dst, const void *src, size_t bytes, void *stream);
+/* The same for count floats uploaded as IEEE halves (gt_f32_to_f16: round
+ * to nearest even), converted by the host threads while they stage: half
+ * the bytes through the copy engine. */
+gt_status gt_staged_upload_f16(void *dst, const float *src, size_t count, void *stream);
 
 /* memcpy by up to 8 threads in 512 KB pieces (one thread copies a few GB/s,
  * and first touches of fresh pages fault one at a time): for large copies
