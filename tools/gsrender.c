@@ -58,6 +58,9 @@ static const char *USAGE =
     "      --tile-binning exact|square  GPU binning of Gaussians to 16x16 tiles: the\n"
     "                          tiles where alpha can reach 1/255 (default), or the\n"
     "                          reference's bounding square (same image, slower)\n"
+    "      --sh-precision half|float  GPU: SH coefficients on the device as halves\n"
+    "                          (default; half the bytes per frame, colours within\n"
+    "                          ~1e-3) or floats\n"
     "Refining a scene against posed photographs (--fit; the reference training's\n"
     "loss and Adam, the number of Gaussians fixed):\n"
     "      --fit IMAGES        train SCENE on the images of --cameras (PNG/JPEG named\n"
@@ -82,7 +85,7 @@ static const char *USAGE =
 enum {
     O_CAMERAS = GT_OPT_TOOL_BASE, O_VIEW, O_EYE, O_TARGET, O_UP, O_FOVY, O_SIZE, O_ORBIT, O_ORADIUS,
     O_OELEV, O_FRAMES, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS, O_BINNING, O_OUTFMT,
-    O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL
+    O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL, O_SHPREC
 };
 
 /* --frames A:B, A: or :B (frames A to B-1; a missing A is 0, a missing B the
@@ -214,6 +217,13 @@ static gt_status set_option(gt_gs_job *j, int c, const char *arg)
         j->render.square_binning = k == 1;
         break;
     }
+    case O_SHPREC: {
+        static const char *const names[] = {"half", "float"};
+        int k = 0;
+        st = gt_parse_enum("--sh-precision", arg, names, 2, &k);
+        j->render.sh_half = k == 0;
+        break;
+    }
     default: st = gt_usage_error("try 'gsrender --help'");
     }
     return st;
@@ -294,6 +304,7 @@ int main(int argc, char **argv)
         {"fps", required_argument, 0, O_FPS},
         {"png-level", required_argument, 0, O_PNGLEVEL},
         {"tile-binning", required_argument, 0, O_BINNING},
+        {"sh-precision", required_argument, 0, O_SHPREC},
         {"out-format", required_argument, 0, O_OUTFMT},
         {"fit", required_argument, 0, O_FIT},
         {"iterations", required_argument, 0, O_ITERS},

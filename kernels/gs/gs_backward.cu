@@ -195,7 +195,7 @@ static gt_status create_impl(gt_gs_diff *d)
     cu->stream = d->stream;
     cu->stream_borrowed = true;
     gt_arena_init(&cu->arena);
-    GT_TRY(gs_cu_alloc_scene(cu, d->n, d->sh_k, false));
+    GT_TRY(gs_cu_alloc_scene(cu, d->n, d->sh_k, false, false));
     size_t np = (size_t)d->max_w * d->max_h;
     GT_TRY(dalloc((void **)&d->T, np * sizeof(float), "final transmittance"));
     GT_TRY(dalloc((void **)&d->last, np * sizeof(uint32_t), "last contributors"));

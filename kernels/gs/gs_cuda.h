@@ -24,10 +24,12 @@ typedef struct gt_gs_cu_cam {
  * opacity n, sh n*sh_k*3. The 3-D covariances (scale * modifier) are
  * computed once here. exact_binning: duplicate into the tiles the alpha >=
  * 1/255 ellipse touches (else every tile of the reference's bounding
- * square; same image, more pairs). */
+ * square; same image, more pairs). sh_half: keep the SH coefficients as
+ * IEEE halves on the device (rounded to nearest; half the bytes uploaded
+ * and read per frame, colours within ~1e-3 of the float ones). */
 gt_status gt_gs_cu_create(size_t n, int sh_k, const float *pos, const float *scale, const float *rot,
                           const float *opacity, const float *sh, float scale_modifier,
-                          int antialias, int exact_binning, gt_gs_cu **out);
+                          int antialias, int exact_binning, int sh_half, gt_gs_cu **out);
 /* Render one view. Host outputs may be NULL (not downloaded): rgb w*h*3,
  * alpha w*h, depth w*h, rgba8 w*h*4. *pairs gets the (Gaussian, tile)
  * pair count. */

@@ -16,7 +16,13 @@
 //    tiles) bits): the same front-to-back lists for far fewer bytes;
 //  - colour and depth travel with position/conic into shared memory (one
 //    gather per Gaussian per batch, no per-pixel global loads), and each
-//    warp skips the Gaussians its pixel rows cannot see (blend_warp_mask).
+//    warp skips the Gaussians its pixel rows cannot see (blend_warp_mask);
+//  - the SH coefficients, most of a scene's bytes, as halves by default
+//    (gt_gs_cu_create's sh_half; colours within ~2e-4 of the floats' in the
+//    tests), and k_preprocess writes a Gaussian's geometry before its SH
+//    arrive, so that the 48 coefficients do not share the registers with
+//    it (90 -> 75 registers, 2 -> 3 blocks per SM: 0.67 -> 0.47 ms at 6M on
+//    the H100 with halves, 0.62 with floats).
 //
 // Launch shapes:
 //  - per-Gaussian stages (k_cov3, k_pack_pos, k_preprocess, k_duplicate) and
@@ -28,6 +34,7 @@
 //    saturated (__syncthreads_count).
 // One file: the stages share the context struct and run back to back on
 // its stream; at ~500 lines there is no call for splitting them.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,6 +45,7 @@
 #include "kernels/common/cu_runtime.h"
 #include "kernels/gs/gs_cuda.h"
 #include "kernels/gs/gs_stages.cuh"
+#include "common/half.h"
 #include "common/staged_copy.h"
 #include "gs/gs_cull.h"
 #include "gs/gs_math.h"
@@ -68,17 +76,47 @@ __global__ void k_pack_pos(size_t n, const float *__restrict__ pos, const float 
         out[i] = make_float4(pos[3 * i], pos[3 * i + 1], pos[3 * i + 2], op[i]);
 }
 
+// The SH coefficients of one Gaussian (sh_k of them, 3 colours each) kept as
+// IEEE halves, as floats in shl[0..3 (deg+1)^2). vec: sh_k is 16 and the
+// rows (96 bytes) 16-byte aligned: the halves the degree needs in uint4
+// loads of 8 (6 at degree 3, half the bytes of the float rows).
+__device__ __forceinline__ void sh_from_half(const uint16_t *__restrict__ hi, int deg, int vec, float shl[48])
+{
+    if (vec) {
+        const uint4 *h4 = reinterpret_cast<const uint4 *>(hi);
+        const int nq = deg >= 3 ? 6 : deg == 2 ? 4 : deg == 1 ? 2 : 1;
+#pragma unroll
+        for (int q = 0; q < 6; q++) {
+            const uint4 v = q < nq ? __ldg(h4 + q) : make_uint4(0u, 0u, 0u, 0u);
+            const unsigned int w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(&w[k]));
+                shl[8 * q + 2 * k] = f.x; // the lower address is the low half
+                shl[8 * q + 2 * k + 1] = f.y;
+            }
+        }
+        return;
+    }
+    const int nc = 3 * (deg + 1) * (deg + 1); // <= 3 sh_k
+#pragma unroll
+    for (int k = 0; k < 48; k++) // constant indices: shl stays in registers
+        shl[k] = k < nc ? __half2float(__ushort_as_half(hi[k])) : 0.0f;
+}
+
 __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg, int sh_vec4, int antialias,
                                                     int exact, Cam cam,
                                                     const float4 *__restrict__ pos_op,
                                                     const float *__restrict__ cov3,
                                                     const float *__restrict__ shs,
+                                                    const uint16_t *__restrict__ sh16,
                                                     float2 *__restrict__ xy_out,
                                                     float4 *__restrict__ conic_out,
                                                     float4 *__restrict__ rgbd_out,
                                                     GsDupRec *__restrict__ dup_out,
                                                     uint32_t *__restrict__ touched,
-                                                    uint8_t *__restrict__ visible)
+                                                    uint8_t *__restrict__ visible,
+                                                    uint32_t *__restrict__ zkey)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
@@ -128,11 +166,30 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
         }
         if (cnt == 0) continue;
 
+        // the geometry first: its registers are free before the SH's 48 arrive
+        xy_out[i] = make_float2(px, py);
+        conic_out[i] = make_float4(conic[0], conic[1], conic[2], opac);
+        GsDupRec rec;
+        rec.xy = make_float2(px, py);
+        rec.a = cov[0];
+        rec.b = cov[1];
+        rec.c = cov[2];
+        rec.tau2 = tau2;
+        rec.rect = make_ushort4((unsigned short)x0, (unsigned short)y0, (unsigned short)x1, (unsigned short)y1);
+        dup_out[i] = rec;
+        touched[i] = cnt;
+        visible[i] = 1;
+        zkey[i] = __float_as_uint(tz); // the depth sort's key (k_depth_keys)
+
         // colour from SH, direction camera -> mean
         float d[3], col[3];
         gs_view_dir(po.x - cam.campos[0], po.y - cam.campos[1], po.z - cam.campos[2], d);
-        const float *shi = shs + i * (size_t)sh_k * 3;
-        if (sh_vec4) {
+        if (sh16) {
+            float shl[48];
+            sh_from_half(sh16 + i * (size_t)sh_k * 3, deg, sh_vec4, shl);
+            gs_sh_eval(deg, shl, d[0], d[1], d[2], col);
+        } else if (sh_vec4) {
+            const float *shi = shs + i * (size_t)sh_k * 3;
             // 16 coefficients (192 bytes, 16-byte aligned): the ones the
             // degree needs in float4 loads, a quarter of the load requests of
             // 48 scalar ones strided by 192 bytes across the warp
@@ -149,34 +206,23 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
             }
             gs_sh_eval(deg, shl, d[0], d[1], d[2], col);
         } else {
-            gs_sh_eval(deg, shi, d[0], d[1], d[2], col);
+            gs_sh_eval(deg, shs + i * (size_t)sh_k * 3, d[0], d[1], d[2], col);
         }
-        xy_out[i] = make_float2(px, py);
-        conic_out[i] = make_float4(conic[0], conic[1], conic[2], opac);
         rgbd_out[i] = make_float4(col[0], col[1], col[2], tz);
-        GsDupRec rec;
-        rec.xy = make_float2(px, py);
-        rec.a = cov[0];
-        rec.b = cov[1];
-        rec.c = cov[2];
-        rec.tau2 = tau2;
-        rec.rect = make_ushort4((unsigned short)x0, (unsigned short)y0, (unsigned short)x1, (unsigned short)y1);
-        dup_out[i] = rec;
-        touched[i] = cnt;
-        visible[i] = 1;
     }
 }
 
 
 // Depth keys for the first sort, over the visible Gaussians idx[0..m) (in
 // index order): the view depth's float bits (positive, beyond GS_NEAR, so
-// they order as the depths do, sign bit 0).
-__global__ void k_depth_keys(size_t m, const float4 *__restrict__ rgbd, const uint32_t *__restrict__ idx,
+// they order as the depths do, sign bit 0), as k_preprocess left them in
+// zkey (4 bytes a Gaussian where rgbd's .w would fetch a 32-byte sector).
+__global__ void k_depth_keys(size_t m, const uint32_t *__restrict__ zkey, const uint32_t *__restrict__ idx,
                              uint32_t *__restrict__ keys)
 {
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < m;
          k += (size_t)gridDim.x * blockDim.x)
-        keys[k] = __float_as_uint(rgbd[idx[k]].w);
+        keys[k] = zkey[idx[k]];
 }
 
 // cnt[k] = touched[order[k]]: the tile counts in depth order, to scan.
@@ -275,7 +321,10 @@ __device__ __forceinline__ uint32_t blend_warp_mask(float2 g, float4 co, float t
 // One 16x16 block per tile, one thread per pixel; Gaussians in batches of
 // 256 through shared memory, front to back, stopping when every pixel of the
 // tile is saturated. A warp skips the Gaussians its two pixel rows cannot
-// see (blend_warp_mask).
+// see (blend_warp_mask). AUX: the depth image or the last contributor is
+// wanted (else neither is accumulated: fewer instructions per pixel and
+// Gaussian, the loop's whole cost).
+template <bool AUX>
 __global__ void __launch_bounds__(BLOCK) k_blend(int W, int H, int gx, const uint2 *__restrict__ ranges,
                                                  const uint32_t *__restrict__ vals,
                                                  const float2 *__restrict__ xy,
@@ -341,9 +390,11 @@ __global__ void __launch_bounds__(BLOCK) k_blend(int W, int H, int gx, const uin
                 C0 += cd.x * wgt;
                 C1 += cd.y * wgt;
                 C2 += cd.z * wgt;
-                D += cd.w * wgt;
+                if (AUX) {
+                    D += cd.w * wgt;
+                    last = base + (uint32_t)j + 1 - range.x;
+                }
                 T = test_T;
-                last = base + (uint32_t)j + 1 - range.x;
             }
         }
     }
@@ -375,7 +426,7 @@ extern "C" void gt_gs_cu_destroy(gt_gs_cu *g)
     if (!g) return;
     if (g->stream) cudaStreamSynchronize((cudaStream_t)g->stream);
     if (g->sh_borrowed) g->sh = NULL;
-    void *bufs[] = {g->pos_op, g->cov3,   g->sh,      g->xy,       g->conic_o, g->rgbd,
+    void *bufs[] = {g->pos_op, g->cov3,   g->sh,      g->sh16,    g->xy,       g->conic_o, g->rgbd,
                     g->dup,    g->touched, g->offsets,  g->keys_in, g->keys_out,
                     g->vals_in, g->vals_out, g->ranges, g->d_rgb,  g->d_alpha, g->d_depth,
                     g->d_rgba8, g->dkeys_in, g->dkeys_out, g->order_in, g->order_out, g->visible};
@@ -388,13 +439,17 @@ extern "C" void gt_gs_cu_destroy(gt_gs_cu *g)
 }
 
 // The per-Gaussian buffers of a context for n Gaussians (the SH only with
-// own_sh; the differentiable renderer of gs_backward.cu borrows its caller's).
-gt_status gs_cu_alloc_scene(gt_gs_cu *g, size_t n, int sh_k, bool own_sh)
+// own_sh, as halves with sh_half; the differentiable renderer of
+// gs_backward.cu borrows its caller's floats).
+gt_status gs_cu_alloc_scene(gt_gs_cu *g, size_t n, int sh_k, bool own_sh, bool sh_half)
 {
     size_t m = n ? n : 1;
     GT_TRY(dev_alloc((void **)&g->pos_op, m * sizeof(float4), "Gaussian positions"));
     GT_TRY(dev_alloc((void **)&g->cov3, m * 6 * sizeof(float), "3-D covariances"));
-    if (own_sh) GT_TRY(dev_alloc((void **)&g->sh, m * (size_t)sh_k * 3 * sizeof(float), "SH coefficients"));
+    if (own_sh && sh_half)
+        GT_TRY(dev_alloc((void **)&g->sh16, m * (size_t)sh_k * 3 * sizeof(uint16_t), "SH coefficients"));
+    else if (own_sh)
+        GT_TRY(dev_alloc((void **)&g->sh, m * (size_t)sh_k * 3 * sizeof(float), "SH coefficients"));
     g->sh_borrowed = !own_sh;
     GT_TRY(dev_alloc((void **)&g->xy, m * sizeof(float2), "projected means"));
     GT_TRY(dev_alloc((void **)&g->conic_o, m * sizeof(float4), "conics"));
@@ -411,10 +466,10 @@ gt_status gs_cu_alloc_scene(gt_gs_cu *g, size_t n, int sh_k, bool own_sh)
 }
 
 static gt_status create_impl(gt_gs_cu *g, size_t n, int sh_k, const float *pos, const float *scale,
-                             const float *rot, const float *opacity, const float *sh, float mod)
+                             const float *rot, const float *opacity, const float *sh, float mod, bool sh_half)
 {
     GT_TRY(gt_cu_stream_create(&g->stream));
-    GT_TRY(gs_cu_alloc_scene(g, n, sh_k, true));
+    GT_TRY(gs_cu_alloc_scene(g, n, sh_k, true, sh_half));
     if (n == 0) return GT_OK;
     cudaStream_t st = (cudaStream_t)g->stream;
     // staging: scale and rot go through the buffers that preprocess reuses
@@ -433,8 +488,10 @@ static gt_status create_impl(gt_gs_cu *g, size_t n, int sh_k, const float *pos, 
         k_cov3<<<gt_grid(n, 256), 256, 0, st>>>(n, d_tmp2, d_tmp, mod, g->cov3);
         s = gt_cu_status_from(cudaGetLastError(), "k_cov3", __FILE__, __LINE__);
     }
-    // the SH are most of the scene (192 of 236 MB at degree 3): pinned staging
-    if (s == GT_OK) s = gt_staged_upload(g->sh, sh, n * (size_t)sh_k * 3 * sizeof(float), g->stream);
+    // the SH are most of the scene (192 of 236 MB at degree 3): pinned
+    // staging, converted to halves by the staging threads with sh_half
+    if (s == GT_OK && sh_half) s = gt_staged_upload_f16(g->sh16, sh, n * (size_t)sh_k * 3, g->stream);
+    else if (s == GT_OK) s = gt_staged_upload(g->sh, sh, n * (size_t)sh_k * 3 * sizeof(float), g->stream);
     if (s == GT_OK) s = gt_cu_stream_sync(g->stream);
     if (d_tmp) gt_cu_free(d_tmp);
     if (d_tmp2) gt_cu_free(d_tmp2);
@@ -443,7 +500,7 @@ static gt_status create_impl(gt_gs_cu *g, size_t n, int sh_k, const float *pos, 
 
 extern "C" gt_status gt_gs_cu_create(size_t n, int sh_k, const float *pos, const float *scale,
                                      const float *rot, const float *opacity, const float *sh,
-                                     float scale_modifier, int antialias, int exact_binning,
+                                     float scale_modifier, int antialias, int exact_binning, int sh_half,
                                      gt_gs_cu **out)
 {
     *out = NULL;
@@ -455,7 +512,7 @@ extern "C" gt_status gt_gs_cu_create(size_t n, int sh_k, const float *pos, const
     g->antialias = antialias;
     g->exact = exact_binning;
     gt_arena_init(&g->arena);
-    gt_status s = create_impl(g, n, sh_k, pos, scale, rot, opacity, sh, scale_modifier);
+    gt_status s = create_impl(g, n, sh_k, pos, scale, rot, opacity, sh, scale_modifier, sh_half != 0);
     if (s != GT_OK) {
         gt_gs_cu_destroy(g);
         return s;
@@ -522,10 +579,11 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
     if (timed) gt_timer_start(&t, true, g->stream);
     size_t n = g->n;
     if (n) {
-        const int vec4 = g->sh_k == 16 && ((uintptr_t)g->sh & 15) == 0;
+        const uintptr_t sh_addr = g->sh16 ? (uintptr_t)g->sh16 : (uintptr_t)g->sh;
+        const int vec4 = g->sh_k == 16 && (sh_addr & 15) == 0;
         k_preprocess<<<gt_grid(n, 256), 256, 0, st>>>(n, g->sh_k, sh_deg, vec4, g->antialias, g->exact, cam,
-                                                        g->pos_op, g->cov3, g->sh, g->xy, g->conic_o, g->rgbd,
-                                                        g->dup, g->touched, g->visible);
+                                                        g->pos_op, g->cov3, g->sh, g->sh16, g->xy, g->conic_o, g->rgbd,
+                                                        g->dup, g->touched, g->visible, g->dkeys_out);
         GT_CU_LAUNCH("k_preprocess");
     }
     if (timed) stage_end(&t, tm, "preprocess");
@@ -542,7 +600,8 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
     if (n) {
         GT_TRY(gt_cu_select_flagged_index(g->visible, g->order_in, n, &m, &g->arena, g->stream));
         if (m) {
-            k_depth_keys<<<gt_grid(m, 256), 256, 0, st>>>(m, g->rgbd, g->order_in, g->dkeys_in);
+            // dkeys_out holds the keys by Gaussian (k_preprocess) until the sort writes it
+            k_depth_keys<<<gt_grid(m, 256), 256, 0, st>>>(m, g->dkeys_out, g->order_in, g->dkeys_in);
             GT_CU_LAUNCH("k_depth_keys");
             GT_TRY(gt_cu_sort_pairs_u32(g->dkeys_in, g->dkeys_out, g->order_in, g->order_out, m, 0, 31, &g->arena,
                                         g->stream));
@@ -610,10 +669,16 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
 
     if (timed) gt_timer_start(&t, true, g->stream);
     dim3 grid((unsigned)cam.gx, (unsigned)cam.gy), block(TILE, TILE);
-    k_blend<<<grid, block, 0, st>>>(c->width, c->height, cam.gx, g->ranges, g->vals_out, g->xy, g->conic_o,
-                                    g->rgbd, bg[0], bg[1], bg[2], (rgb || g->keep_rgb) ? g->d_rgb : NULL,
-                                    (alpha || depth) ? g->d_alpha : NULL, depth ? g->d_depth : NULL,
-                                    rgba8 ? g->d_rgba8 : NULL, g->state_rgb, g->state_T, g->state_last);
+    if (depth || g->state_last)
+        k_blend<true><<<grid, block, 0, st>>>(c->width, c->height, cam.gx, g->ranges, g->vals_out, g->xy, g->conic_o,
+                                              g->rgbd, bg[0], bg[1], bg[2], (rgb || g->keep_rgb) ? g->d_rgb : NULL,
+                                              (alpha || depth) ? g->d_alpha : NULL, depth ? g->d_depth : NULL,
+                                              rgba8 ? g->d_rgba8 : NULL, g->state_rgb, g->state_T, g->state_last);
+    else
+        k_blend<false><<<grid, block, 0, st>>>(c->width, c->height, cam.gx, g->ranges, g->vals_out, g->xy,
+                                               g->conic_o, g->rgbd, bg[0], bg[1], bg[2],
+                                               (rgb || g->keep_rgb) ? g->d_rgb : NULL, alpha ? g->d_alpha : NULL,
+                                               NULL, rgba8 ? g->d_rgba8 : NULL, g->state_rgb, g->state_T, NULL);
     GT_CU_LAUNCH("k_blend");
     if (timed) stage_end(&t, tm, "blend");
 

@@ -38,7 +38,8 @@ struct gt_gs_cu {
     // scene
     float4 *pos_op;   // x y z opacity
     float *cov3;      // n*6: xx xy xz yy yz zz
-    float *sh;        // n*sh_k*3
+    float *sh;        // n*sh_k*3 (NULL when the scene keeps them in sh16)
+    uint16_t *sh16;   // n*sh_k*3 IEEE halves (gt_gs_cu_create with sh_half), else NULL
     bool sh_borrowed; // sh belongs to the caller (not freed)
     // per Gaussian, per frame
     float2 *xy;
@@ -75,7 +76,8 @@ struct Cam {
     int W, H, gx, gy;
 };
 
-// The per-Gaussian buffers of g for n Gaussians; the SH buffer only with own_sh.
-gt_status gs_cu_alloc_scene(gt_gs_cu *g, size_t n, int sh_k, bool own_sh);
+// The per-Gaussian buffers of g for n Gaussians; the SH buffer only with
+// own_sh (floats, or halves with sh_half).
+gt_status gs_cu_alloc_scene(gt_gs_cu *g, size_t n, int sh_k, bool own_sh, bool sh_half);
 
 #endif

@@ -104,6 +104,9 @@ typedef struct gt_gs_params {
     bool square_binning;  /* GPU: bin into the reference's bounding square
                              instead of the exact ellipse/tile overlap (same
                              image, more pairs; for comparisons) */
+    bool sh_half;         /* GPU renderer: SH coefficients kept as IEEE halves on
+                             the device (default): half the bytes uploaded and read
+                             per frame; colours within ~1e-3 of the float ones */
     bool ref_grad;        /* backward pass (gs_grad.h) as diff-gaussian-rasterization's
                              rather than the exact derivative: the gradient passes
                              through alpha's 0.99 clamp, and the z-derivative of the

@@ -84,6 +84,7 @@ void gt_gs_params_init(gt_gs_params *p)
     p->scale_modifier = 1.0f;
     p->antialias = false;
     p->square_binning = false;
+    p->sh_half = true;
     p->ref_grad = false;
 }
 

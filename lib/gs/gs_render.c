@@ -32,7 +32,8 @@ gt_status gt_gs_gpu_create(const gt_gs_scene *s, const gt_gs_params *p, gt_gs_gp
     g->scene = s;
     g->params = *p;
     gt_status st = gt_gs_cu_create(s->n, s->sh_k, s->pos, s->scale, s->rot, s->opacity, s->sh,
-                                   p->scale_modifier, p->antialias ? 1 : 0, p->square_binning ? 0 : 1, &g->cu);
+                                   p->scale_modifier, p->antialias ? 1 : 0, p->square_binning ? 0 : 1,
+                                   p->sh_half ? 1 : 0, &g->cu);
     if (st != GT_OK) {
         free(g);
         /* the scene is uploaded whole; only a bigger GPU or the CPU helps */

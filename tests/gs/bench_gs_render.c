@@ -7,8 +7,10 @@
  * float image into OUT (float32, views one after another, rows top first, rgb
  * interleaved), for the image comparison with the peers.
  *
- *   bench_gs_render SCENE.ply CAMERAS.txt REPS OUT.f32 [cpu] [square]
+ *   bench_gs_render SCENE.ply CAMERAS.txt REPS OUT.f32 [cpu] [square] [float]
  *
+ * square: the reference's bounding-square binning; float: the SH as floats
+ * on the device (gsrender --sh-precision float; default halves).
  * CAMERAS.txt: one camera per line, w h fx fy R[9] (world -> camera, rows)
  * t[3] campos[3]. Prints per view "view I best_ms B mean_ms M pairs P", then
  * the per-stage means of one more timed pass ("stage NAME ms"). */
@@ -58,10 +60,11 @@ int main(int argc, char **argv)
         return 2;
     }
     int reps = atoi(argv[3]);
-    bool cpu = false, square = false;
+    bool cpu = false, square = false, sh_float = false;
     for (int k = 5; k < argc; k++) {
         if (!strcmp(argv[k], "cpu")) cpu = true;
         if (!strcmp(argv[k], "square")) square = true;
+        if (!strcmp(argv[k], "float")) sh_float = true;
     }
 #if !GT_HAVE_CUDA
     if (!cpu) return die("built without CUDA: pass cpu", NULL);
@@ -74,6 +77,7 @@ int main(int argc, char **argv)
     gt_gs_params p;
     gt_gs_params_init(&p);
     p.square_binning = square;
+    p.sh_half = !sh_float;
     FILE *out = fopen(argv[4], "wb");
     if (!out) return die("cannot write", argv[4]);
     gt_gs_image im;

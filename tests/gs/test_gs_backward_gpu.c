@@ -95,6 +95,7 @@ static void check(size_t n, int deg, int w, int h, int antialias, int square, in
     p.antialias = antialias;
     p.square_binning = square;
     p.ref_grad = ref;
+    p.sh_half = false; /* the renderer's image below is compared to the float forward */
     p.bg[0] = 0.3f, p.bg[1] = 0.1f, p.bg[2] = 0.7f;
     size_t np = (size_t)w * h;
     float *dl = malloc(3 * np * sizeof *dl), *rgb_c = malloc(3 * np * sizeof *rgb_c),

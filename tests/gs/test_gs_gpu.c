@@ -1,8 +1,9 @@
 /* CUDA renderer against the CPU reference on random scenes and cameras:
  * 8-bit output within 2/255 per channel, float output PSNR >= 50 dB, alpha
  * and depth likewise; a context reused across views and sizes; scenes with
- * large oblique Gaussians that stress the ellipse/tile binning. Exits 77
- * without a GPU. */
+ * large oblique Gaussians that stress the ellipse/tile binning; the SH kept
+ * as halves (the default) and as floats, and the two images within 2e-3 of
+ * each other. Exits 77 without a GPU. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,6 +75,7 @@ static void check_view(gt_gs_gpu *g, const gt_gs_scene *s, const gt_gs_camera *c
 }
 
 static bool g_square = false; /* --tile-binning square for the next cases */
+static bool g_float = false;  /* --sh-precision float for the next cases */
 
 static void run_case(size_t n, int deg, double smin, double smax, bool aa, int cap, uint64_t seed)
 {
@@ -84,6 +86,7 @@ static void run_case(size_t n, int deg, double smin, double smax, bool aa, int c
     p.antialias = aa;
     p.sh_degree = cap;
     p.square_binning = g_square;
+    p.sh_half = !g_float;
     p.bg[0] = 0.2f, p.bg[1] = 0.4f, p.bg[2] = 0.9f;
     gt_gs_gpu *g;
     GT_ASSERT_OK(gt_gs_gpu_create(&s, &p, &g));
@@ -92,7 +95,8 @@ static void run_case(size_t n, int deg, double smin, double smax, bool aa, int c
         gt_gs_camera cam;
         GT_ASSERT_OK(gs_random_camera(&cam, v == 3 ? 1.2 : 3.0, sizes[v][0], sizes[v][1], seed * 31 + v));
         char what[64];
-        snprintf(what, sizeof what, "n=%zu deg=%d aa=%d%s view %d", n, deg, aa, g_square ? " sq" : "", v);
+        snprintf(what, sizeof what, "n=%zu deg=%d aa=%d%s%s view %d", n, deg, aa, g_square ? " sq" : "",
+                 g_float ? " f32" : "", v);
         check_view(g, &s, &cam, &p, what);
     }
     gt_gs_gpu_destroy(g);
@@ -103,6 +107,64 @@ static void test_random_small(void **state)
 {
     (void)state;
     for (int deg = 0; deg <= 3; deg++) run_case(2000, deg, 0.005, 0.08, false, -1, 100 + deg);
+    g_float = true;
+    for (int deg = 0; deg <= 3; deg++) run_case(2000, deg, 0.005, 0.08, false, -1, 100 + deg);
+    g_float = false;
+}
+
+/* SH as halves against SH as floats, same scene and views: each colour
+ * within 2e-3 (a half's rounding of each coefficient, ~5e-4 relative,
+ * through the SH basis), the 8-bit images within one step, alpha and depth
+ * the same (the SH do not reach them); and the halves do round (the images
+ * are not identical), so the half path is the one that ran. */
+static void test_half_vs_float(void **state)
+{
+    (void)state;
+    for (int deg = 1; deg <= 3; deg += 2) {
+        gt_gs_scene s;
+        GT_ASSERT_OK(gs_random_scene(&s, 4000, deg, 0.005, 0.08, 200 + deg));
+        gt_gs_params p;
+        gt_gs_params_init(&p);
+        assert_true(p.sh_half); /* the default */
+        gt_gs_gpu *gh, *gf;
+        GT_ASSERT_OK(gt_gs_gpu_create(&s, &p, &gh));
+        p.sh_half = false;
+        GT_ASSERT_OK(gt_gs_gpu_create(&s, &p, &gf));
+        gt_gs_camera cam;
+        GT_ASSERT_OK(gs_random_camera(&cam, 3.0, 160, 120, 300 + deg));
+        gt_gs_image ih, iff;
+        GT_ASSERT_OK(gt_gs_image_alloc(&ih, 160, 120));
+        GT_ASSERT_OK(gt_gs_image_alloc(&iff, 160, 120));
+        const int what = GT_GS_OUT_FLOAT | GT_GS_OUT_AUX | GT_GS_OUT_RGBA8;
+        GT_ASSERT_OK(gt_gs_gpu_render(gh, &cam, &ih, what, NULL));
+        GT_ASSERT_OK(gt_gs_gpu_render(gf, &cam, &iff, what, NULL));
+        size_t np = 160 * 120, differ = 0;
+        double worst = 0;
+        int max8 = 0;
+        for (size_t i = 0; i < 3 * np; i++) {
+            double d = fabs((double)ih.rgb[i] - iff.rgb[i]);
+            worst = fmax(worst, d);
+            differ += d > 0;
+        }
+        for (size_t i = 0; i < 4 * np; i++) {
+            int d8 = abs((int)ih.rgba8[i] - (int)iff.rgba8[i]);
+            if (d8 > max8) max8 = d8;
+        }
+        for (size_t i = 0; i < np; i++) {
+            assert_true(ih.alpha[i] == iff.alpha[i]);
+            assert_true(ih.depth[i] == iff.depth[i]);
+        }
+        printf("SH degree %d: half vs float max |rgb| %.2e, %zu of %zu values differ, max8 %d\n", deg, worst, differ,
+               3 * np, max8);
+        assert_true(worst <= 2e-3);
+        assert_true(max8 <= 1);
+        assert_true(differ > 0);
+        gt_gs_image_free(&ih);
+        gt_gs_image_free(&iff);
+        gt_gs_gpu_destroy(gh);
+        gt_gs_gpu_destroy(gf);
+        gt_gs_scene_free(&s);
+    }
 }
 
 static void test_random_large_gaussians(void **state)
@@ -178,6 +240,7 @@ int main(void)
     gt_test_require_gpu();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_small),          cmocka_unit_test(test_random_large_gaussians),
+        cmocka_unit_test(test_half_vs_float),
         cmocka_unit_test(test_random_antialias_cap),  cmocka_unit_test(test_camera_inside),
         cmocka_unit_test(test_empty),                 cmocka_unit_test(test_square_binning),
     };
