@@ -7,12 +7,13 @@
  * float image into OUT (float32, views one after another, rows top first, rgb
  * interleaved), for the image comparison with the peers.
  *
- *   bench_gs_render SCENE.ply CAMERAS.txt REPS OUT.f32 [cpu] [square] [float]
+ *   bench_gs_render SCENE.ply CAMERAS REPS OUT.f32 [cpu] [square] [float]
  *
  * square: the reference's bounding-square binning; float: the SH as floats
  * on the device (gsrender --sh-precision float; default halves).
- * CAMERAS.txt: one camera per line, w h fx fy R[9] (world -> camera, rows)
- * t[3] campos[3]. Prints per view "view I best_ms B mean_ms M pairs P", then
+ * CAMERAS: a cameras.json (the reference training's, read as gsrender
+ * --cameras reads it), or a .txt of one camera per line, w h fx fy R[9]
+ * (world -> camera, rows) t[3] campos[3]. Prints per view "view I best_ms B mean_ms M pairs P", then
  * the per-stage means of one more timed pass ("stage NAME ms"). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +57,7 @@ static int read_cameras(const char *path, gt_gs_camera **out, int *n)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: bench_gs_render SCENE.ply CAMERAS.txt REPS OUT.f32 [cpu] [square]\n");
+        fprintf(stderr, "usage: bench_gs_render SCENE.ply CAMERAS.json|CAMERAS.txt REPS OUT.f32 [cpu] [square] [float]\n");
         return 2;
     }
     int reps = atoi(argv[3]);
@@ -73,7 +74,12 @@ int main(int argc, char **argv)
     if (gt_gs_scene_read(argv[1], &s) != GT_OK) return die("cannot read the scene", gt_errmsg());
     gt_gs_camera *cams;
     int nc;
-    if (read_cameras(argv[2], &cams, &nc)) return die("camera file: expected lines of w h fx fy R[9] t[3] campos[3]", argv[2]);
+    size_t cl = strlen(argv[2]);
+    if (cl > 5 && !strcmp(argv[2] + cl - 5, ".json")) {
+        if (gt_gs_cameras_read(argv[2], &cams, &nc) != GT_OK) return die("cameras.json", gt_errmsg());
+    } else if (read_cameras(argv[2], &cams, &nc)) {
+        return die("camera file: expected lines of w h fx fy R[9] t[3] campos[3]", argv[2]);
+    }
     gt_gs_params p;
     gt_gs_params_init(&p);
     p.square_binning = square;
