@@ -1,14 +1,18 @@
-/* The splat of the normals into the depth-D functions and the divergence of
- * the splatted field against every node's basis function, on the GPU
- * (stages 2 and 3 of gt_pr_solve_cpu; the arithmetic is pr_bspline.h's).
+/* The splat of the normals into the functions of levels F..D (each sample at
+ * the two levels around its splat depth) and the divergence of the splatted
+ * field against every node's basis function, on the GPU (stages 2 and 3 of
+ * gt_pr_solve_cpu; the arithmetic is pr_bspline.h's).
  *
- * Launch shape: the splat takes one thread per depth-D node (a gather over
+ * Launch shape: the splat takes one thread per node of a level (a gather over
  * the points of its 27 neighbour cells: no atomics). The divergence takes
- * one lane per depth-D node and scatters into the 125-neighbourhoods of its
- * ancestors with double atomics; lanes with the same ancestor at a level
- * (consecutive, as the nodes are key-sorted) are summed by a segmented
- * shuffle scan first, so the coarse levels' few targets do not take one
- * atomic per fine node. */
+ * one lane per node of a source level and scatters into the
+ * 125-neighbourhoods of its ancestors with double atomics; lanes with the
+ * same ancestor at a level (consecutive, as the nodes are key-sorted) are
+ * summed by a segmented shuffle scan first, so the coarse levels' few
+ * targets do not take one atomic per fine node. The finer targets of a
+ * coarse source gather instead (one thread per target, no atomics): a
+ * source's finer targets are the descendants of 125 nodes, too many to
+ * scatter to. */
 #include <cuda_runtime.h>
 
 #include "kernels/common/cu_check.h"
@@ -27,14 +31,47 @@ __device__ __forceinline__ int32_t d_nbr125(const gt_pr_dev_octree o, int32_t no
     return gt_pr_nbr_rule(o.nbr, o.child, p, c_lutp125[c], c_lutc125[c], i);
 }
 
-__global__ void k_splat(const gt_pr_dev_octree o, int D, size_t s0, size_t n, const float *u, const float *nrm,
-                        const float *area, double inv_w3, double *vf)
+__global__ void k_splat(const gt_pr_dev_octree o, int l, int F, int D, size_t s0, size_t n, const float *u,
+                        const float *nrm, const float *area, const float *depth, double inv_w3, double *vf, int *any)
 {
     GRID_LOOP(q, n)
     {
         double acc[3];
-        gt_pr_splat_node(o.key, o.nbr, o.pt_start, o.pt_count, D, s0 + q, u, nrm, area, acc);
+        gt_pr_splat_node(o.key, o.nbr, o.pt_start, o.pt_count, l, F, D, s0 + q, u, nrm, area, depth, acc);
         for (int a = 0; a < 3; a++) vf[3 * q + a] = acc[a] * inv_w3;
+        if (acc[0] != 0.0 || acc[1] != 0.0 || acc[2] != 0.0) *any = 1; /* benign: all write 1 */
+    }
+}
+
+/* The finer targets' share of the divergence: node t of level d takes
+ * v_f . int grad F_t F_f from the nodes f with a vector in the
+ * 125-neighbourhood of each ancestor (levels lf in srcmask) */
+__global__ void k_div_gather(const gt_pr_dev_octree o, int d, int F, size_t s0, size_t n, const double *__restrict__ vf,
+                             const xtab T, unsigned srcmask, double *rhs)
+{
+    GRID_LOOP(q, n)
+    {
+        const int32_t v = (int32_t)(s0 + q);
+        int64_t co[3];
+        gt_pr_cell_of(o.key[(size_t)v], co);
+        double acc = 0.0;
+        int32_t anc = v;
+        for (int lf = d - 1; lf >= F; lf--) {
+            anc = o.parent[anc];
+            if (!((srcmask >> lf) & 1u)) continue;
+            double M[3][5], G[3][5];
+            int64_t ca[3];
+            gt_pr_cell_of(o.key[(size_t)anc], ca);
+            gt_pr_cross_rows(T.M + T.off[lf], T.G + T.off[lf], co, ca, d - lf, M, G);
+            for (int i = 0; i < 125; i++) {
+                const int32_t f = d_nbr125(o, anc, i);
+                if (f < 0) continue;
+                const double vv[3] = {vf[3 * (size_t)f], vf[3 * (size_t)f + 1], vf[3 * (size_t)f + 2]};
+                if (vv[0] == 0 && vv[1] == 0 && vv[2] == 0) continue;
+                acc += gt_pr_div_term(vv, M, G, i);
+            }
+        }
+        rhs[v] += acc;
     }
 }
 
@@ -42,7 +79,7 @@ __global__ void k_splat(const gt_pr_dev_octree o, int D, size_t s0, size_t n, co
  * v_f . int grad F_t F_f into the 125-neighbourhood t of each of its
  * ancestors. */
 __global__ void k_divergence(const gt_pr_dev_octree o, int D, int F, size_t s0, size_t n, const double *__restrict__ vf,
-                             const xtab T, double *rhs)
+                             const xtab T, double *rhs) /* D: the sources' level */
 {
     const unsigned FULL = 0xffffffffu;
     const int lane = threadIdx.x & 31;
@@ -81,10 +118,10 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, int F, size_t s0, 
     }
 }
 
-gt_status pr_splat(const gt_pr_dev_octree &o, int D, size_t s0, size_t n, const float *u, const float *nrm,
-                   const float *area, double inv_w3, double *vf)
+gt_status pr_splat(const gt_pr_dev_octree &o, int l, int F, int D, size_t s0, size_t n, const float *u,
+                   const float *nrm, const float *area, const float *depth, double inv_w3, double *vf, int *any)
 {
-    LAUNCH(k_splat, n, o, D, s0, n, u, nrm, area, inv_w3, vf);
+    LAUNCH(k_splat, n, o, l, F, D, s0, n, u, nrm, area, depth, inv_w3, vf, any);
     return GT_OK;
 }
 
@@ -95,5 +132,15 @@ gt_status pr_divergence(const gt_pr_dev_octree &o, int D, int F, size_t s0, size
     GT_CU(cudaMemcpyToSymbol(c_lutp125, gt_pr_lut_parent125, sizeof gt_pr_lut_parent125));
     GT_CU(cudaMemcpyToSymbol(c_lutc125, gt_pr_lut_child125, sizeof gt_pr_lut_child125));
     LAUNCH(k_divergence, n, o, D, F, s0, n, vf, T, rhs);
+    return GT_OK;
+}
+
+gt_status pr_div_gather(const gt_pr_dev_octree &o, int d, int F, size_t s0, size_t n, const double *vf, const xtab &T,
+                        unsigned srcmask, double *rhs)
+{
+    gt_pr_luts_init();
+    GT_CU(cudaMemcpyToSymbol(c_lutp125, gt_pr_lut_parent125, sizeof gt_pr_lut_parent125));
+    GT_CU(cudaMemcpyToSymbol(c_lutc125, gt_pr_lut_child125, sizeof gt_pr_lut_child125));
+    LAUNCH(k_div_gather, n, o, d, F, s0, n, vf, T, srcmask, rhs);
     return GT_OK;
 }

@@ -3,7 +3,8 @@
  * encoding into leaves, widened to every depth-D cell within 2 cells of one
  * with points (pr_morton.h: child 0 of the 27 neighbours of each occupied
  * cell's parent, sorted in with the leaves, unique, ranges by binary search),
- * then per level: every cell at the full depth (same lookup), flag where the
+ * then per level: the same widening above the full depth, every cell at the
+ * full depth (same lookup), flag where the
  * parent changes, scan to number the parents, allocate all 8 siblings of
  * each, scatter point ranges and child blocks, and go up by dropping 3 bits. Links and the 27 neighbours of every
  * node come from the parent's neighbours through LUTparent/LUTchild.
@@ -264,6 +265,61 @@ static gt_status build(const float *d_u, size_t n, int depth, int full_depth, gt
     occ = wkey; ost = wst; ocn = wcn; flag = flag2;
     nocc = nwide;
     for (int l = depth; l >= 1; l--) {
+        if (l < depth && l > F) { /* widened as the leaves were (the CPU's occ_widen) */
+            size_t nc = 28 * nocc, nw = 0;
+            uint64_t *wc = NULL;
+            uint32_t *wr = NULL;
+            CUM(wc, 3 * nc * sizeof(uint64_t), "octree widening");
+            tmp[0] = wc;
+            CUM(wr, nc * sizeof(uint32_t), "octree widening");
+            tmp[1] = wr;
+            k_widen_cand<<<gt_grid(nc, B), B>>>(occ, nocc, l, wc);
+            GT_CU_LAUNCH("k_widen_cand");
+            GT_TRY(gt_cu_sort_pairs_u64(wc, wc + nc, NULL, NULL, nc, 0, 3 * l + 1, NULL, NULL));
+            GT_TRY(gt_cu_rle_u64(wc + nc, wc + 2 * nc, wr, nc, &nw, NULL, NULL));
+            uint64_t last = 0;
+            GT_TRY(gt_cu_memcpy_d2h(&last, wc + 2 * nc + nw - 1, sizeof last, NULL));
+            if (last == GT_PR_NO_KEY(l)) nw--;
+            if (nw > cap) { /* the level buffers grow; the occupied cells move over */
+                void *nb[5] = {NULL, NULL, NULL, NULL, NULL};
+                CUM(nb[0], nw * sizeof(uint64_t), "octree keys");
+                tmp[2] = nb[0];
+                CUM(nb[1], nw * sizeof(uint64_t), "octree keys");
+                tmp[3] = nb[1];
+                CUM(nb[2], 4 * nw * sizeof(uint32_t), "octree ranges");
+                tmp[4] = nb[2];
+                CUM(nb[3], 2 * nw * sizeof(int32_t), "octree links");
+                tmp[5] = nb[3];
+                CUM(nb[4], nw * sizeof(uint32_t), "flags");
+                tmp[6] = nb[4];
+                uint32_t *r32 = (uint32_t *)nb[2];
+                int32_t *b32 = (int32_t *)nb[3];
+                GT_TRY(gt_cu_memcpy_d2d(nb[0], occ, nocc * sizeof(uint64_t), NULL));
+                GT_TRY(gt_cu_memcpy_d2d(r32, ost, nocc * sizeof(uint32_t), NULL));
+                GT_TRY(gt_cu_memcpy_d2d(r32 + nw, ocn, nocc * sizeof(uint32_t), NULL));
+                GT_TRY(gt_cu_memcpy_d2d(b32, oblk, nocc * sizeof(int32_t), NULL));
+                for (int i = 8; i <= 12; i++) {
+                    gt_cu_free(tmp[i]);
+                    tmp[i] = nb[i - 8];
+                    tmp[i - 6] = NULL;
+                }
+                cap = nw;
+                occ = (uint64_t *)nb[0]; nkey = (uint64_t *)nb[1];
+                ost = r32; ocn = r32 + cap; nst = r32 + 2 * cap; ncn = r32 + 3 * cap;
+                oblk = b32; nblk = b32 + cap;
+                flag = (uint32_t *)nb[4];
+            }
+            k_occ_lookup<<<gt_grid(nw, B), B>>>(wc + 2 * nc, nw, occ, ost, ocn, oblk, nocc, (uint32_t)n, nkey, nst,
+                                                ncn, nblk);
+            GT_CU_LAUNCH("k_occ_lookup");
+            gt_cu_free(tmp[0]); tmp[0] = NULL;
+            gt_cu_free(tmp[1]); tmp[1] = NULL;
+            uint64_t *t64 = occ; occ = nkey; nkey = t64;
+            uint32_t *t32 = ost; ost = nst; nst = t32;
+            t32 = ocn; ocn = ncn; ncn = t32;
+            int32_t *tb = oblk; oblk = nblk; nblk = tb;
+            nocc = nw;
+        }
         if (l == F) { /* every cell of the full depth */
             size_t all = (size_t)1 << (3 * l);
             k_occ_lookup<<<gt_grid(all, B), B>>>(NULL, all, occ, ost, ocn, oblk, nocc, (uint32_t)n, nkey, nst, ncn,

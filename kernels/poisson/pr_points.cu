@@ -1,6 +1,7 @@
 /* The per-point stages of the GPU solve (pr_solve_stages.h): the points in
  * key order, each point's node at a level, the density and screening terms
- * scattered from the points, the sample areas and chi at the samples. The
+ * scattered from the points, the samples' splat depths and areas, and chi
+ * at the samples. The
  * arithmetic is pr_bspline.h's, as in the CPU's gt_pr_solve_cpu.
  *
  * Launch shape: one thread per point (grid-stride, PR_BLOCK threads). The
@@ -98,13 +99,15 @@ __global__ void k_up(const int32_t *parent, const int32_t *leaf, int levels, int
         out[k] = v;
     }
 }
-__global__ void k_area(const gt_pr_dev_octree o, int Dw, const int32_t *lnode, const float *u, const double *w,
-                       double w2, double spn, float *area, size_t n)
+/* each sample's splat depth from the densities, and its area */
+__global__ void k_sample_depth(const gt_pr_dev_octree o, int Dw, int F, const int32_t *lnode, const float *u,
+                               const double *w, double spn, float *depth, float *area, size_t n)
 {
     GRID_LOOP(k, n)
     {
-        double W = gt_pr_eval_node(o.key, o.nbr, Dw, lnode[k], u + 3 * k, w);
-        area[k] = gt_pr_area(GT_PR_KAPPA, w2, W, spn);
+        const double dep = gt_pr_sample_depth(o.key, o.nbr, o.parent, lnode[k], Dw, F, u + 3 * k, w, GT_PR_KAPPA * spn);
+        depth[k] = (float)dep;
+        area[k] = gt_pr_sample_area(dep, spn);
     }
 }
 __global__ void k_ptval_add(const gt_pr_dev_octree o, int d, const int32_t *lnode, const float *u, const double *coef,
@@ -141,10 +144,10 @@ gt_status pr_point_scatter(int mode, const gt_pr_dev_octree &o, int d, const int
     else LAUNCH(k_point_scatter<MODE_PP>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N);
     return GT_OK;
 }
-gt_status pr_areas(const gt_pr_dev_octree &o, int Dw, const int32_t *lnode, const float *u, const double *w,
-                   double w2, double spn, float *area, size_t n)
+gt_status pr_sample_depths(const gt_pr_dev_octree &o, int Dw, int F, const int32_t *lnode, const float *u,
+                           const double *w, double spn, float *depth, float *area, size_t n)
 {
-    LAUNCH(k_area, n, o, Dw, lnode, u, w, w2, spn, area, n);
+    LAUNCH(k_sample_depth, n, o, Dw, F, lnode, u, w, spn, depth, area, n);
     return GT_OK;
 }
 gt_status pr_ptval_add(const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u, const double *coef,

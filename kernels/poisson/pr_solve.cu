@@ -1,9 +1,10 @@
 /* GPU solve of the screened Poisson system on the device octree: the driver
  * of the same stages as gt_pr_solve_cpu (lib/poisson/solve.c), whose
  * kernels are in pr_points.cu, pr_divergence.cu and pr_level.cu
- * (pr_solve_stages.h says what each holds): sample density at depth D-2 and
- * sample areas, B-spline splat of the normals at depth D, divergence
- * scattered into the 125-neighbourhoods of the fine nodes' ancestors, then
+ * (pr_solve_stages.h says what each holds): sample density at depths F..D-2,
+ * each sample's splat depth and area, B-spline splat of the normals into
+ * levels F..D, divergence scattered into the 125-neighbourhoods of the
+ * sources' ancestors and gathered by the finer targets, then
  * per level, coarse to fine: the right-hand side with the coarser levels'
  * Laplacian and screening moved over, and CG on the 125-point stencil plus
  * point screening. The integral tables and stencils are computed on the
@@ -25,7 +26,8 @@
 
 typedef struct {
     double *tM, *tG; /* integral tables (first: freed with the rest) */
-    float *u, *nrm, *area;
+    float *u, *nrm, *area, *sdepth;
+    int *any;
     int32_t *leaf, *lnode;
     double *wdens, *rhs, *coef, *vf, *ptval, *b, *r, *pp, *ap, *scal;
 } bufs_t;
@@ -94,7 +96,10 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     GT_TRY(gt_cu_malloc((void **)&m->wdens, NN * sizeof(double), "density"));
     GT_TRY(gt_cu_malloc((void **)&m->rhs, NN * sizeof(double), "rhs"));
     GT_TRY(gt_cu_malloc((void **)&m->coef, NN * sizeof(double), "coefficients"));
-    GT_TRY(gt_cu_malloc((void **)&m->vf, 3 * nD * sizeof(double), "vector field"));
+    GT_TRY(gt_cu_malloc((void **)&m->vf, 3 * NN * sizeof(double), "vector field"));
+    GT_TRY(gt_cu_malloc((void **)&m->sdepth, N * sizeof(float), "splat depths"));
+    GT_TRY(gt_cu_malloc((void **)&m->any, (GT_PR_MAX_DEPTH + 1) * sizeof(int), "level flags"));
+    GT_TRY(gt_cu_memset(m->any, 0, (GT_PR_MAX_DEPTH + 1) * sizeof(int), NULL));
     GT_TRY(gt_cu_malloc((void **)&m->ptval, N * sizeof(double), "point values"));
     GT_TRY(gt_cu_malloc((void **)&m->scal, 4 * sizeof(double), "cg scalars"));
     GT_TRY(gt_cu_malloc((void **)&m->b, nmax * sizeof(double), "cg"));
@@ -109,25 +114,46 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     GT_TRY(pr_gather_sorted(d_n_unsorted, o.order, m->nrm, N));
     GT_TRY(pr_leaves(o, h->level_start[D], nD, m->leaf));
 
-    /* 1. density and areas */
-    const int Dw = D >= 2 ? D - 2 : 0;
+    /* 1. density at levels dlo..Dw, each sample's splat depth and area */
+    const int Dw = D >= 2 ? D - 2 : 0, dlo = Dw < F ? Dw : F;
     s->density_depth = Dw;
-    {
-        GT_TRY(pr_up(o.parent, m->leaf, D - Dw, m->lnode, N));
-        GT_TRY(pr_point_scatter(PR_SCATTER_ONE, o, Dw, m->lnode, m->u, NULL, NULL, 0, 1.0, m->wdens, 0, N));
-        double spn = p->samples_per_node > 0 ? p->samples_per_node : 1e-9;
-        GT_TRY(pr_areas(o, Dw, m->lnode, m->u, m->wdens, ldexp(1.0, -2 * Dw), spn, m->area, N));
+    for (int l = dlo; l <= Dw; l++) {
+        GT_TRY(pr_up(o.parent, m->leaf, D - l, m->lnode, N));
+        GT_TRY(pr_point_scatter(PR_SCATTER_ONE, o, l, m->lnode, m->u, NULL, NULL, 0, 1.0, m->wdens, 0, N));
     }
-    /* 2. splat */
-    GT_TRY(pr_splat(o, D, h->level_start[D], nD, m->u, m->nrm, m->area, ldexp(1.0, 3 * D), m->vf));
+    {
+        double spn = p->samples_per_node > 0 ? p->samples_per_node : 1e-9;
+        GT_TRY(pr_sample_depths(o, Dw, F, m->lnode, m->u, m->wdens, spn, m->sdepth, m->area, N));
+    }
+    /* 2. splat into the levels F..D */
+    int any[GT_PR_MAX_DEPTH + 1] = {0};
+    for (int l = F; l <= D; l++) {
+        size_t s0 = h->level_start[l], nl = h->level_start[l + 1] - s0;
+        GT_TRY(pr_splat(o, l, F, D, s0, nl, m->u, m->nrm, m->area, m->sdepth, ldexp(1.0, 3 * l), m->vf + 3 * s0,
+                        m->any + l));
+    }
+    GT_TRY(gt_cu_memcpy_d2h(any, m->any, sizeof any, NULL));
     if (tm) gt_timings_add(tm, "splat (gpu)", gt_timer_stop(&tmr));
     gt_timer_start(&tmr, true, NULL);
-    /* 3. divergence */
+    /* 3. divergence: scattered from each source level into its ancestors'
+     * neighbourhoods, gathered by the finer targets */
     size_t tcap = 0;
     xtab T;
     memset(&T, 0, sizeof T);
-    GT_TRY(make_tables(D, D, 0, 1, m, &tcap, &T));
-    GT_TRY(pr_divergence(o, D, F, h->level_start[D], nD, m->vf, T, m->rhs));
+    unsigned srcmask = 0;
+    for (int lf = F; lf <= D; lf++) {
+        if (!any[lf]) continue;
+        srcmask |= 1u << lf;
+        size_t s0 = h->level_start[lf], nl = h->level_start[lf + 1] - s0;
+        GT_TRY(make_tables(lf, lf, 0, 1, m, &tcap, &T));
+        GT_TRY(pr_divergence(o, lf, F, s0, nl, m->vf + 3 * s0, T, m->rhs));
+    }
+    for (int d = F + 1; d <= D; d++) {
+        if (!(srcmask & ((1u << d) - 1u))) continue;
+        size_t s0 = h->level_start[d], nl = h->level_start[d + 1] - s0;
+        GT_TRY(make_tables(d, d - 1, 1, 0, m, &tcap, &T));
+        GT_TRY(pr_div_gather(o, d, F, s0, nl, m->vf, T, srcmask, m->rhs));
+    }
     if (tm) gt_timings_add(tm, "divergence (gpu)", gt_timer_stop(&tmr));
     gt_timer_start(&tmr, true, NULL);
 

@@ -79,18 +79,28 @@ gt_status pr_up(const int32_t *parent, const int32_t *leaf, int levels, int32_t 
 gt_status pr_point_scatter(int mode, const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u,
                            const float *area, const double *val, size_t voff, double scale, double *out,
                            size_t ooff, size_t N);
-gt_status pr_areas(const gt_pr_dev_octree &o, int Dw, const int32_t *lnode, const float *u, const double *w,
-                   double w2, double spn, float *area, size_t n);
+/* gt_pr_sample_depth and gt_pr_sample_area of each point (lnode: its level-Dw node) */
+gt_status pr_sample_depths(const gt_pr_dev_octree &o, int Dw, int F, const int32_t *lnode, const float *u,
+                           const double *w, double spn, float *depth, float *area, size_t n);
 gt_status pr_ptval_add(const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u, const double *coef,
                        double *ptval, size_t N);
 gt_status pr_fill(double *a, double v, size_t n);
 
 /* pr_divergence.cu */
-gt_status pr_splat(const gt_pr_dev_octree &o, int D, size_t s0, size_t n, const float *u, const float *nrm,
-                   const float *area, double inv_w3, double *vf);
-/* into the levels F..D (the solve's) */
-gt_status pr_divergence(const gt_pr_dev_octree &o, int D, int F, size_t s0, size_t n, const double *vf, const xtab &T,
+/* the splat into the level-l nodes [s0, s0 + n) (gt_pr_splat_node), vf[3 q]
+ * for node s0 + q, and *any = 1 when one of them is nonzero */
+gt_status pr_splat(const gt_pr_dev_octree &o, int l, int F, int D, size_t s0, size_t n, const float *u,
+                   const float *nrm, const float *area, const float *depth, double inv_w3, double *vf, int *any);
+/* the level-lf nodes [s0, s0 + n) with vectors vf scattered into the
+ * 125-neighbourhoods of their ancestors at levels F..lf */
+gt_status pr_divergence(const gt_pr_dev_octree &o, int lf, int F, size_t s0, size_t n, const double *vf, const xtab &T,
                         double *rhs);
+/* the level-d nodes [s0, s0 + n) gather the vectors (vf: every node's) of
+ * the 125-neighbourhoods of their ancestors at the levels lf < d (>= F) with
+ * bit lf of srcmask; T: the tables of level d against the coarser levels,
+ * M (value, value) and G (derivative of the level-d function, value) */
+gt_status pr_div_gather(const gt_pr_dev_octree &o, int d, int F, size_t s0, size_t n, const double *vf, const xtab &T,
+                        unsigned srcmask, double *rhs);
 
 /* pr_level.cu */
 gt_status pr_level_stencil(int d); /* the level's 125-point stencil to constant memory */

@@ -2,9 +2,9 @@
  * Morton keys, sort, unique leaves, widened to every depth-D cell within 2
  * cells of one with points (pr_morton.h, gt_pr_widen_key), parents by
  * dropping 3 bits, all 8 siblings allocated per occupied parent (flag +
- * scan), every cell of the levels up to the full depth, links, and
- * neighbours through LUTparent/LUTchild from the parent's 27 neighbours,
- * level by level. */
+ * scan), each level above the full depth widened the same way, every cell
+ * of the levels up to the full depth, links, and neighbours through
+ * LUTparent/LUTchild from the parent's 27 neighbours, level by level. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,6 +222,9 @@ gt_status gt_pr_octree_build_cpu(const float *u, size_t n, int depth, int full_d
     }
     if ((st = occ_widen(&occ, depth, (uint32_t)n)) != GT_OK) goto done;
     for (int l = depth; l >= 1; l--) {
+        /* every level between the full depth and D widened as D is: each
+         * sample's 27 neighbours at the level where it splats are nodes */
+        if (l < depth && l > full_depth && (st = occ_widen(&occ, l, (uint32_t)n)) != GT_OK) goto done;
         if (l == full_depth && (st = occ_complete(&occ, l, (uint32_t)n)) != GT_OK) goto done;
         /* the parents, numbered in key order: each gets a block of 8 nodes */
         size_t npar = 0;

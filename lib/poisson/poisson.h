@@ -5,8 +5,11 @@
  *   -> per level: parents (key >> 3), unique, all 8 siblings allocated per
  *   occupied parent -> parent/child links -> 27 neighbours of every node from
  *   its parent's 27 neighbours through LUTparent/LUTchild (no search)
- *   -> degree-2 B-spline splat of the normals at depth D -> divergence of every
- *   node's basis function against the splatted field -> cascadic solve, coarse
+ *   -> each sample's splat depth from the sampling density (PoissonRecon's
+ *   adaptive depth: where a node holds samples_per_node samples) -> degree-2
+ *   B-spline splat of the normals at the two levels around it -> divergence of
+ *   every node's basis function against the splatted field (of all levels)
+ *   -> cascadic solve, coarse
  *   to fine: at each level CG on (Laplacian + screening) with the coarser
  *   levels' solution moved to the right-hand side -> iso = average chi at the
  *   samples (PoissonRecon's) -> marching cubes (lib/mc's table) on the depth-D cells, grown
@@ -110,7 +113,7 @@ typedef struct gt_pr_params {
     int depth;               /* octree depth (default 8) */
     int full_depth;          /* levels up to this one complete; the solve starts there (default 5) */
     double point_weight;     /* screening weight alpha (default 4) */
-    double samples_per_node; /* lower bound of the density used for sample areas (default 1.5) */
+    double samples_per_node; /* samples per node at a sample's splat depth (default 1.5) */
     double scale;            /* bounding cube / data box (default 1.1) */
     int iters;               /* CG iterations per level (0: default for the solver) */
     gt_pr_solver solver;

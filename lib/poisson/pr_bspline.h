@@ -72,11 +72,25 @@ GT_HD double gt_pr_eval_node(const uint64_t *key, const int32_t *nbr, int level,
     return s;
 }
 
-/* The splat of the normals into the depth-D node v: sum over the points k of
- * its 27 neighbour cells of F_v(p_k) area_k n_k (before the 2^{3D} scale) */
+/* The share of a sample of splat depth `depth` (gt_pr_sample_depth) that
+ * goes to level l: the depth clamped to [F, D]; its ceiling gets depth -
+ * (ceiling - 1), the level below the rest (PoissonRecon's split between the
+ * two levels around a fractional depth); an integer depth goes whole. */
+GT_HD double gt_pr_splat_weight(double depth, int F, int D, int l)
+{
+    const double dc = depth < (double)F ? (double)F : depth > (double)D ? (double)D : depth;
+    const int sd = (int)ceil(dc);
+    if (l == sd) return (double)sd == dc ? 1.0 : dc - (double)(sd - 1);
+    if (l == sd - 1 && (double)sd != dc) return (double)sd - dc;
+    return 0.0;
+}
+
+/* The splat of the normals into the level-l node v: sum over the points k of
+ * its 27 neighbour cells of F_v(p_k) area_k n_k times the share of sample k
+ * at level l (gt_pr_splat_weight of depth[k]; before the 2^{3l} scale) */
 GT_HD void gt_pr_splat_node(const uint64_t *key, const int32_t *nbr, const uint32_t *pt_start,
-                            const uint32_t *pt_count, int D, size_t v, const float *u, const float *nrm,
-                            const float *area, double acc[3])
+                            const uint32_t *pt_count, int l, int F, int D, size_t v, const float *u,
+                            const float *nrm, const float *area, const float *depth, double acc[3])
 {
     int64_t c[3];
     gt_pr_cell_of(key[v], c);
@@ -85,17 +99,48 @@ GT_HD void gt_pr_splat_node(const uint64_t *key, const int32_t *nbr, const uint3
         int32_t nb = nbr[27 * v + i];
         if (nb < 0) continue;
         for (uint32_t k = pt_start[nb]; k < pt_start[nb] + pt_count[nb]; k++) {
-            double f = gt_pr_basis(D, c, u + 3 * (size_t)k) * (double)area[k];
+            const double wl = gt_pr_splat_weight((double)depth[k], F, D, l);
+            if (wl == 0.0) continue;
+            double f = gt_pr_basis(l, c, u + 3 * (size_t)k) * (double)area[k] * wl;
             for (int a = 0; a < 3; a++) acc[a] += f * (double)nrm[3 * (size_t)k + a];
         }
     }
 }
 
-/* A sample's area from the density W at it: w^2 / max(W, spn) times the
- * factor GT_PR_KAPPA (poisson.h says why) */
-GT_HD float gt_pr_area(double kappa, double w2, double W, double spn)
+/* A sample's splat depth, PoissonRecon's (_getSampleDepthAndWeight): W_l
+ * the density estimate at the sample at level l (gt_pr_eval_node of the
+ * per-node sums wdens) in units of `unit`, the estimate that spn samples
+ * per node of a flat surface give (GT_PR_KAPPA spn: PoissonRecon divides
+ * its density by the same plane factor, so that it counts samples per
+ * node). Where W_Dw >= 1 the depth is Dw + log4(W_Dw) (a node of that
+ * depth holds about spn samples); else the walk goes up from the sample's
+ * level-Dw node `node` (parent links), to level F at most, to the first
+ * level whose W is >= 1, and interpolates log-linearly between it and the
+ * level below. Not clamped. */
+GT_HD double gt_pr_sample_depth(const uint64_t *key, const int32_t *nbr, const int32_t *parent, int32_t node, int Dw,
+                                int F, const float *p, const double *wdens, double unit)
 {
-    return (float)(kappa * w2 / (W > spn ? W : spn));
+    double w = gt_pr_eval_node(key, nbr, Dw, node, p, wdens) / unit;
+    if (w >= 1.0) return (double)Dw + log(w) / log(4.0);
+    int l = Dw;
+    double oldw = w, neww = w;
+    while (neww < 1.0 && l > F) {
+        node = parent[node];
+        l--;
+        oldw = neww;
+        neww = gt_pr_eval_node(key, nbr, l, node, p, wdens) / unit;
+    }
+    if (!(neww > oldw) || !(oldw > 0.0)) return (double)l;
+    return (double)l + log(neww) / log(neww / oldw);
+}
+
+/* A sample's area from its splat depth: 4^-depth / spn, a node of that
+ * depth shared by spn samples (where the depth is Dw + log4(W / (kappa
+ * spn)): kappa w_Dw^2 / W, the area of a sample of a surface sampled at
+ * density W; poisson.h says why kappa) */
+GT_HD float gt_pr_sample_area(double depth, double spn)
+{
+    return (float)(exp2(-2.0 * depth) / spn);
 }
 
 /* The 1D integral tables' rows for a fine node of cell cf and the coarse

@@ -1,5 +1,8 @@
-/* Basis, splatting, divergence and the cascadic screened-Poisson solve on the
- * octree, CPU reference.
+/* Basis, adaptive splatting, divergence and the cascadic screened-Poisson
+ * solve on the octree, CPU reference. Each sample's normal goes to the levels
+ * around its splat depth (gt_pr_sample_depth: PoissonRecon's, from the
+ * sampling density at levels F..D-2), so the field V has functions of every
+ * level from F to D.
  *
  * chi(q) = sum over all nodes o of x_o F_o(q), F_o the tensor product of
  * centred quadratic B-splines of the node's level. The energy
@@ -187,70 +190,111 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     s->rhs = gt_calloc(NN, sizeof *s->rhs, "rhs");
     s->wdens = gt_calloc(NN, sizeof *s->wdens, "density");
     s->area = gt_malloc_array(N, sizeof *s->area, "areas");
-    double *vf = gt_calloc(3 * (o->level_start[D + 1] - o->level_start[D]), sizeof *vf, "vector field");
+    double *vf = gt_calloc(3 * NN, sizeof *vf, "vector field"); /* every node's splatted normal */
+    float *sdepth = gt_malloc_array(N, sizeof *sdepth, "splat depths");
+    bool has_src[GT_PR_MAX_DEPTH + 1] = {false};
     size_t nmax = 0;
     for (int l = 0; l <= D; l++)
         if (o->level_start[l + 1] - o->level_start[l] > nmax) nmax = o->level_start[l + 1] - o->level_start[l];
     double *r = gt_malloc_array(nmax, sizeof *r, "cg"), *pp = gt_malloc_array(nmax, sizeof *pp, "cg");
     double *ap = gt_malloc_array(nmax, sizeof *ap, "cg"), *b = gt_malloc_array(nmax, sizeof *b, "cg");
-    if (!leaf || !ptval || !uval || !lnode || !s->coef || !s->rhs || !s->wdens || !s->area || !vf || !r || !pp || !ap || !b) {
+    if (!leaf || !ptval || !uval || !lnode || !s->coef || !s->rhs || !s->wdens || !s->area || !vf || !sdepth || !r ||
+        !pp || !ap || !b) {
         st = GT_ERR_RUNTIME;
         goto done;
     }
 
     for (size_t k = 0; k < N; k++) ptval[k] = -TARGET;
-    /* 1. sampling density at depth Dw and per-sample areas */
-    const int Dw = D >= 2 ? D - 2 : 0;
+    /* 1. sampling density at levels dlo..Dw, each sample's splat depth
+     * (PoissonRecon's: where a node holds samples_per_node samples) and area */
+    const int Dw = D >= 2 ? D - 2 : 0, dlo = Dw < F ? Dw : F;
     s->density_depth = Dw;
-    for (size_t v = o->level_start[Dw]; v < o->level_start[Dw + 1]; v++)
-        s->wdens[v] = gather_points(o, Dw, v, s->u, NULL, NULL);
+    for (int l = dlo; l <= Dw; l++)
+        for (size_t v = o->level_start[l]; v < o->level_start[l + 1]; v++)
+            s->wdens[v] = gather_points(o, l, v, s->u, NULL, NULL);
     if (s->rgb && (st = gt_pr_colors_cpu(s)) != GT_OK) goto done;
     {
-        double w2 = ldexp(1.0, -2 * Dw);
         double spn = p->samples_per_node > 0 ? p->samples_per_node : 1e-9;
         for (size_t k = 0; k < N; k++) {
             int32_t nd = up(o, leaf[k], D - Dw);
-            double W = eval_point_level(o, Dw, nd, s->u + 3 * k, s->wdens);
-            s->area[k] = gt_pr_area(KAPPA, w2, W, spn);
+            double dep = gt_pr_sample_depth(o->key, o->nbr, o->parent, nd, Dw, F, s->u + 3 * k, s->wdens, KAPPA * spn);
+            sdepth[k] = (float)dep;
+            s->area[k] = gt_pr_sample_area(dep, spn);
         }
     }
-    /* 2. splat the normals into the depth-D functions */
-    {
-        double inv_w3 = ldexp(1.0, 3 * D);
-        size_t s0 = o->level_start[D];
-        for (size_t v = s0; v < o->level_start[D + 1]; v++) {
+    /* 2. splat the normals into the functions of levels F..D, each sample
+     * at the two levels around its depth */
+    for (int l = F; l <= D; l++) {
+        double inv_w3 = ldexp(1.0, 3 * l);
+        for (size_t v = o->level_start[l]; v < o->level_start[l + 1]; v++) {
             double acc[3];
-            gt_pr_splat_node(o->key, o->nbr, o->pt_start, o->pt_count, D, v, s->u, s->n, s->area, acc);
-            for (int a = 0; a < 3; a++) vf[3 * (v - s0) + a] = acc[a] * inv_w3;
+            gt_pr_splat_node(o->key, o->nbr, o->pt_start, o->pt_count, l, F, D, v, s->u, s->n, s->area, sdepth, acc);
+            for (int a = 0; a < 3; a++) vf[3 * v + a] = acc[a] * inv_w3;
+            if (acc[0] != 0 || acc[1] != 0 || acc[2] != 0) has_src[l] = true;
         }
     }
     if (tm) gt_timings_add(tm, "splat", gt_now_ms() - t0);
     t0 = gt_now_ms();
-    /* 3. divergence: b_o = sum_f v_f . int grad F_o F_f, scattered from every
-     * depth-D node f into the 125-neighbourhoods of its ancestors */
-    double *tabM[GT_PR_MAX_DEPTH + 1] = {0}, *tabG[GT_PR_MAX_DEPTH + 1] = {0};
-    for (int d = 0; d <= D; d++) {
-        tabM[d] = cross_table(D, d, 0, 0);
-        tabG[d] = cross_table(D, d, 0, 1);
-        if (!tabM[d] || !tabG[d]) st = GT_ERR_RUNTIME;
-    }
-    for (size_t v = o->level_start[D]; st == GT_OK && v < o->level_start[D + 1]; v++) {
-        const double *vv = vf + 3 * (v - o->level_start[D]);
-        if (vv[0] == 0 && vv[1] == 0 && vv[2] == 0) continue;
-        int64_t cf[3];
-        node_xyz(o, v, cf);
-        int32_t anc = (int32_t)v;
-        for (int d = D; d >= F; d--, anc = d >= F ? o->parent[anc] : anc) {
-            double M[3][5], G[3][5];
-            anc_rows(o, tabM[d], tabG[d], cf, anc, D - d, M, G);
-            for (int i = 0; i < 125; i++) {
-                int32_t t = gt_pr_nbr125(o, anc, i);
-                if (t >= 0) s->rhs[t] += gt_pr_div_term(vv, M, G, i);
-            }
-            if (d == F) break;
+    /* 3. divergence: b_t = sum_f v_f . int F_f grad F_t over the nodes f
+     * with a splatted vector, (a) scattered from every such f (level lf)
+     * into the 125-neighbourhoods of its ancestors at levels F..lf, (b) for
+     * the finer t (level d > lf), gathered by t from the 125-neighbourhoods
+     * of its own ancestors */
+    for (int lf = F; st == GT_OK && lf <= D; lf++) {
+        double *tabM[GT_PR_MAX_DEPTH + 1] = {0}, *tabG[GT_PR_MAX_DEPTH + 1] = {0};
+        for (int d = F; d <= lf; d++) {
+            tabM[d] = cross_table(lf, d, 0, 0);
+            tabG[d] = cross_table(lf, d, 0, 1);
+            if (!tabM[d] || !tabG[d]) st = GT_ERR_RUNTIME;
         }
+        for (size_t v = o->level_start[lf]; st == GT_OK && v < o->level_start[lf + 1]; v++) {
+            const double *vv = vf + 3 * v;
+            if (vv[0] == 0 && vv[1] == 0 && vv[2] == 0) continue;
+            int64_t cf[3];
+            node_xyz(o, v, cf);
+            int32_t anc = (int32_t)v;
+            for (int d = lf; d >= F; d--) {
+                double M[3][5], G[3][5];
+                anc_rows(o, tabM[d], tabG[d], cf, anc, lf - d, M, G);
+                for (int i = 0; i < 125; i++) {
+                    int32_t t = gt_pr_nbr125(o, anc, i);
+                    if (t >= 0) s->rhs[t] += gt_pr_div_term(vv, M, G, i);
+                }
+                if (d == F) break;
+                anc = o->parent[anc];
+            }
+        }
+        for (int d = F; d <= lf; d++) { free(tabM[d]); free(tabG[d]); }
     }
-    for (int d = 0; d <= D; d++) { free(tabM[d]); free(tabG[d]); }
+    for (int d = F + 1; st == GT_OK && d <= D; d++) {
+        double *tabM[GT_PR_MAX_DEPTH + 1] = {0}, *tabG[GT_PR_MAX_DEPTH + 1] = {0};
+        for (int lf = F; lf < d; lf++) {
+            tabM[lf] = cross_table(d, lf, 0, 0);
+            tabG[lf] = cross_table(d, lf, 1, 0);
+            if (!tabM[lf] || !tabG[lf]) st = GT_ERR_RUNTIME;
+        }
+        for (size_t v = o->level_start[d]; st == GT_OK && v < o->level_start[d + 1]; v++) {
+            int64_t co[3];
+            node_xyz(o, v, co);
+            double acc = 0.0;
+            int32_t anc = (int32_t)v;
+            for (int lf = d - 1; lf >= F; lf--) {
+                anc = o->parent[anc];
+                if (!has_src[lf]) continue;
+                double M[3][5], G[3][5];
+                anc_rows(o, tabM[lf], tabG[lf], co, anc, d - lf, M, G);
+                for (int i = 0; i < 125; i++) {
+                    int32_t f = gt_pr_nbr125(o, anc, i);
+                    if (f < 0) continue;
+                    const double *vv = vf + 3 * (size_t)f;
+                    if (vv[0] == 0 && vv[1] == 0 && vv[2] == 0) continue;
+                    acc += gt_pr_div_term(vv, M, G, i);
+                }
+            }
+            s->rhs[v] += acc;
+        }
+        for (int lf = F; lf < d; lf++) { free(tabM[lf]); free(tabG[lf]); }
+    }
     if (st != GT_OK) goto done;
     if (tm) gt_timings_add(tm, "divergence", gt_now_ms() - t0);
 
@@ -356,7 +400,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     if ((st = gt_pr_iso_cpu(s)) != GT_OK) goto done;
     if (tm) gt_timings_add(tm, "solve", gt_now_ms() - t0);
 done:
-    free(leaf); free(ptval); free(uval); free(lnode); free(vf); free(r); free(pp); free(ap); free(b);
+    free(leaf); free(ptval); free(uval); free(lnode); free(vf); free(sdepth); free(r); free(pp); free(ap); free(b);
     return st;
 }
 

@@ -91,6 +91,20 @@ static void check_octree(const gt_pr_octree *o, const float *u, int full_depth)
             assert_true(gt_pr_find(o, D, q[0], q[1], q[2]) >= 0);
         }
     }
+    /* every level between the full depth and D likewise (a sample's 27
+     * neighbours at the level where it splats are nodes) */
+    for (int l = full_depth + 1; l < D; l++) {
+        const int64_t rl = (int64_t)1 << l;
+        for (size_t k = 0; k < o->npts; k += 5) {
+            int64_t c[3];
+            for (int a = 0; a < 3; a++) c[a] = (int64_t)((double)u[3 * k + a] * (double)rl);
+            for (int i = 0; i < 125; i++) {
+                int64_t q[3] = {c[0] + i % 5 - 2, c[1] + (i / 5) % 5 - 2, c[2] + i / 25 - 2};
+                if (q[0] < 0 || q[1] < 0 || q[2] < 0 || q[0] >= rl || q[1] >= rl || q[2] >= rl) continue;
+                assert_true(gt_pr_find(o, l, q[0], q[1], q[2]) >= 0);
+            }
+        }
+    }
     /* the point ranges of a level's nonempty nodes tile the sorted points in
      * key order */
     for (int l = 0; l <= D; l++) {
@@ -201,6 +215,46 @@ static void test_basis_integrals(void **state)
     }
 }
 
+/* A sample's split between levels (gt_pr_splat_weight): shares >= 0 that
+ * sum to 1, only at the two levels around the clamped depth, continuous in
+ * the depth (no jump where it crosses an integer); its area
+ * (gt_pr_sample_area) at depth Dw + log4(W / (kappa spn)) is
+ * kappa w_Dw^2 / W. */
+static void test_splat_depth(void **state)
+{
+    (void)state;
+    const int F = 3, D = 8;
+    double prev[GT_PR_MAX_DEPTH + 1] = {0};
+    for (int step = 0; step <= 1000; step++) {
+        const double dep = 1.5 + 8.0 * step / 1000.0; /* 1.5 .. 9.5: both clamps */
+        double sum = 0, w[GT_PR_MAX_DEPTH + 1];
+        int nz = 0;
+        for (int l = 0; l <= GT_PR_MAX_DEPTH; l++) {
+            w[l] = gt_pr_splat_weight(dep, F, D, l);
+            assert_true(w[l] >= 0.0 && w[l] <= 1.0);
+            if (w[l] > 0) {
+                nz++;
+                const double dc = dep < F ? F : dep > D ? D : dep;
+                assert_true(l >= F && l <= D && fabs(l - dc) < 1.0 + 1e-12);
+            }
+            sum += w[l];
+            if (step > 0) assert_true(fabs(w[l] - prev[l]) <= 8.0 / 1000.0 + 1e-12);
+            prev[l] = w[l];
+        }
+        assert_true(nz >= 1 && nz <= 2);
+        assert_true(fabs(sum - 1.0) < 1e-12);
+    }
+    assert_true(gt_pr_splat_weight(6.0, F, D, 6) == 1.0 && gt_pr_splat_weight(6.0, F, D, 5) == 0.0);
+    assert_true(fabs(gt_pr_splat_weight(6.25, F, D, 7) - 0.25) < 1e-12);
+    assert_true(fabs(gt_pr_splat_weight(6.25, F, D, 6) - 0.75) < 1e-12);
+    for (double W = 1.5; W < 200; W *= 1.7) {
+        const int Dw = 6;
+        const double spn = 1.5, dep = Dw + log(W / (GT_PR_KAPPA * spn)) / log(4.0);
+        const double want = GT_PR_KAPPA * ldexp(1.0, -2 * Dw) / W;
+        assert_true(fabs(gt_pr_sample_area(dep, spn) / want - 1.0) < 1e-6);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_luts_definition),
         cmocka_unit_test(test_random_octrees),
         cmocka_unit_test(test_basis_integrals),
+        cmocka_unit_test(test_splat_depth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
