@@ -161,6 +161,39 @@ void gt_pr_dev_octree_free(gt_pr_dev_octree *d)
 }
 
 static inline size_t nz_bytes(size_t b) { return b ? b : 1; }
+
+/* The widened cells of the occupied cells occ[0..nocc) of `level`
+ * (k_widen_cand): sorted, unique, the out-of-grid key dropped, *nw of them
+ * from cand + 2 * 28 nocc (cand: 3 * 28 nocc keys, runs: 28 nocc) */
+static gt_status widen_cells(const uint64_t *occ, size_t nocc, int level, uint64_t *cand, uint32_t *runs, size_t *nw)
+{
+    const size_t nc = 28 * nocc;
+    k_widen_cand<<<gt_grid(nc, 256), 256>>>(occ, nocc, level, cand);
+    GT_CU_LAUNCH("k_widen_cand");
+    GT_TRY(gt_cu_sort_pairs_u64(cand, cand + nc, NULL, NULL, nc, 0, 3 * level + 1, NULL, NULL));
+    GT_TRY(gt_cu_rle_u64(cand + nc, cand + 2 * nc, runs, nc, nw, NULL, NULL));
+    uint64_t last = 0;
+    GT_TRY(gt_cu_memcpy_d2h(&last, cand + 2 * nc + *nw - 1, sizeof last, NULL));
+    if (last == GT_PR_NO_KEY(level)) (*nw)--;
+    return GT_OK;
+}
+
+/* The next level's occupied cells (keys, point ranges, child blocks) become
+ * the current ones, and the current buffers the next's. */
+template <class T> static inline void swap_ptr(T **a, T **b)
+{
+    T *t = *a;
+    *a = *b;
+    *b = t;
+}
+static inline void occ_swap(uint64_t **key, uint64_t **nkey, uint32_t **st, uint32_t **nst, uint32_t **cn,
+                            uint32_t **ncn, int32_t **blk, int32_t **nblk)
+{
+    swap_ptr(key, nkey);
+    swap_ptr(st, nst);
+    swap_ptr(cn, ncn);
+    swap_ptr(blk, nblk);
+}
 #define CUM(ptr, bytes, what) GT_TRY(gt_cu_malloc((void **)&(ptr), nz_bytes(bytes), what))
 
 static gt_status build(const float *d_u, size_t n, int depth, int full_depth, gt_pr_dev_octree *d, gt_pr_octree *h,
@@ -229,15 +262,7 @@ static gt_status build(const float *d_u, size_t n, int depth, int full_depth, gt
     uint32_t *runs = NULL;
     CUM(runs, ncand * sizeof(uint32_t), "octree widening");
     tmp[7] = runs;
-    k_widen_cand<<<gt_grid(ncand, B), B>>>(occ, nocc, depth, cand);
-    GT_CU_LAUNCH("k_widen_cand");
-    GT_TRY(gt_cu_sort_pairs_u64(cand, cand + ncand, NULL, NULL, ncand, 0, 3 * depth + 1, NULL, NULL));
-    GT_TRY(gt_cu_rle_u64(cand + ncand, cand + 2 * ncand, runs, ncand, &nwide, NULL, NULL));
-    {
-        uint64_t last = 0;
-        GT_TRY(gt_cu_memcpy_d2h(&last, cand + 2 * ncand + nwide - 1, sizeof last, NULL));
-        if (last == GT_PR_NO_KEY(depth)) nwide--;
-    }
+    GT_TRY(widen_cells(occ, nocc, depth, cand, runs, &nwide));
     /* the level buffers, now that their largest size is known */
     const int F = full_depth;
     size_t cap = nwide > n ? nwide : n;
@@ -273,13 +298,7 @@ static gt_status build(const float *d_u, size_t n, int depth, int full_depth, gt
             tmp[0] = wc;
             CUM(wr, nc * sizeof(uint32_t), "octree widening");
             tmp[1] = wr;
-            k_widen_cand<<<gt_grid(nc, B), B>>>(occ, nocc, l, wc);
-            GT_CU_LAUNCH("k_widen_cand");
-            GT_TRY(gt_cu_sort_pairs_u64(wc, wc + nc, NULL, NULL, nc, 0, 3 * l + 1, NULL, NULL));
-            GT_TRY(gt_cu_rle_u64(wc + nc, wc + 2 * nc, wr, nc, &nw, NULL, NULL));
-            uint64_t last = 0;
-            GT_TRY(gt_cu_memcpy_d2h(&last, wc + 2 * nc + nw - 1, sizeof last, NULL));
-            if (last == GT_PR_NO_KEY(l)) nw--;
+            GT_TRY(widen_cells(occ, nocc, l, wc, wr, &nw));
             if (nw > cap) { /* the level buffers grow; the occupied cells move over */
                 void *nb[5] = {NULL, NULL, NULL, NULL, NULL};
                 CUM(nb[0], nw * sizeof(uint64_t), "octree keys");
@@ -314,10 +333,7 @@ static gt_status build(const float *d_u, size_t n, int depth, int full_depth, gt
             GT_CU_LAUNCH("k_occ_lookup");
             gt_cu_free(tmp[0]); tmp[0] = NULL;
             gt_cu_free(tmp[1]); tmp[1] = NULL;
-            uint64_t *t64 = occ; occ = nkey; nkey = t64;
-            uint32_t *t32 = ost; ost = nst; nst = t32;
-            t32 = ocn; ocn = ncn; ncn = t32;
-            int32_t *tb = oblk; oblk = nblk; nblk = tb;
+            occ_swap(&occ, &nkey, &ost, &nst, &ocn, &ncn, &oblk, &nblk);
             nocc = nw;
         }
         if (l == F) { /* every cell of the full depth */
@@ -325,10 +341,7 @@ static gt_status build(const float *d_u, size_t n, int depth, int full_depth, gt
             k_occ_lookup<<<gt_grid(all, B), B>>>(NULL, all, occ, ost, ocn, oblk, nocc, (uint32_t)n, nkey, nst, ncn,
                                                 nblk);
             GT_CU_LAUNCH("k_occ_lookup");
-            uint64_t *t64 = occ; occ = nkey; nkey = t64;
-            uint32_t *t32 = ost; ost = nst; nst = t32;
-            t32 = ocn; ocn = ncn; ncn = t32;
-            int32_t *tb = oblk; oblk = nblk; nblk = tb;
+            occ_swap(&occ, &nkey, &ost, &nst, &ocn, &ncn, &oblk, &nblk);
             nocc = all;
         }
         k_parent_flags<<<gt_grid(nocc, B), B>>>(occ, nocc, flag);
@@ -350,10 +363,7 @@ static gt_status build(const float *d_u, size_t n, int depth, int full_depth, gt
                                                  nkey, nst, ncn, nblk);
         GT_CU_LAUNCH("k_scatter_level");
         /* swap: the unique parents become the occupied keys */
-        uint64_t *t64 = occ; occ = nkey; nkey = t64;
-        uint32_t *t32 = ost; ost = nst; nst = t32;
-        t32 = ocn; ocn = ncn; ncn = t32;
-        int32_t *tb = oblk; oblk = nblk; nblk = tb;
+        occ_swap(&occ, &nkey, &ost, &nst, &ocn, &ncn, &oblk, &nblk);
         nocc = npar;
     }
     /* assemble, root first */

@@ -25,10 +25,10 @@
  * chunk keeps 8 threads copying. */
 enum { CHUNK = 4 << 20, PIECE = 512 << 10 };
 
-void gt_par_memcpy(void *dstv, const void *srcv, size_t n)
+/* Pieces [a, a + len) of PIECE output bytes of an n-byte output, spread
+ * over up to 8 threads: a copy, or (to_f16) floats converted to halves. */
+static void par_pieces(void *dstv, const void *srcv, size_t n, bool to_f16)
 {
-    unsigned char *dst = dstv;
-    const unsigned char *src = srcv;
     long pieces = (long)((n + PIECE - 1) / PIECE);
 #ifdef _OPENMP
     int nt = omp_get_max_threads() < 8 ? omp_get_max_threads() : 8;
@@ -36,24 +36,23 @@ void gt_par_memcpy(void *dstv, const void *srcv, size_t n)
 #endif
     for (long p = 0; p < pieces; p++) {
         size_t a = (size_t)p * PIECE, len = n - a < PIECE ? n - a : PIECE;
-        memcpy(dst + a, src + a, len);
+        if (to_f16)
+            gt_f32_to_f16_array((uint16_t *)dstv + a / 2, (const float *)srcv + a / 2, len / 2);
+        else
+            memcpy((unsigned char *)dstv + a, (const unsigned char *)srcv + a, len);
     }
+}
+
+void gt_par_memcpy(void *dst, const void *src, size_t n)
+{
+    par_pieces(dst, src, n, false);
 }
 
 #if GT_HAVE_CUDA
 /* floats src[0..n) as halves into dst, by up to 8 threads */
 static void par_to_f16(uint16_t *dst, const float *src, size_t n)
 {
-    const size_t per = PIECE / sizeof(uint16_t);
-    long pieces = (long)((n + per - 1) / per);
-#ifdef _OPENMP
-    int nt = omp_get_max_threads() < 8 ? omp_get_max_threads() : 8;
-#pragma omp parallel for schedule(static) num_threads(nt) if (pieces > 1)
-#endif
-    for (long p = 0; p < pieces; p++) {
-        size_t a = (size_t)p * per, len = n - a < per ? n - a : per;
-        gt_f32_to_f16_array(dst + a, src + a, len);
-    }
+    par_pieces(dst, src, n * sizeof(uint16_t), true);
 }
 
 /* Fill a pinned buffer with output bytes [off, off + n) of the upload. */
