@@ -39,6 +39,8 @@ expect 0 "" view-name -- $G "$TD/scene.ply" --cameras "$TD/cameras.json" --view 
 [ "$(head -c 2 "$T/d.pgm")" = P5 ] && ok "depth pgm" || bad "depth pgm header"
 expect 0 "" options -- $G "$TD/scene.ply" --background 1,1,1 --sh-degree 1 --scale-modifier 0.5 --antialias --tile-binning square --size 40x30 -o "$T/o.png"
 expect 2 "tile-binning" binning-bad -- $G "$TD/scene.ply" --tile-binning round -o "$T/x0.png"
+expect 2 "sh-precision" shprec-bad -- $G "$TD/scene.ply" --sh-precision double -o "$T/x0.png"
+expect 0 "" shprec-float -- $G "$TD/scene.ply" --sh-precision float --size 40x30 -o "$T/o2.png"
 
 expect 0 "" splat -- $G "$TD/scene.splat" --cameras "$TD/cameras.json" --view 0 -o "$T/sp.png"
 [ "$(png_wh "$T/sp.png")" = 160x90 ] && ok "splat size" || bad "splat size $(png_wh "$T/sp.png")"
