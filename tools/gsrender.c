@@ -78,6 +78,9 @@ static const char *USAGE =
     "                          reference's; 3 keeps a trained scene's view-dependent\n"
     "                          colour); one degree more every 1000 iterations, up to\n"
     "                          the scene's, capped by --sh-degree;\n"
+    "      --position-lr-steps N  steps over which the position learning rate\n"
+    "                          decays 1.6e-4 -> 1.6e-6 (x the scene extent; default\n"
+    "                          30000, the reference's position_lr_max_steps)\n"
     "  --background is the render's and what image alpha is composited over.\n"
     "\n" GT_COMMON_HELP
     "\nExit status: 0 ok, 1 runtime error, 2 usage, 3 bad input data, 4 GPU error.\n";
@@ -85,7 +88,7 @@ static const char *USAGE =
 enum {
     O_CAMERAS = GT_OPT_TOOL_BASE, O_VIEW, O_EYE, O_TARGET, O_UP, O_FOVY, O_SIZE, O_ORBIT, O_ORADIUS,
     O_OELEV, O_FRAMES, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS, O_BINNING, O_OUTFMT,
-    O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL, O_SHPREC
+    O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL, O_SHPREC, O_POSSTEPS
 };
 
 /* --frames A:B, A: or :B (frames A to B-1; a missing A is 0, a missing B the
@@ -121,6 +124,9 @@ static bool set_fit_option(gt_gs_fit_job *f, int c, const char *arg, gt_status *
     case O_TESTN: *st = gt_parse_int("--test-every", arg, 1, 1000000, &f->test_every); return true;
     case O_EVAL: *st = gt_parse_int("--eval-every", arg, 1, 100000000, &f->eval_every); return true;
     case O_SHSTART: *st = gt_parse_int("--sh-start", arg, 0, 3, &f->sh_start); return true;
+    case O_POSSTEPS:
+        *st = gt_parse_int("--position-lr-steps", arg, 1, 100000000, &f->rates.pos_steps);
+        return true;
     case O_SEED:
         *st = gt_parse_long("--seed", arg, 0, 2147483647L, &seed);
         f->seed = (uint64_t)seed;
@@ -139,8 +145,9 @@ static bool set_fit_option(gt_gs_fit_job *f, int c, const char *arg, gt_status *
 static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
 {
     if (!f->images) {
-        if (fit_opts_only_set) return gt_report(gt_usage_error("--iterations, --log, --test-views, --test-every, "
-                                                               "--eval-every, --seed, --sh-start and -r go with --fit"));
+        if (fit_opts_only_set)
+            return gt_report(gt_usage_error("--iterations, --log, --test-views, --test-every, --eval-every, --seed, "
+                                            "--sh-start, --position-lr-steps and -r go with --fit"));
         return -1;
     }
     if (j->orbit || j->view || j->have_eye || j->have_target || j->depth || j->alpha || j->have_frames ||
@@ -314,6 +321,7 @@ int main(int argc, char **argv)
         {"eval-every", required_argument, 0, O_EVAL},
         {"seed", required_argument, 0, O_SEED},
         {"sh-start", required_argument, 0, O_SHSTART},
+        {"position-lr-steps", required_argument, 0, O_POSSTEPS},
         {"resolution", required_argument, 0, 'r'},
         GT_COMMON_LONGOPTS,
         {0, 0, 0, 0}};

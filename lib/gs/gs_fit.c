@@ -269,7 +269,7 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
     const gt_gs_fit_job *j = c->j;
     const gt_gs_camera *cm = &c->cams[cam];
     size_t n3 = 3 * (size_t)cm->width * cm->height;
-    double lr[5] = {gt_gs_fit_pos_lr(&j->rates, it, j->iterations, extent), j->rates.scale, j->rates.rot,
+    double lr[5] = {gt_gs_fit_pos_lr(&j->rates, it, j->rates.pos_steps, extent), j->rates.scale, j->rates.rot,
                     j->rates.opacity, j->rates.sh_dc};
     int period = c->raw.sh_k * 3;
     if (c->gpu) {
@@ -373,8 +373,8 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
         free(tc);
     }
     gt_info("%d training views, %d held out; scene extent (cameras) %.4g: position learning rate %.3g -> %.3g",
-            c->ntrain, c->ntest, extent, gt_gs_fit_pos_lr(&j->rates, 0, j->iterations, extent),
-            gt_gs_fit_pos_lr(&j->rates, j->iterations, j->iterations, extent));
+            c->ntrain, c->ntest, extent, gt_gs_fit_pos_lr(&j->rates, 0, j->rates.pos_steps, extent),
+            gt_gs_fit_pos_lr(&j->rates, j->iterations, j->rates.pos_steps, extent));
     int *order = malloc(sizeof(int) * (size_t)c->ntrain);
     if (!order) return gt_fail(GT_ERR_RUNTIME, "out of memory");
     uint64_t rng = j->seed ^ 0x5eed5eedull;

@@ -56,11 +56,13 @@ double gt_gs_psnr(const float *x, const float *y, size_t n);
 /* ---- optimiser (gs_fit_adam.c) ---- */
 typedef struct gt_gs_fit_rates {
     double pos_init, pos_final; /* times the scene extent, exponential decay */
+    int pos_steps;              /* over this many steps (then pos_final) */
     double sh_dc, sh_rest, opacity, scale, rot;
 } gt_gs_fit_rates;
-/* The reference's: position 1.6e-4 -> 1.6e-6, SH DC 0.0025, SH rest
- * 0.0025/20, opacity 0.025 (the current reference; versions before 2024
- * used 0.05), scaling 0.005, rotation 0.001. */
+/* The reference's: position 1.6e-4 -> 1.6e-6 over 30000 steps (its
+ * position_lr_max_steps, whatever the number of iterations), SH DC 0.0025,
+ * SH rest 0.0025/20, opacity 0.025 (the current reference; versions before
+ * 2024 used 0.05), scaling 0.005, rotation 0.001. */
 void gt_gs_fit_rates_default(gt_gs_fit_rates *r);
 #define GT_GS_ADAM_BETA1 0.9
 #define GT_GS_ADAM_BETA2 0.999

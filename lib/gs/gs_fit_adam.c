@@ -12,6 +12,7 @@ void gt_gs_fit_rates_default(gt_gs_fit_rates *r)
 {
     r->pos_init = 0.00016;
     r->pos_final = 0.0000016;
+    r->pos_steps = 30000;
     r->sh_dc = 0.0025;
     r->sh_rest = 0.0025 / 20.0;
     r->opacity = 0.025; /* 0.05 before the reference's 2024 update */
