@@ -80,20 +80,10 @@ static void check_octree(const gt_pr_octree *o, const float *u, int full_depth)
     /* the levels up to the full depth are complete */
     for (int l = 0; l <= full_depth; l++)
         assert_int_equal(o->level_start[l + 1] - o->level_start[l], (size_t)1 << (3 * l));
-    /* every depth-D cell within 2 cells of a point's is a node */
-    const int64_t res = (int64_t)1 << D;
-    for (size_t k = 0; k < o->npts; k += 7) {
-        int64_t c[3];
-        for (int a = 0; a < 3; a++) c[a] = (int64_t)((double)u[3 * k + a] * (double)res);
-        for (int i = 0; i < 125; i++) {
-            int64_t q[3] = {c[0] + i % 5 - 2, c[1] + (i / 5) % 5 - 2, c[2] + i / 25 - 2};
-            if (q[0] < 0 || q[1] < 0 || q[2] < 0 || q[0] >= res || q[1] >= res || q[2] >= res) continue;
-            assert_true(gt_pr_find(o, D, q[0], q[1], q[2]) >= 0);
-        }
-    }
-    /* every level between the full depth and D likewise (a sample's 27
-     * neighbours at the level where it splats are nodes) */
-    for (int l = full_depth + 1; l < D; l++) {
+    /* at D and at every level between the full depth and D, every cell
+     * within 2 cells of a point's is a node (a sample's 27 neighbours at the
+     * level where it splats are nodes) */
+    for (int l = full_depth + 1 < D ? full_depth + 1 : D; l <= D; l++) {
         const int64_t rl = (int64_t)1 << l;
         for (size_t k = 0; k < o->npts; k += 5) {
             int64_t c[3];
