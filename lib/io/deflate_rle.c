@@ -208,6 +208,16 @@ static inline uint64_t load64(const uint8_t *p)
 }
 #endif
 
+/* A run of r (3..258) copies of the byte before: its token, its count,
+ * and its extra bits with the distance code's one bit. */
+static inline void add_run(coder *cd, size_t r, size_t *nt, uint64_t *run_extra)
+{
+    const int q = cd->lsym[r];
+    cd->tok[(*nt)++] = (uint16_t)(256 + r);
+    cd->freq[257 + q]++;
+    *run_extra += len_extra[q] + 1u;
+}
+
 /* One block of src[a, b) (b > a); the window holds src[0, a). */
 static void emit_block(coder *cd, bitw *w, const uint8_t *src, size_t a, size_t b, bool final)
 {
@@ -239,10 +249,7 @@ static void emit_block(coder *cd, bitw *w, const uint8_t *src, size_t a, size_t 
             size_t lim = b - i < 258 ? b - i : 258, r = 3;
             while (r + 8 <= lim && load64(src + i + r) == cc) r += 8;
             while (r < lim && src[i + r] == c) r++;
-            const int q = cd->lsym[r];
-            cd->tok[nt++] = (uint16_t)(256 + r);
-            freq[257 + q]++;
-            run_extra += len_extra[q] + 1u;
+            add_run(cd, r, &nt, &run_extra);
             i += r;
             continue;
         }
@@ -252,10 +259,7 @@ static void emit_block(coder *cd, bitw *w, const uint8_t *src, size_t a, size_t 
             size_t lim = b - i < 258 ? b - i : 258, r = 1;
             while (r < lim && src[i + r] == c) r++;
             if (r >= 3) {
-                const int k = cd->lsym[r];
-                cd->tok[nt++] = (uint16_t)(256 + r);
-                freq[257 + k]++;
-                run_extra += len_extra[k] + 1u;
+                add_run(cd, r, &nt, &run_extra);
                 i += r;
                 continue;
             }
@@ -375,13 +379,8 @@ size_t gt_deflate_rle(const uint8_t *src, size_t n, bool last, uint8_t *dst, siz
         size_t b = n - a < BLOCK_IN ? n : a + BLOCK_IN;
         emit_block(&cd, &w, src, a, b, last && b == n);
     }
-    if (!last || n == 0) { /* an empty stored block: the sync flush, or the final block */
-        put_bits(&w, last ? 1u : 0u, 1);
-        put_bits(&w, 0, 2);
-        bw_align(&w);
-        put_bits(&w, 0, 16);
-        put_bits(&w, 0xffffu, 16);
-    }
+    if (!last || n == 0) /* an empty stored block: the sync flush, or the final block */
+        emit_stored(&w, src, 0, last);
     bw_align(&w);
     free(cd.tok);
     return w.over ? 0 : (size_t)(w.p - dst);
