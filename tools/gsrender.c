@@ -81,6 +81,11 @@ static const char *USAGE =
     "      --position-lr-steps N  steps over which the position learning rate\n"
     "                          decays 1.6e-4 -> 1.6e-6 (x the scene extent; default\n"
     "                          30000, the reference's position_lr_max_steps)\n"
+    "      --position-lr-init X, --position-lr-final X, --feature-lr X,\n"
+    "      --feature-rest-lr X, --opacity-lr X, --scaling-lr X, --rotation-lr X\n"
+    "                          Adam's learning rates (the reference's names and\n"
+    "                          defaults: 1.6e-4, 1.6e-6, 0.0025, feature-lr/20,\n"
+    "                          0.025, 0.005, 0.001)\n"
     "  --background is the render's and what image alpha is composited over.\n"
     "\n" GT_COMMON_HELP
     "\nExit status: 0 ok, 1 runtime error, 2 usage, 3 bad input data, 4 GPU error.\n";
@@ -88,7 +93,8 @@ static const char *USAGE =
 enum {
     O_CAMERAS = GT_OPT_TOOL_BASE, O_VIEW, O_EYE, O_TARGET, O_UP, O_FOVY, O_SIZE, O_ORBIT, O_ORADIUS,
     O_OELEV, O_FRAMES, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS, O_BINNING, O_OUTFMT,
-    O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL, O_SHPREC, O_POSSTEPS
+    O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL, O_SHPREC, O_POSSTEPS,
+    O_LR_POS0, O_LR_POS1, O_LR_FEAT, O_LR_REST, O_LR_OPAC, O_LR_SCALE, O_LR_ROT
 };
 
 /* --frames A:B, A: or :B (frames A to B-1; a missing A is 0, a missing B the
@@ -127,6 +133,13 @@ static bool set_fit_option(gt_gs_fit_job *f, int c, const char *arg, gt_status *
     case O_POSSTEPS:
         *st = gt_parse_int("--position-lr-steps", arg, 1, 100000000, &f->rates.pos_steps);
         return true;
+    case O_LR_POS0: *st = gt_parse_double("--position-lr-init", arg, 0, 1, &f->rates.pos_init); return true;
+    case O_LR_POS1: *st = gt_parse_double("--position-lr-final", arg, 0, 1, &f->rates.pos_final); return true;
+    case O_LR_FEAT: *st = gt_parse_double("--feature-lr", arg, 0, 1, &f->rates.sh_dc); return true;
+    case O_LR_REST: *st = gt_parse_double("--feature-rest-lr", arg, 1e-30, 1, &f->rates.sh_rest); return true;
+    case O_LR_OPAC: *st = gt_parse_double("--opacity-lr", arg, 0, 1, &f->rates.opacity); return true;
+    case O_LR_SCALE: *st = gt_parse_double("--scaling-lr", arg, 0, 1, &f->rates.scale); return true;
+    case O_LR_ROT: *st = gt_parse_double("--rotation-lr", arg, 0, 1, &f->rates.rot); return true;
     case O_SEED:
         *st = gt_parse_long("--seed", arg, 0, 2147483647L, &seed);
         f->seed = (uint64_t)seed;
@@ -147,7 +160,7 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
     if (!f->images) {
         if (fit_opts_only_set)
             return gt_report(gt_usage_error("--iterations, --log, --test-views, --test-every, --eval-every, --seed, "
-                                            "--sh-start, --position-lr-steps and -r go with --fit"));
+                                            "--sh-start, the learning rates and -r go with --fit"));
         return -1;
     }
     if (j->orbit || j->view || j->have_eye || j->have_target || j->depth || j->alpha || j->have_frames ||
@@ -156,6 +169,9 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
                                         "--target, --size, --frames, --depth, --alpha and --scale-modifier do "
                                         "not apply"));
     if (!j->cameras) return gt_report(gt_usage_error("--fit needs --cameras (the cameras of the images)"));
+    if ((f->rates.pos_init == 0) != (f->rates.pos_final == 0))
+        return gt_report(gt_usage_error("--position-lr-init and --position-lr-final: both 0 (positions fixed) or "
+                                        "both above 0 (the rate decays log-linearly between them)"));
     f->scene = j->scene;
     f->cameras = j->cameras;
     f->output = j->output;
@@ -322,6 +338,13 @@ int main(int argc, char **argv)
         {"seed", required_argument, 0, O_SEED},
         {"sh-start", required_argument, 0, O_SHSTART},
         {"position-lr-steps", required_argument, 0, O_POSSTEPS},
+        {"position-lr-init", required_argument, 0, O_LR_POS0},
+        {"position-lr-final", required_argument, 0, O_LR_POS1},
+        {"feature-lr", required_argument, 0, O_LR_FEAT},
+        {"feature-rest-lr", required_argument, 0, O_LR_REST},
+        {"opacity-lr", required_argument, 0, O_LR_OPAC},
+        {"scaling-lr", required_argument, 0, O_LR_SCALE},
+        {"rotation-lr", required_argument, 0, O_LR_ROT},
         {"resolution", required_argument, 0, 'r'},
         GT_COMMON_LONGOPTS,
         {0, 0, 0, 0}};

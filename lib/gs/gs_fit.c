@@ -291,7 +291,7 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
         stage_stop(c, "backward");
         stage_start(c);
         for (int k = 0; k < 5; k++)
-            GT_TRY(gt_gs_cu_adam(a[k], g[k], m[k], v[k], len[k], lr[k], j->rates.sh_rest, k == 4 ? period : 0,
+            GT_TRY(gt_gs_cu_adam(a[k], g[k], m[k], v[k], len[k], lr[k], gt_gs_fit_rest_lr(&j->rates), k == 4 ? period : 0,
                                  it, NULL));
         stage_stop(c, "adam");
         double sse;
@@ -316,7 +316,7 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
     stage_stop(c, "backward");
     stage_start(c);
     for (int k = 0; k < 5; k++)
-        gt_gs_adam_cpu(a[k], g[k], m[k], v[k], len[k], lr[k], j->rates.sh_rest, k == 4 ? period : 0, it);
+        gt_gs_adam_cpu(a[k], g[k], m[k], v[k], len[k], lr[k], gt_gs_fit_rest_lr(&j->rates), k == 4 ? period : 0, it);
     stage_stop(c, "adam");
     return GT_OK;
 }

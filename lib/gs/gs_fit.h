@@ -57,13 +57,15 @@ double gt_gs_psnr(const float *x, const float *y, size_t n);
 typedef struct gt_gs_fit_rates {
     double pos_init, pos_final; /* times the scene extent, exponential decay */
     int pos_steps;              /* over this many steps (then pos_final) */
-    double sh_dc, sh_rest, opacity, scale, rot;
+    double sh_dc, sh_rest, opacity, scale, rot; /* sh_rest 0: sh_dc / 20 */
 } gt_gs_fit_rates;
 /* The reference's: position 1.6e-4 -> 1.6e-6 over 30000 steps (its
  * position_lr_max_steps, whatever the number of iterations), SH DC 0.0025,
  * SH rest 0.0025/20, opacity 0.025 (the current reference; versions before
  * 2024 used 0.05), scaling 0.005, rotation 0.001. */
 void gt_gs_fit_rates_default(gt_gs_fit_rates *r);
+/* The SH rest rate: sh_rest, or the reference's sh_dc / 20 when it is 0. */
+double gt_gs_fit_rest_lr(const gt_gs_fit_rates *r);
 #define GT_GS_ADAM_BETA1 0.9
 #define GT_GS_ADAM_BETA2 0.999
 #define GT_GS_ADAM_EPS 1e-15

@@ -14,10 +14,15 @@ void gt_gs_fit_rates_default(gt_gs_fit_rates *r)
     r->pos_final = 0.0000016;
     r->pos_steps = 30000;
     r->sh_dc = 0.0025;
-    r->sh_rest = 0.0025 / 20.0;
+    r->sh_rest = 0; /* sh_dc / 20 */
     r->opacity = 0.025; /* 0.05 before the reference's 2024 update */
     r->scale = 0.005;
     r->rot = 0.001;
+}
+
+double gt_gs_fit_rest_lr(const gt_gs_fit_rates *r)
+{
+    return r->sh_rest > 0 ? r->sh_rest : r->sh_dc / 20.0;
 }
 
 double gt_gs_fit_pos_lr(const gt_gs_fit_rates *r, int step, int max_steps, double extent)

@@ -48,6 +48,23 @@ $FIT --iterations 1 --test-views 1 --log "$T/s0.csv" -o "$T/s0.ply" 2>"$T/e"
 p3=$(awk -F, '$1 == 0 {print $7}' "$T/s3.csv"); p0=$(awk -F, '$1 == 0 {print $7}' "$T/s0.csv")
 awk -v a="$p3" -v b="$p0" 'BEGIN {exit !(a > 45 && a > b + 5)}' && ok "--sh-start 3 renders the full SH ($p3 vs $p0 dB)" \
     || bad "held-out PSNR at --sh-start 3: $p3 dB, at 0: $p0 dB"
+# every learning rate 0 (the reference's option names): nothing moves, the
+# held-out views render as before the fit
+$FIT --iterations 3 --test-views 1 --position-lr-init 0 --position-lr-final 0 --feature-lr 0 --opacity-lr 0 \
+    --scaling-lr 0 --rotation-lr 0 --log "$T/z.csv" -o "$T/z.ply" 2>"$T/e"
+check "all learning rates 0" 0 $?
+z0=$(awk -F, '$1 == 0 {print $7}' "$T/z.csv"); z3=$(awk -F, '$1 == 3 {print $7}' "$T/z.csv")
+[ -n "$z0" ] && [ "$z0" = "$z3" ] && ok "rates 0: held-out PSNR unchanged ($z0 dB)" || bad "rates 0: $z0 -> $z3 dB"
+$FIT --iterations 3 --test-views 1 --feature-lr 0.05 --feature-rest-lr 0.01 --log "$T/f.csv" -o "$T/f.ply" 2>"$T/e"
+check "--feature-lr, --feature-rest-lr" 0 $?
+f3=$(awk -F, '$1 == 3 {print $7}' "$T/f.csv")
+[ -n "$f3" ] && [ "$f3" != "$z0" ] && ok "a feature rate moves the colours" || bad "feature rates: $z0 -> $f3 dB"
+$FIT --iterations 2 --position-lr-init 0 -o "$T/x.ply" 2>"$T/e"
+check "--position-lr-init 0 with a final rate" 2 $?
+$FIT --iterations 2 --opacity-lr -1 -o "$T/x.ply" 2>"$T/e"
+check "negative learning rate" 2 $?
+$G "$TD/scene.ply" --feature-lr 0.01 -o "$T/u.png" 2>"$T/e"
+check "--feature-lr without --fit" 2 $?
 $FIT --iterations 2 --test-views view000,view001,view002,view003 -o "$T/x.ply" 2>"$T/e"
 check "every view held out" 2 $?
 $FIT --iterations 2 --test-views nosuch -o "$T/x.ply" 2>"$T/e"
