@@ -34,6 +34,7 @@ void gt_gs_fit_job_init(gt_gs_fit_job *j)
     memset(j, 0, sizeof *j);
     j->iterations = 2000;
     j->sh_degree = -1;
+    j->sh_start = -1;
     j->downscale = 1;
     j->lambda = GT_GS_LAMBDA_DSSIM;
     gt_gs_fit_rates_default(&j->rates);
@@ -65,6 +66,7 @@ typedef struct fit_ctx {
     float **img;
     gt_gs_raw raw;
     int max_deg;
+    int sh_start; /* the degree at iteration 1 (j->sh_start, or the scene's) */
     bool gpu;
     int max_w, max_h;
     /* CPU state */
@@ -375,12 +377,15 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
     gt_info("%d training views, %d held out; scene extent (cameras) %.4g: position learning rate %.3g -> %.3g",
             c->ntrain, c->ntest, extent, gt_gs_fit_pos_lr(&j->rates, 0, j->rates.pos_steps, extent),
             gt_gs_fit_pos_lr(&j->rates, j->iterations, j->rates.pos_steps, extent));
+    if (c->max_deg > 0)
+        gt_info("SH degree %d at the first iteration (%s), one more every 1000 iterations up to %d", c->sh_start,
+                j->sh_start >= 0 ? "--sh-start" : "the scene's, as the reference refines a PLY", c->max_deg);
     int *order = malloc(sizeof(int) * (size_t)c->ntrain);
     if (!order) return gt_fail(GT_ERR_RUNTIME, "out of memory");
     uint64_t rng = j->seed ^ 0x5eed5eedull;
     int next = c->ntrain;
     double t0 = gt_now_ms();
-    gt_status st = evaluate(c, gt_gs_fit_sh_degree(1000 * j->sh_start, c->max_deg), &res->psnr_test_start);
+    gt_status st = evaluate(c, gt_gs_fit_sh_degree(1000 * c->sh_start, c->max_deg), &res->psnr_test_start);
     if (st == GT_OK && c->ntest) gt_notice("iteration 0: held-out PSNR %.2f dB (%d view(s))", res->psnr_test_start, c->ntest);
     if (log && log->fp) fprintf(log->fp, "iteration,loss,l1,ssim,psnr,seconds,test_psnr\n");
     if (log && log->fp && c->ntest)
@@ -395,7 +400,7 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
             shuffle(order, c->ntrain, &rng);
             next = 0;
         }
-        int cam = order[next++], deg = gt_gs_fit_sh_degree(it + 1000 * j->sh_start, c->max_deg);
+        int cam = order[next++], deg = gt_gs_fit_sh_degree(it + 1000 * c->sh_start, c->max_deg);
         gt_gs_loss l;
         double psnr;
         st = train_step(c, cam, deg, it, extent, &l, &psnr);
@@ -462,6 +467,7 @@ gt_status gt_gs_fit_run(const gt_gs_fit_job *j, gt_gs_fit_result *res_out)
     if (st == GT_OK) {
         c.max_deg = c.raw.sh_degree;
         if (j->sh_degree >= 0 && j->sh_degree < c.max_deg) c.max_deg = j->sh_degree;
+        c.sh_start = j->sh_start >= 0 ? j->sh_start : c.max_deg;
         for (int i = 0; i < c.ncams; i++) {
             if (c.cams[i].width > c.max_w) c.max_w = c.cams[i].width;
             if (c.cams[i].height > c.max_h) c.max_h = c.cams[i].height;

@@ -119,8 +119,9 @@ typedef struct gt_gs_fit_job {
     int test_every;      /* hold out every Nth camera from 0 (llffhold; 0: none) */
     int iterations;      /* default 2000 */
     int sh_degree;       /* cap on the scene's degree (-1: the scene's) */
-    int sh_start;        /* the degree at iteration 1 (0: the reference's schedule;
-                            a trained scene's degree keeps its view-dependent colour) */
+    int sh_start;        /* the degree at iteration 1; -1 (default): the scene's, as
+                            the reference's trainer starts a scene loaded from a PLY
+                            (load_ply); 0: its schedule for training from points */
     int eval_every;      /* PSNR on the held-out views every K iterations (0: start and end) */
     int downscale;       /* 1, 2, 4, 8 */
     uint64_t seed;
