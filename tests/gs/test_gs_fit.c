@@ -116,7 +116,12 @@ static void test_schedules(void **state)
     (void)state;
     gt_gs_fit_rates r;
     gt_gs_fit_rates_default(&r);
-    assert_true(fabs(r.sh_rest * 20 - r.sh_dc) < 1e-15);
+    assert_true(fabs(gt_gs_fit_rest_lr(&r) * 20 - r.sh_dc) < 1e-15);
+    r.sh_dc = 0.01; /* the rest follows the DC rate unless it is given */
+    assert_true(fabs(gt_gs_fit_rest_lr(&r) - 0.0005) < 1e-15);
+    r.sh_rest = 0.003;
+    assert_true(fabs(gt_gs_fit_rest_lr(&r) - 0.003) < 1e-15);
+    gt_gs_fit_rates_default(&r);
     assert_int_equal(r.pos_steps, 30000); /* the reference's position_lr_max_steps */
     double e = 3.0;
     assert_true(fabs(gt_gs_fit_pos_lr(&r, 0, 2000, e) - 0.00016 * e) < 1e-12);
