@@ -136,22 +136,39 @@ gt_status gt_sp_analyze_sym(const gt_csr *a, bool known_symmetric, gt_sp_info *i
         else over++, over_sum += len;
         s1 += (double)len, s2 += (double)len * (double)len;
         const bool need_off = !__atomic_load_n(&dd_dead, __ATOMIC_RELAXED);
+        const int64_t pb = a->ptr[i], pe = a->ptr[i + 1];
         double off = 0;
-        int64_t dpos = -1;
-        for (int64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
-            int64_t c = a->col[p];
-            if (c == i) dpos = p;
-            else if (need_off) off += fabs(a->val[p]);
-            upper += c > i, lower += c < i;
-            if (hash && c != i) {
-                if (c > i) hu += entry_hash(i, c, a->val[p]);
-                else hl += entry_hash(c, i, a->val[p]);
-            }
-            int64_t s = c - i + n - 1, w = s >> 6;
-            mine[w] |= (uint64_t)1 << (s & 63);
-            if (w < lo) lo = w;
-            if (w > hi) hi = w;
+        int64_t dpos = -1, below = 0;
+        /* the entries' diagonals as bits (s = column - row + n - 1), the
+         * diagonal's place and the count below it: a loop without branches
+         * over the column indices only (the values are read below only
+         * while they are needed) */
+        const int64_t shift = n - 1 - i;
+        int64_t smin = INT64_MAX, smax = -1;
+        for (int64_t p = pb; p < pe; p++) {
+            const int64_t c = a->col[p], s = c + shift;
+            below += c < i;
+            dpos = c == i ? p : dpos;
+            smin = s < smin ? s : smin;
+            smax = s > smax ? s : smax;
+            mine[s >> 6] |= (uint64_t)1 << (s & 63);
         }
+        if (pe > pb) {
+            if ((smin >> 6) < lo) lo = smin >> 6;
+            if ((smax >> 6) > hi) hi = smax >> 6;
+        }
+        lower += below, upper += len - below - (dpos >= 0);
+        /* the values only while diagonal dominance is open, or for the hash */
+        if (need_off || hash)
+            for (int64_t p = pb; p < pe; p++) {
+                const int64_t c = a->col[p];
+                if (c == i) continue;
+                if (need_off) off += fabs(a->val[p]);
+                if (hash) {
+                    if (c > i) hu += entry_hash(i, c, a->val[p]);
+                    else hl += entry_hash(c, i, a->val[p]);
+                }
+            }
         double diag = dpos >= 0 ? a->val[dpos] : 0.0;
         if (i < a->ncols && diag == 0.0 && i < zero_diag) zero_diag = i;
         if (need_off && !(fabs(diag) > off)) __atomic_store_n(&dd_dead, 1, __ATOMIC_RELAXED);
