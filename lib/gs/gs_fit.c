@@ -273,6 +273,7 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
     size_t n3 = 3 * (size_t)cm->width * cm->height;
     double lr[5] = {gt_gs_fit_pos_lr(&j->rates, it, j->rates.pos_steps, extent), j->rates.scale, j->rates.rot,
                     j->rates.opacity, j->rates.sh_dc};
+    const double rest_lr = gt_gs_fit_rest_lr(&j->rates);
     int period = c->raw.sh_k * 3;
     if (c->gpu) {
 #if GT_HAVE_CUDA
@@ -293,8 +294,7 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
         stage_stop(c, "backward");
         stage_start(c);
         for (int k = 0; k < 5; k++)
-            GT_TRY(gt_gs_cu_adam(a[k], g[k], m[k], v[k], len[k], lr[k], gt_gs_fit_rest_lr(&j->rates), k == 4 ? period : 0,
-                                 it, NULL));
+            GT_TRY(gt_gs_cu_adam(a[k], g[k], m[k], v[k], len[k], lr[k], rest_lr, k == 4 ? period : 0, it, NULL));
         stage_stop(c, "adam");
         double sse;
         GT_TRY(gt_gs_cu_loss_fetch(c->loss, &out->loss, &out->l1, &out->ssim, &sse));
@@ -318,7 +318,7 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
     stage_stop(c, "backward");
     stage_start(c);
     for (int k = 0; k < 5; k++)
-        gt_gs_adam_cpu(a[k], g[k], m[k], v[k], len[k], lr[k], gt_gs_fit_rest_lr(&j->rates), k == 4 ? period : 0, it);
+        gt_gs_adam_cpu(a[k], g[k], m[k], v[k], len[k], lr[k], rest_lr, k == 4 ? period : 0, it);
     stage_stop(c, "adam");
     return GT_OK;
 }
