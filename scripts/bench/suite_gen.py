@@ -22,8 +22,6 @@
 Matrix Market files are written symmetric (the lower triangle, 1-based, row order).
 Each prints one line on stdout describing what it wrote.
 """
-import importlib.machinery
-import importlib.util
 import os
 import sys
 
@@ -139,14 +137,12 @@ def tps(n, src_path, dst_path):
 
 
 def points(n, path):
-    here = os.path.dirname(os.path.abspath(__file__))
-    os.environ.setdefault("OUT", os.path.dirname(os.path.abspath(path)))
-    loader = importlib.machinery.SourceFileLoader("pr_bench", os.path.join(here, "poissonrec"))
-    spec = importlib.util.spec_from_loader("pr_bench", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    p, nrm = mod.surface(n, 20)
-    mod.write_points(path, p, nrm)
+    # the bumpy sphere of scripts/bench/poissonrec's quality harness (its
+    # geometry lives in scripts/bench/lib/pr_quality.py)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+    import pr_quality as Q
+    p, nrm = Q.BumpySphere().sample(n, np.random.default_rng(20))
+    Q.write_points(path, p, nrm)
     print(f"points {n} oriented (bumpy sphere) -> {path}")
 
 
