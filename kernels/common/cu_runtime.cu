@@ -220,6 +220,19 @@ extern "C" void gt_cu_pinned_free(void *ptr)
     cudaFreeHost(ptr);
 }
 
+extern "C" bool gt_cu_host_register(void *ptr, size_t bytes)
+{
+    if (!ptr || !bytes) return false;
+    if (cudaHostRegister(ptr, bytes, cudaHostRegisterDefault) == cudaSuccess) return true;
+    cudaGetLastError();
+    return false;
+}
+
+extern "C" void gt_cu_host_unregister(void *ptr)
+{
+    if (ptr && cudaHostUnregister(ptr) != cudaSuccess) cudaGetLastError();
+}
+
 extern "C" gt_status gt_cu_event_create(void **ev)
 {
     cudaEvent_t e;

@@ -4,6 +4,7 @@
 #ifndef GT_CU_RUNTIME_H
 #define GT_CU_RUNTIME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +49,13 @@ gt_status gt_cu_stream_sync(void *stream);
 gt_status gt_cu_pinned_alloc_at(void **ptr, size_t bytes, const char *what, const char *file, int line);
 #define gt_cu_pinned_alloc(ptr, bytes, what) gt_cu_pinned_alloc_at((ptr), (bytes), (what), __FILE__, __LINE__)
 void gt_cu_pinned_free(void *ptr);
+/* Page-lock existing host memory for the GPU's copies (cudaHostRegister):
+ * copies from it then run at the bus's speed and asynchronously. On the GPU
+ * machine 512 MiB in huge pages registers in 10-14 ms where cudaMallocHost
+ * of as much takes 0.27 s. Failure (e.g. a locked-memory limit) is not an
+ * error: false, and the memory stays pageable (copies work, slower). */
+bool gt_cu_host_register(void *ptr, size_t bytes);
+void gt_cu_host_unregister(void *ptr);
 
 /* Events for ordering host work after queued GPU work (no timing). */
 gt_status gt_cu_event_create(void **ev);

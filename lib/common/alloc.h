@@ -29,6 +29,12 @@ void *gt_malloc(size_t bytes, const char *what);
 void *gt_calloc(size_t n, size_t size, const char *what);
 /* n*size with overflow check */
 void *gt_malloc_array(size_t n, size_t size, const char *what);
+/* gt_malloc for large arrays, in transparent huge pages where the system
+ * gives them on request (a page fault per 2 MiB instead of per 4 KiB: on the
+ * GPU machine 4 KiB faults fill fresh memory at about 2 GB/s on one core, a
+ * third of what huge pages allow). Below 4 MiB, or with GT_NO_HUGEPAGE=1 in
+ * the environment (to compare), plain malloc. free() releases it. */
+void *gt_malloc_huge(size_t bytes, const char *what);
 
 #ifdef __cplusplus
 }

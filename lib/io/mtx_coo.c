@@ -20,8 +20,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "common/alloc.h"
 #include "io/mtx_internal.h"
 #include "io/numtext.h"
 
@@ -57,24 +57,11 @@ static int read_threads(void)
 #endif
 }
 
-/* malloc for the large arrays, in transparent huge pages where the system
- * gives them on request: a fault per 2 MiB instead of per 4 KiB (page faults
- * on fresh memory were a quarter of a one-thread read). free() releases it. */
+/* the large arrays, in huge pages (common/alloc.h; measured here: page
+ * faults on fresh memory were a quarter of a one-thread read) */
 static void *big_alloc(size_t n)
 {
-    const size_t huge = (size_t)2 << 20;
-    static int off = -1; /* GT_NO_HUGEPAGE=1: plain malloc (to compare) */
-    if (off < 0) {
-        const char *e = getenv("GT_NO_HUGEPAGE");
-        off = e && *e && strcmp(e, "0") != 0;
-    }
-    if (n < 2 * huge || off) return malloc(n ? n : 1);
-    size_t m = (n + huge - 1) / huge * huge;
-    void *p = aligned_alloc(huge, m);
-#ifdef MADV_HUGEPAGE
-    if (p) madvise(p, m, MADV_HUGEPAGE);
-#endif
-    return p;
+    return gt_malloc_huge(n, "the matrix's arrays");
 }
 
 static bool grow(chunk *k)

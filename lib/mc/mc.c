@@ -15,14 +15,9 @@
 #include "kernels/mc/mc_cuda.h"
 #endif
 
-typedef struct mem_src {
-    const float *vol;
-    size_t plane;
-} mem_src;
-
-static gt_status mem_read(void *ctx, int64_t z0, int64_t nz, float *dst)
+gt_status gt_mc_read_host(void *ctx, int64_t z0, int64_t nz, float *dst)
 {
-    mem_src *s = ctx;
+    const gt_mc_host_volume *s = ctx;
     memcpy(dst, s->vol + (size_t)z0 * s->plane, (size_t)nz * s->plane * sizeof(float));
     return GT_OK;
 }
@@ -40,8 +35,8 @@ gt_status gt_mc_extract(gt_device_kind dev, const float *vol, const int64_t dims
         if (tm) gt_timings_add(tm, "extract (cpu)", gt_timer_stop(&t));
         return st;
     }
-    mem_src src = {vol, (size_t)(dims[0] * dims[1])};
-    return gt_mc_extract_stream(dev, dims, mem_read, &src, p, 0, dims[2], m, tm);
+    gt_mc_host_volume src = {vol, (size_t)(dims[0] * dims[1])};
+    return gt_mc_extract_stream(dev, dims, gt_mc_read_host, &src, p, 0, dims[2], m, tm);
 }
 
 /* planes per slab so that the working set fits in `budget` */
@@ -177,7 +172,11 @@ gt_status gt_mc_extract_stream_keep(gt_device_kind dev, const int64_t dims[3], g
 #if GT_HAVE_CUDA
         if (dev == GT_DEVICE_CUDA) {
             uint64_t nv = 0, nt = 0;
-            st = upload_overlapped(cu, read, ctx, nb, ne, tm);
+            if (read == gt_mc_read_host) /* straight from the caller's memory */
+                st = gt_mc_cuda_upload(cu, ((const gt_mc_host_volume *)ctx)->vol + (size_t)nb * plane, nb,
+                                       ne - nb, tm);
+            else
+                st = upload_overlapped(cu, read, ctx, nb, ne, tm);
             if (st == GT_OK) st = gt_mc_cuda_slab(cu, z0, z1, m->nvert, &nv, &nt, tm);
             if (st == GT_OK && keep && P >= Z) {
                 *keep = cu; /* the caller downloads and frees it */

@@ -104,6 +104,16 @@ gt_status gt_mc_extract(gt_device_kind dev, const float *vol, const int64_t dims
  * under max_mem bytes (device memory on CUDA, host buffer on CPU; 0 = one
  * pass when it fits). The mesh is the same as one pass gives. */
 typedef gt_status (*gt_mc_read_fn)(void *ctx, int64_t z0, int64_t nz, float *dst);
+/* A volume already in host memory as the source of the streamed calls:
+ * read = gt_mc_read_host, ctx = a gt_mc_host_volume. On CUDA its planes go
+ * to the device straight from it, each slab in one copy (at the bus's speed
+ * where the memory is registered, gt_cu_host_register), not through the
+ * pinned staging slots. */
+typedef struct gt_mc_host_volume {
+    const float *vol; /* float32, x fastest, whole planes in z order */
+    size_t plane;     /* voxels per plane: X*Y */
+} gt_mc_host_volume;
+gt_status gt_mc_read_host(void *ctx, int64_t z0, int64_t nz, float *dst);
 gt_status gt_mc_extract_stream(gt_device_kind dev, const int64_t dims[3], gt_mc_read_fn read,
                                void *ctx, const gt_mc_params *p, size_t max_mem,
                                int64_t slab_planes /* 0 = from max_mem */, gt_mc_mesh *m,

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "gt_config.h"
+#include "common/alloc.h"
 #include "common/log.h"
 #include "common/output.h"
 #include "common/timer.h"
@@ -15,6 +18,9 @@
 #include "io/ply.h"
 #include "io/volume.h"
 #include "mc/mc.h"
+#if GT_HAVE_CUDA
+#include "kernels/common/cu_runtime.h"
+#endif
 
 void gt_mc_job_init(gt_mc_job *j)
 {
@@ -108,6 +114,60 @@ static gt_status open_volume(const gt_mc_job *j, reader *r, gt_volume_info *info
     return GT_OK;
 }
 
+/* Whether to read the whole volume while the CUDA context starts (its
+ * ~0.2 s are otherwise idle; the streamed read can only begin once pinned
+ * staging exists): a seekable file (not a pipe or gzip data, whose sizes
+ * nothing vouches for), a GPU that may be used, and the volume as float32
+ * in at most a quarter of the host's memory. GT_MC_NO_PREFETCH=1 streams
+ * as before (to compare). */
+static bool want_prefetch(const gt_mc_job *j, const gt_volume_info *info, size_t *bytes)
+{
+    if (!GT_HAVE_CUDA || j->device == GT_DEVICE_CPU || info->data_offset < 0 || info->gzip) return false;
+    const char *e = getenv("GT_MC_NO_PREFETCH");
+    if (e && *e && strcmp(e, "0") != 0) return false;
+    if (!gt_mul3_size((size_t)info->dims[0], (size_t)info->dims[1], (size_t)info->dims[2], bytes) ||
+        !gt_mul_size(*bytes, sizeof(float), bytes) || *bytes == 0)
+        return false;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psz > 0 && *bytes <= (size_t)pages / 4 * (size_t)psz;
+}
+
+/* The whole volume as float32 in huge pages (NULL: not wanted, or no
+ * memory for it: then the extraction streams it); *st the read's error. */
+static float *prefetch(const gt_mc_job *j, const gt_volume_info *info, reader *r, gt_timings *tm, gt_status *st)
+{
+    size_t bytes;
+    *st = GT_OK;
+    if (!want_prefetch(j, info, &bytes)) return NULL;
+    float *v = gt_malloc_huge(bytes, "the volume");
+    if (!v) {
+        gt_errmsg_clear();
+        return NULL;
+    }
+    double t0 = gt_now_ms();
+    *st = read_planes(r, 0, info->dims[2], v);
+    gt_timings_add(tm, "read (whole volume, while CUDA starts)", gt_now_ms() - t0);
+    free(r->raw); /* the conversion's buffer: the streamed reads are done */
+    r->raw = NULL;
+    r->raw_cap = 0;
+    gt_trace("volume read");
+    if (*st != GT_OK) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+static void release_volume(float *v, bool registered)
+{
+#if GT_HAVE_CUDA
+    if (registered) gt_cu_host_unregister(v);
+#else
+    (void)registered;
+#endif
+    free(v);
+}
+
 /* Why a mesh has no triangles, as a notice. */
 static void explain_empty(const gt_volume_info *info, const reader *r, double iso)
 {
@@ -163,14 +223,30 @@ gt_status gt_mc_extract_job(const gt_mc_job *j)
     gt_volume_info info;
     gt_status st0 = open_volume(j, &r, &info, &iso, &tm);
     gt_trace("input read (volume header)");
+    float *pre = st0 == GT_OK ? prefetch(j, &info, &r, &tm, &st0) : NULL;
     gt_device_kind dev;
     if (st0 == GT_OK) st0 = gt_device_prepare_finish(&prep, &dev);
     gt_device_prepare_join(&prep);
     if (st0 != GT_OK) {
         gt_volume_stream_close(r.s);
         free(r.raw);
+        free(pre);
         return st0;
     }
+    /* the prefetched volume is the source; on the GPU page-locked, so that
+     * each slab goes up in one copy at the bus's speed */
+    gt_mc_host_volume hv = {pre, r.plane};
+    gt_mc_read_fn rd = pre ? gt_mc_read_host : read_planes;
+    void *rctx = pre ? (void *)&hv : (void *)&r;
+    bool registered = false;
+#if GT_HAVE_CUDA
+    if (pre && dev == GT_DEVICE_CUDA) {
+        double t1 = gt_now_ms();
+        registered = gt_cu_host_register(pre, r.plane * (size_t)info.dims[2] * sizeof(float));
+        gt_timings_add(&tm, "register the volume", gt_now_ms() - t1);
+        if (!registered) gt_info("the volume could not be page-locked: uploading it from pageable memory");
+    }
+#endif
     gt_trace(dev == GT_DEVICE_CUDA ? "first kernel" : "computing on the CPU");
     gt_mc_params p;
     gt_mc_params_init(&p, iso);
@@ -198,11 +274,12 @@ gt_status gt_mc_extract_job(const gt_mc_job *j)
     if (!j->soup) {
         /* extraction and write in one: on the GPU the mesh goes to the file
          * in pieces, downloads overlapping the write */
-        st = gt_mc_extract_stream_ply(dev, info.dims, read_planes, &r, &p, budget, 0, j->output, fmt, &res, &tm);
+        st = gt_mc_extract_stream_ply(dev, info.dims, rd, rctx, &p, budget, 0, j->output, fmt, &res, &tm);
         total_ms = res.extract_ms;
         gt_trace("job done");
         gt_volume_stream_close(r.s);
         free(r.raw);
+        release_volume(pre, registered);
         if (st != GT_OK) return st;
         if (r.nans) gt_info("%zu NaN voxels (treated as outside)", r.nans);
         if (res.ntri == 0) explain_empty(&info, &r, iso);
@@ -211,11 +288,12 @@ gt_status gt_mc_extract_job(const gt_mc_job *j)
         gt_mc_mesh m;
         memset(&m, 0, sizeof m);
         double t1 = gt_now_ms();
-        st = gt_mc_extract_stream(dev, info.dims, read_planes, &r, &p, budget, 0, &m, &tm);
+        st = gt_mc_extract_stream(dev, info.dims, rd, rctx, &p, budget, 0, &m, &tm);
         total_ms = gt_now_ms() - t1;
         gt_trace("job done");
         gt_volume_stream_close(r.s);
         free(r.raw);
+        release_volume(pre, registered);
         if (st != GT_OK) {
             gt_mc_mesh_free(&m);
             return st;

@@ -126,5 +126,25 @@ if [ "${GT_NO_GPU:-0}" != 1 ] && "$prog" --device cuda --iso 0 "$td/sphere.nrrd"
   cmp -s "$tmp/g.ply" "$tmp/c.ply" || echo "note: GPU and CPU PLY bytes differ (positions may differ in the last bit; tests/mc/test_mc_gpu checks 1e-5)"
 fi
 
+# where a GPU may be used (--device auto), a seekable volume is read whole
+# while the CUDA context starts and the extraction takes it from memory (on
+# the GPU, uploaded from it; without one, the CPU fallback reads it there):
+# the same bytes as the streamed read (GT_MC_NO_PREFETCH=1), with and
+# without a memory budget (slabs on the GPU; its register-and-upload path in
+# slabs: gpu_cli_mcmesh_ply), uint8 (converted) or float; a file too short
+# is still named
+for case in "raw|--dims 24,20,16 --type uint8 --spacing 0.5,0.5,1 --iso 128 $raw" "nrrd|--iso 0 --normals $td/sphere.nrrd"; do
+  name=${case%%|*} args=${case#*|}
+  for budget in "" "--max-gpu-mem 200K"; do
+    # shellcheck disable=SC2086
+    expect 0 "prefetch $name $budget" -- "$prog" --device auto $budget $args -o "$tmp/p1.ply"
+    # shellcheck disable=SC2086
+    expect 0 "streamed $name $budget" -- env GT_MC_NO_PREFETCH=1 "$prog" --device auto $budget $args -o "$tmp/p2.ply"
+    cmp -s "$tmp/p1.ply" "$tmp/p2.ply" || fail "prefetched and streamed reads differ ($name $budget)"
+  done
+done
+expect 3 "prefetch: raw too short" -- "$prog" --device auto --iso 1 --dims 24,20,17 --type uint8 "$raw" -o "$tmp/x.ply"
+has_err "volume data needs" "prefetch: raw too short"; no_file "$tmp/x.ply" "prefetch: raw too short"
+
 [ $fails = 0 ] && echo "all mcmesh CLI checks passed"
 exit $((fails > 0))
