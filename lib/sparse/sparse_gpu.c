@@ -5,6 +5,7 @@
 
 #include "gt_config.h"
 #include "common/timer.h"
+#include "common/trace.h"
 #include "sparse/krylov_prec.h"
 #include "sparse/sparse_gpu.h"
 #if GT_HAVE_CUDA
@@ -203,11 +204,13 @@ gt_status gt_solve_gpu(const gt_csr *a, gt_sp_format f, int prec, const double *
     if (f != GT_SP_DIA && f != GT_SP_ELL) f = GT_SP_CSR;
     gt_spd d;
     GT_TRY(gt_cu_spd_upload(a, prec, &d));
+    gt_trace("matrix uploaded");
     gt_status s = gt_cu_spd_convert(&d, f, -1, dia_limit(a, prec));
     if (s == GT_ERR_RUNTIME && f == GT_SP_DIA) { /* too many diagonals: CSR (out of memory stays exit 4) */
         f = GT_SP_CSR;
         s = GT_OK;
     }
+    gt_trace("matrix converted");
     if (s == GT_OK && o->method == GT_SOLVE_RICHARDSON) {
         res->tau = o->tau;
         if (!(o->tau > 0)) s = power_tau(a, &d, prec, &res->tau);
@@ -216,6 +219,7 @@ gt_status gt_solve_gpu(const gt_csr *a, gt_sp_format f, int prec, const double *
     double t0 = gt_now_ms();
     if (s == GT_OK) s = gt_cu_solve(&d, f, a, b, x, o, res);
     if (solve_ms) *solve_ms = gt_now_ms() - t0;
+    gt_trace("solver done");
     gt_cu_spd_free(&d);
     if (s != GT_OK) return s;
     /* true residual, in double on the host */
