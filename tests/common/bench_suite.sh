@@ -36,10 +36,15 @@ grep -q '^| program | input | ours (s) | peer | peer (s) | peer/ours | ours GPU-
 [ "$(grep -c '^| mcmesh |' "$md")" -eq 1 ] || fail "mcmesh rows"
 [ "$(grep -c '^| sparsesolve |' "$md")" -eq 6 ] || fail "sparsesolve rows"
 "$PY" - "$tmp/out/suite.csv" "$PY" <<'EOF' || exit 1
-import csv, subprocess, sys
+import csv, os, subprocess, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
+# the suite imports its peers with /tmp/site first on the path, where it
+# installs the wheels of .whl/ (the GPU machine): so does this check
+env = dict(os.environ)
+if os.path.isdir("/tmp/site"):
+    env["PYTHONPATH"] = "/tmp/site" + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
 def has(mod):
-    return subprocess.run([sys.argv[2], "-c", "import " + mod], capture_output=True).returncode == 0
+    return subprocess.run([sys.argv[2], "-c", "import " + mod], env=env, capture_output=True).returncode == 0
 def fail(msg, r):
     sys.exit(f"FAIL: {msg}: {r}")
 assert len(rows) == 7, rows
