@@ -118,8 +118,12 @@ static gt_status open_volume(const gt_mc_job *j, reader *r, gt_volume_info *info
  * ~0.2 s are otherwise idle; the streamed read can only begin once pinned
  * staging exists): a seekable file (not a pipe or gzip data, whose sizes
  * nothing vouches for), a GPU that may be used, and the volume as float32
- * in at most a quarter of the host's memory. GT_MC_NO_PREFETCH=1 streams
- * as before (to compare). */
+ * in at most PREFETCH_MAX bytes and a quarter of the host's memory. A larger
+ * volume takes longer to read than the context to start, so it gains little
+ * and would lose the streamed read's overlap with the GPU's work (and hold
+ * the whole volume in host memory). GT_MC_NO_PREFETCH=1 streams as before
+ * (to compare). */
+#define PREFETCH_MAX ((size_t)2 << 30)
 static bool want_prefetch(const gt_mc_job *j, const gt_volume_info *info, size_t *bytes)
 {
     if (!GT_HAVE_CUDA || j->device == GT_DEVICE_CPU || info->data_offset < 0 || info->gzip) return false;
@@ -129,7 +133,7 @@ static bool want_prefetch(const gt_mc_job *j, const gt_volume_info *info, size_t
         !gt_mul_size(*bytes, sizeof(float), bytes) || *bytes == 0)
         return false;
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    return pages > 0 && psz > 0 && *bytes <= (size_t)pages / 4 * (size_t)psz;
+    return pages > 0 && psz > 0 && *bytes <= PREFETCH_MAX && *bytes <= (size_t)pages / 4 * (size_t)psz;
 }
 
 /* The whole volume as float32 in huge pages (NULL: not wanted, or no
