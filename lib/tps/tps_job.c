@@ -4,9 +4,14 @@
  * and atomic outputs. gt_tps_fit_job, gt_tps_apply_job and
  * gt_tps_apply_volume_job (tps.h) are the entry points; tools/stpsfit.c only
  * parses options into a gt_tps_job. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "common/log.h"
 #include "common/timer.h"
@@ -29,14 +34,59 @@ void gt_tps_job_init(gt_tps_job *j)
 }
 
 /* A job's run: the device is started on a thread (run) while the job reads
- * its input; the job then calls choose() before its first GPU call. */
+ * its input; the job then calls choose() before its first GPU call. A fit
+ * under --device auto may instead run on the CPU (small_fit), decided before
+ * anything of CUDA starts (cpu) or once the points are read (defer: the
+ * device is then started, if at all, after the read). */
 typedef struct job_ctx {
     const gt_tps_job *j;
+    const gt_device_warmup *warm;
     gt_device_prep prep;
     gt_device_kind dev;
     bool chosen;
+    bool cpu, defer;
     gt_timings tm;
 } job_ctx;
+
+/* The plain fit (a given lambda, no GCV) on the CPU, in ms, on `threads`
+ * threads: its O(n^3) steps (the Cholesky of Q2^T K Q2 is ~3/4 of it), at a
+ * rate a fifth under the one measured on a 2-core machine (n = 1742: the
+ * whole command 150-192 ms on 2 threads, scripts/bench/RESULTS.md). */
+static double cpu_fit_ms(size_t n, int threads)
+{
+    return (double)n * (double)n * (double)n / (14e6 * (threads > 0 ? threads : 1));
+}
+
+/* Fits the CPU ends in this long finish before CUDA would have started: on
+ * the GPU machine a process that only creates and releases a context takes
+ * 0.29-0.52 s from exec to exit, stpsfit's GPU fit of n = 1742 0.42-0.48 s. */
+#define CPU_FIT_MAX_MS 200.0
+
+bool gt_tps_fit_prefers_cpu(size_t n, int threads)
+{
+    return cpu_fit_ms(n, threads) <= CPU_FIT_MAX_MS;
+}
+
+static int fit_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+/* Bounds on the points in a file from its size: a point takes at least 6
+ * bytes (text "0 0 0" and a newline; binary PLY: 12) and, in the files
+ * stpsfit reads, at most 128; false where the size says nothing (a pipe). */
+static bool points_bounds(const char *path, size_t *lo, size_t *hi)
+{
+    struct stat st;
+    if (!path || !strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    *lo = (size_t)st.st_size / 128;
+    *hi = (size_t)st.st_size / 6;
+    return true;
+}
 
 /* join the preparing thread and resolve the device, reporting its errors */
 static gt_status choose(job_ctx *c)
@@ -44,7 +94,7 @@ static gt_status choose(job_ctx *c)
     gt_trace("input read");
     double t0 = gt_now_ms();
     gt_device_prepare_join(&c->prep);
-    GT_TRY(gt_device_choose(c->j->device, c->j->gpu, &c->dev));
+    GT_TRY(gt_device_choose(c->cpu ? GT_DEVICE_CPU : c->j->device, c->j->gpu, &c->dev));
     c->chosen = true;
     if (c->dev == GT_DEVICE_CUDA) gt_timings_add(&c->tm, "device (rest of CUDA start)", gt_now_ms() - t0);
     gt_trace(c->dev == GT_DEVICE_CUDA ? "first kernel" : "computing on the CPU");
@@ -67,6 +117,13 @@ static gt_status do_fit(job_ctx *c)
     if (s == GT_OK && n != m)
         s = gt_fail(GT_ERR_DATA, "SOURCE '%s' has %zu points but TARGET '%s' has %zu: they must pair up",
                     j->source, n, j->target, m);
+    if (s == GT_OK && c->defer) { /* the size decides now */
+        c->cpu = gt_tps_fit_prefers_cpu(n, fit_threads());
+        if (!c->cpu) gt_device_prepare_start(&c->prep, j->device, j->gpu, c->warm);
+    }
+    if (s == GT_OK && c->cpu)
+        gt_info("--device auto: the CPU fits %zu points in about %.0f ms on %d threads, before CUDA would have "
+                "started (--device cuda for the GPU)", n, cpu_fit_ms(n, fit_threads()), fit_threads());
     if (s == GT_OK) s = choose(c);
     gt_tps_fit_opts o = {.kernel = j->kernel, .lambda = j->lambda, .gcv = j->gcv, .device = c->dev, .timings = tm};
     if (o.gcv) o.gcv_out = &curve;
@@ -231,11 +288,22 @@ static void warm_fit(void *arg)
 /* Start the device on a thread (with warm, where the job has one), run the
  * job, which reads its input and then chooses the device, and print the
  * stage table (also after a failure, as stpsfit always has). */
-static gt_status run(const gt_tps_job *j, job_fn fn, const gt_device_warmup *warm)
+static gt_status run(const gt_tps_job *j, job_fn fn, const gt_device_warmup *warm, bool small_fit)
 {
-    job_ctx c = {.j = j, .dev = GT_DEVICE_CPU};
+    job_ctx c = {.j = j, .warm = warm, .dev = GT_DEVICE_CPU};
     gt_timings_init(&c.tm);
-    gt_device_prepare_start(&c.prep, j->device, j->gpu, warm);
+    size_t lo[2], hi[2];
+    /* (--gpu N past 0 asks for a GPU: its checks stay as they were) */
+    if (small_fit && j->device == GT_DEVICE_AUTO && j->gpu == 0 && GT_HAVE_CUDA) {
+        const int th = fit_threads();
+        if (!points_bounds(j->source, &lo[0], &hi[0]) || !points_bounds(j->target, &lo[1], &hi[1]))
+            c.defer = true;
+        else if (gt_tps_fit_prefers_cpu(hi[0] < hi[1] ? hi[0] : hi[1], th))
+            c.cpu = true; /* at most that many points: the CPU, nothing of CUDA started */
+        else
+            c.defer = gt_tps_fit_prefers_cpu(lo[0] > lo[1] ? lo[0] : lo[1], th);
+    }
+    gt_device_prepare_start(&c.prep, c.cpu || c.defer ? GT_DEVICE_CPU : j->device, j->gpu, warm);
     gt_status s = fn(&c);
     gt_device_prepare_join(&c.prep);
     if (j->timings)
@@ -254,11 +322,14 @@ gt_status gt_tps_fit_job(const gt_tps_job *j)
     GT_TRY(need(j->source, "source points", "gt_tps_fit_job"));
     GT_TRY(need(j->target, "target points", "gt_tps_fit_job"));
     GT_TRY(need(j->output, "output", "gt_tps_fit_job"));
-    #if GT_HAVE_CUDA
+    /* a plain fit may be small enough for the CPU (GCV's eigen solver is
+     * ~10x the plain fit there: n = 1742 took 1.8 s on 2 cores) */
+    const bool small = !j->gcv;
+#if GT_HAVE_CUDA
     const gt_device_warmup w = {load_fit, warm_fit, (void *)j};
-    return run(j, do_fit, &w);
+    return run(j, do_fit, &w, small);
 #else
-    return run(j, do_fit, NULL);
+    return run(j, do_fit, NULL, small);
 #endif
 }
 
@@ -267,7 +338,7 @@ gt_status gt_tps_apply_job(const gt_tps_job *j)
     GT_TRY(need(j->params, "parameter file", "gt_tps_apply_job"));
     GT_TRY(need(j->input, "input points", "gt_tps_apply_job"));
     GT_TRY(need(j->output, "output", "gt_tps_apply_job"));
-    return run(j, do_apply, NULL);
+    return run(j, do_apply, NULL, false);
 }
 
 gt_status gt_tps_apply_volume_job(const gt_tps_job *j)
@@ -275,5 +346,5 @@ gt_status gt_tps_apply_volume_job(const gt_tps_job *j)
     GT_TRY(need(j->params, "parameter file", "gt_tps_apply_volume_job"));
     GT_TRY(need(j->input, "input volume", "gt_tps_apply_volume_job"));
     GT_TRY(need(j->output, "output", "gt_tps_apply_volume_job"));
-    return run(j, do_volume, NULL);
+    return run(j, do_volume, NULL, false);
 }

@@ -5,7 +5,9 @@
 #   cli_cuda_libs.sh DEVICE_PROBE cuda|nocuda     (GT_BUILD_DIR, GT_TESTDATA set)
 #  - every program with --device cpu: no libcuda, cuBLAS, cuSOLVER, cuSPARSE
 #  - GT_STARTUP_TRACE=1: the milestones in order on stderr, none of the GPU's
-#  - CUDA build: --device auto does reach for libcuda (the check can fail)
+#  - CUDA build: a small plain stpsfit fit under --device auto stays on the
+#    CPU and loads no CUDA library; the GCV fit under --device auto does
+#    reach for libcuda (the check can fail)
 #  - with a GPU: the stpsfit fit loads cuSOLVER; mcmesh and stpsfit --apply
 #    load no cuBLAS/cuSOLVER/cuSPARSE; without one, the fit's fallback to
 #    the CPU opens neither
@@ -58,8 +60,18 @@ out=$("$B/stpsfit" --device cpu "$TD/tps/src.txt" "$TD/tps/dst.txt" -o "$T/p.txt
 [ -z "$out" ] && ok "no trace without GT_STARTUP_TRACE" || bad "output without GT_STARTUP_TRACE: $out"
 
 if [ "$build_kind" = cuda ]; then
-  # the control: the same check sees the runtime reach for the driver
-  libs_of "$B/stpsfit" --device auto -q "$TD/tps/src.txt" "$TD/tps/dst.txt" -o "$T/p2.txt" > "$T/libs"
+  # a plain fit this small runs on the CPU under --device auto, GPU or not
+  # (the CPU ends it before CUDA would have started): no CUDA library at all
+  libs_of "$B/stpsfit" --device auto -q "$TD/tps/src.txt" "$TD/tps/dst.txt" -o "$T/p1.txt" > "$T/libs"
+  found=$(grep -E "$cuda_libs" "$T/libs")
+  [ -z "$found" ] && ok "a small plain fit under --device auto loads no CUDA library" ||
+    bad "a small plain fit under --device auto loaded: $found"
+  "$B/stpsfit" --device auto -v "$TD/tps/src.txt" "$TD/tps/dst.txt" -o "$T/p1.txt" 2> "$T/v" > /dev/null
+  grep -q "the CPU fits .* points in about .* ms" "$T/v" && ok "-v says why the CPU fits it" ||
+    bad "-v does not say why the CPU fits it: $(cat "$T/v")"
+  # the control: the same check sees the runtime reach for the driver (the
+  # GCV fit is not a small one)
+  libs_of "$B/stpsfit" --device auto -q -l gcv "$TD/tps/src.txt" "$TD/tps/dst.txt" -o "$T/p2.txt" > "$T/libs"
   found=$(grep -E 'file=libcuda\.so' "$T/libs")
   [ -n "$found" ] && ok "--device auto reaches for libcuda ($found)" || bad "--device auto: no libcuda in the loader's log"
   if "$probe" --device cuda > /dev/null 2>&1; then

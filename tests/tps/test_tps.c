@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "tps/linalg.h"
 #include "tps_testutil.h"
 
 static gt_tps_fit_opts cpu_opts(gt_tps_kernel k, double lambda)
@@ -132,6 +133,60 @@ static void test_large_lambda(void **state)
     gt_tps_free(&t);
     free(src);
     free(dst);
+}
+
+/* The blocked Cholesky (panels of 64, the trailing update four columns at a
+ * time with SIMD sums, remainders): L L^T = A on a random SPD matrix whose
+ * size leaves a partial last panel and column groups of every remainder,
+ * with a leading dimension larger than the size; an indefinite matrix is
+ * refused. */
+static void test_cholesky(void **state)
+{
+    (void)state;
+    gt_rng r = {11};
+    const size_t N = 301, ld = 307;
+    double *A = malloc(ld * N * sizeof(double)), *A0 = malloc(ld * N * sizeof(double));
+    double *G = malloc(N * N * sizeof(double));
+    for (size_t k = 0; k < N * N; k++) G[k] = gt_rng_range(&r, -1, 1);
+    for (size_t i = 0; i < N; i++) /* A = G G^T / N + I: SPD, condition ~ 5 */
+        for (size_t j = 0; j <= i; j++) {
+            double t = 0;
+            for (size_t k = 0; k < N; k++) t += G[i * N + k] * G[j * N + k];
+            A[j + i * ld] = A[i + j * ld] = t / (double)N + (i == j);
+        }
+    memcpy(A0, A, ld * N * sizeof(double));
+    assert_true(tps_cholesky(A, ld, N));
+    double worst = 0;
+    for (size_t i = 0; i < N; i++)
+        for (size_t j = 0; j <= i; j++) { /* (L L^T)(i,j), L(i,k) at A[k + i*ld] */
+            double t = 0;
+            for (size_t k = 0; k <= j; k++) t += A[k + i * ld] * A[k + j * ld];
+            worst = fmax(worst, fabs(t - A0[j + i * ld]));
+        }
+    if (worst > 1e-12) fail_msg("|L L^T - A| = %g", worst);
+    memcpy(A, A0, ld * N * sizeof(double));
+    A[200 + 200 * ld] = -5.0; /* no longer positive definite */
+    assert_false(tps_cholesky(A, ld, N));
+    free(A); free(A0); free(G);
+}
+
+/* --device auto's choice for a plain fit: the CPU for small ones, more
+ * points with more threads, never for a large one. */
+static void test_fit_prefers_cpu(void **state)
+{
+    (void)state;
+    assert_true(gt_tps_fit_prefers_cpu(0, 1));
+    assert_true(gt_tps_fit_prefers_cpu(500, 1));
+    assert_true(gt_tps_fit_prefers_cpu(1742, 16)); /* issue 18's n on the GPU machine's 16 cores */
+    assert_false(gt_tps_fit_prefers_cpu(1742, 1));
+    assert_false(gt_tps_fit_prefers_cpu(20000, 128));
+    size_t last = 0;
+    for (int t = 1; t <= 64; t *= 2) { /* the largest n it takes grows with the threads */
+        size_t n = 0;
+        while (gt_tps_fit_prefers_cpu(n + 1, t)) n++;
+        assert_true(n > last);
+        last = n;
+    }
 }
 
 /* The eigen solver: S U = U D with U^T = the transformed identity. */
@@ -341,6 +396,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interpolation),  cmocka_unit_test(test_affine_target),
         cmocka_unit_test(test_large_lambda),   cmocka_unit_test(test_syev),
+        cmocka_unit_test(test_cholesky),       cmocka_unit_test(test_fit_prefers_cpu),
         cmocka_unit_test(test_gcv),            cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_params_roundtrip),
         cmocka_unit_test(test_params_roundtrip_large),
