@@ -146,10 +146,12 @@ gt_status gt_mc_extract_stream_keep(gt_device_kind dev, const int64_t dims[3], g
     }
     if (P > Z) P = Z;
     int64_t cap = P + 3 < Z ? P + 3 : Z;
-    /* the CPU reads into a host buffer; the GPU path reads into pinned
-     * staging slots and keeps the slab only on the device */
+    /* the CPU reads into a host buffer (a volume already in host memory is
+     * read in place); the GPU path reads into pinned staging slots and
+     * keeps the slab only on the device */
+    const gt_mc_host_volume *hv = read == gt_mc_read_host ? ctx : NULL;
     float *buf = NULL;
-    if (dev != GT_DEVICE_CUDA) {
+    if (dev != GT_DEVICE_CUDA && !hv) {
         size_t bufbytes = (size_t)cap * plane * sizeof(float);
         buf = malloc(bufbytes ? bufbytes : 1);
         if (!buf) return gt_fail(GT_ERR_RUNTIME, "out of memory (%lld planes of %zu voxels)", (long long)cap, plane);
@@ -172,9 +174,8 @@ gt_status gt_mc_extract_stream_keep(gt_device_kind dev, const int64_t dims[3], g
 #if GT_HAVE_CUDA
         if (dev == GT_DEVICE_CUDA) {
             uint64_t nv = 0, nt = 0;
-            if (read == gt_mc_read_host) /* straight from the caller's memory */
-                st = gt_mc_cuda_upload(cu, ((const gt_mc_host_volume *)ctx)->vol + (size_t)nb * plane, nb,
-                                       ne - nb, tm);
+            if (hv) /* straight from the caller's memory */
+                st = gt_mc_cuda_upload(cu, hv->vol + (size_t)nb * plane, nb, ne - nb, tm);
             else
                 st = upload_overlapped(cu, read, ctx, nb, ne, tm);
             if (st == GT_OK) st = gt_mc_cuda_slab(cu, z0, z1, m->nvert, &nv, &nt, tm);
@@ -188,6 +189,14 @@ gt_status gt_mc_extract_stream_keep(gt_device_kind dev, const int64_t dims[3], g
             continue;
         }
 #endif
+        if (hv) {
+            gt_timer t;
+            gt_timer_start(&t, false, NULL);
+            st = gt_mc_slab_cpu(hv->vol + (size_t)nb * plane, nb, ne - nb, z0, z1, &g, m);
+            if (tm) gt_timings_add(tm, "extract (cpu)", gt_timer_stop(&t));
+            if (st != GT_OK) goto done;
+            continue;
+        }
         if (nb > lb && le > nb) memmove(buf, buf + (size_t)(nb - lb) * plane, (size_t)(le - nb) * plane * sizeof(float));
         if (le < nb) le = nb; /* not reached: slabs overlap */
         int64_t have = le - nb;
