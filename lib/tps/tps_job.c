@@ -4,7 +4,6 @@
  * and atomic outputs. gt_tps_fit_job, gt_tps_apply_job and
  * gt_tps_apply_volume_job (tps.h) are the entry points; tools/stpsfit.c only
  * parses options into a gt_tps_job. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
