@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "common/device.h"
+#include "common/rng.h"
 #include "common/status.h"
 
 /* GPU tests: exit 77 (meson's "skip") when no GPU can be used. */
@@ -24,18 +25,15 @@ static inline void gt_test_require_gpu(void)
     }
 }
 
-/* Deterministic random numbers for tests (splitmix64). */
+/* Deterministic random numbers for tests (common/rng.h's splitmix64). */
 typedef struct { uint64_t s; } gt_rng;
 static inline uint64_t gt_rng_u64(gt_rng *r)
 {
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return gt_splitmix64(&r->s);
 }
 static inline double gt_rng_uniform(gt_rng *r) /* [0,1) */
 {
-    return (double)(gt_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0);
+    return gt_rng_unit(&r->s);
 }
 static inline double gt_rng_range(gt_rng *r, double lo, double hi)
 {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/rng.h"
 #include "gt_config.h"
 #include "stitch/calib.h"
 
@@ -35,17 +36,9 @@ void gt_calib_feat_free(gt_calib_feat *f)
 static gt_calib_tables tables;
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 uint64_t gt_calib_rng_next(gt_calib_rng *r)
 {
-    return splitmix(&r->s);
+    return gt_splitmix64(&r->s);
 }
 
 /* a point of the BRIEF sampling (isotropic Gaussian, sigma = 31/5 as in
@@ -54,8 +47,7 @@ static void pattern_point(uint64_t *s, double *x, double *y)
 {
     const double PI = 3.14159265358979323846, sigma = 31.0 / 5.0, R = GT_CM_RADIUS;
     for (;;) {
-        double u1 = ((double)(splitmix(s) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-        double u2 = (double)(splitmix(s) >> 11) * (1.0 / 9007199254740992.0);
+        double u1 = gt_rng_open01(s), u2 = gt_rng_unit(s);
         double r = sigma * sqrt(-2.0 * log(u1));
         *x = r * cos(2 * PI * u2);
         *y = r * sin(2 * PI * u2);
