@@ -62,12 +62,13 @@ static const char *USAGE =
     "                          (default; half the bytes per frame, colours within\n"
     "                          ~1e-3) or floats\n"
     "Refining a scene against posed photographs (--fit; the reference training's\n"
-    "loss and Adam, the number of Gaussians fixed):\n"
+    "loss and Adam; the number of Gaussians fixed unless --densify):\n"
     "      --fit IMAGES        train SCENE on the images of --cameras (PNG/JPEG named\n"
     "                          by img_name) in directory IMAGES; -o: the refined\n"
     "                          3DGS PLY\n"
     "      --iterations N      training iterations (default 2000)\n"
-    "      --log FILE          CSV: iteration,loss,l1,ssim,psnr,seconds,test_psnr\n"
+    "      --log FILE          CSV: iteration,loss,l1,ssim,psnr,seconds,test_psnr,\n"
+    "                          gaussians\n"
     "      --test-views LIST   hold out these cameras (img_names or indices, commas)\n"
     "      --test-every N      hold out every Nth camera from 0 (the reference: 8)\n"
     "      --eval-every K      PSNR of the held-out views every K iterations (always\n"
@@ -87,6 +88,17 @@ static const char *USAGE =
     "                          Adam's learning rates (the reference's names and\n"
     "                          defaults: 1.6e-4, 1.6e-6, 0.0025, feature-lr/20,\n"
     "                          0.025, 0.005, 0.001)\n"
+    "      --densify           the reference's adaptive density control: clone\n"
+    "                          small and split large Gaussians whose mean screen\n"
+    "                          gradient is at least the threshold, prune nearly\n"
+    "                          transparent ones, reset opacities periodically\n"
+    "      --densify-from-iter N (500), --densify-until-iter N (half of\n"
+    "                          --iterations, at most 15000), --densification-interval N\n"
+    "                          (100), --densify-grad-threshold X (0.0002),\n"
+    "                          --percent-dense X (0.01), --opacity-reset-interval N\n"
+    "                          (3000; 0: never), --min-opacity X (0.005)\n"
+    "      --max-gaussians N   never grow beyond N Gaussians (the largest\n"
+    "                          gradients densify first)\n"
     "  --background is the render's and what image alpha is composited over.\n"
     "\n" GT_COMMON_HELP
     "\nExit status: 0 ok, 1 runtime error, 2 usage, 3 bad input data, 4 GPU error.\n";
@@ -95,7 +107,8 @@ enum {
     O_CAMERAS = GT_OPT_TOOL_BASE, O_VIEW, O_EYE, O_TARGET, O_UP, O_FOVY, O_SIZE, O_ORBIT, O_ORADIUS,
     O_OELEV, O_FRAMES, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS, O_BINNING, O_OUTFMT,
     O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL, O_SHPREC, O_POSSTEPS,
-    O_LR_POS0, O_LR_POS1, O_LR_FEAT, O_LR_REST, O_LR_OPAC, O_LR_SCALE, O_LR_ROT
+    O_LR_POS0, O_LR_POS1, O_LR_FEAT, O_LR_REST, O_LR_OPAC, O_LR_SCALE, O_LR_ROT, O_DENS, O_DENS_FROM,
+    O_DENS_UNTIL, O_DENS_EVERY, O_DENS_GRAD, O_DENS_PCT, O_DENS_RESET, O_DENS_MINOP, O_DENS_MAX
 };
 
 /* --frames A:B, A: or :B (frames A to B-1; a missing A is 0, a missing B the
@@ -141,6 +154,30 @@ static bool set_fit_option(gt_gs_fit_job *f, int c, const char *arg, gt_status *
     case O_LR_OPAC: *st = gt_parse_double("--opacity-lr", arg, 0, 1, &f->rates.opacity); return true;
     case O_LR_SCALE: *st = gt_parse_double("--scaling-lr", arg, 0, 1, &f->rates.scale); return true;
     case O_LR_ROT: *st = gt_parse_double("--rotation-lr", arg, 0, 1, &f->rates.rot); return true;
+    case O_DENS: f->densify.on = true; return true;
+    case O_DENS_FROM:
+        *st = gt_parse_int("--densify-from-iter", arg, 0, 100000000, &f->densify.from_iter);
+        return true;
+    case O_DENS_UNTIL:
+        *st = gt_parse_int("--densify-until-iter", arg, 0, 100000000, &f->densify.until_iter);
+        return true;
+    case O_DENS_EVERY:
+        *st = gt_parse_int("--densification-interval", arg, 1, 100000000, &f->densify.interval);
+        return true;
+    case O_DENS_GRAD:
+        *st = gt_parse_double("--densify-grad-threshold", arg, 0, 1e30, &f->densify.grad_threshold);
+        return true;
+    case O_DENS_PCT: *st = gt_parse_double("--percent-dense", arg, 0, 1e30, &f->densify.percent_dense); return true;
+    case O_DENS_RESET:
+        *st = gt_parse_int("--opacity-reset-interval", arg, 0, 100000000, &f->densify.opacity_reset);
+        return true;
+    case O_DENS_MINOP: *st = gt_parse_double("--min-opacity", arg, 0, 1, &f->densify.min_opacity); return true;
+    case O_DENS_MAX: {
+        long mx = 0;
+        *st = gt_parse_long("--max-gaussians", arg, 1, 4294967295L, &mx);
+        f->densify.max_gaussians = (size_t)mx;
+        return true;
+    }
     case O_SEED:
         *st = gt_parse_long("--seed", arg, 0, 2147483647L, &seed);
         f->seed = (uint64_t)seed;
@@ -161,7 +198,8 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
     if (!f->images) {
         if (fit_opts_only_set)
             return gt_report(gt_usage_error("--iterations, --log, --test-views, --test-every, --eval-every, --seed, "
-                                            "--sh-start, the learning rates and -r go with --fit"));
+                                            "--sh-start, the learning rates, the densification options and -r go "
+                                            "with --fit"));
         return -1;
     }
     if (j->orbit || j->view || j->have_eye || j->have_target || j->depth || j->alpha || j->have_frames ||
@@ -170,6 +208,14 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
                                         "--target, --size, --frames, --depth, --alpha and --scale-modifier do "
                                         "not apply"));
     if (!j->cameras) return gt_report(gt_usage_error("--fit needs --cameras (the cameras of the images)"));
+    gt_gs_densify_opts dd;
+    gt_gs_densify_opts_default(&dd);
+    dd.on = f->densify.on;
+    if (!f->densify.on && memcmp(&dd, &f->densify, sizeof dd))
+        return gt_report(gt_usage_error("the densification options (--densify-from-iter, --densify-until-iter, "
+                                        "--densification-interval, --densify-grad-threshold, --percent-dense, "
+                                        "--opacity-reset-interval, --min-opacity, --max-gaussians) go with "
+                                        "--densify"));
     if ((f->rates.pos_init == 0) != (f->rates.pos_final == 0))
         return gt_report(gt_usage_error("--position-lr-init and --position-lr-final: both 0 (positions fixed) or "
                                         "both above 0 (the rate decays log-linearly between them)"));
@@ -343,6 +389,15 @@ int main(int argc, char **argv)
         {"position-lr-final", required_argument, 0, O_LR_POS1},
         {"feature-lr", required_argument, 0, O_LR_FEAT},
         {"feature-rest-lr", required_argument, 0, O_LR_REST},
+        {"densify", no_argument, 0, O_DENS},
+        {"densify-from-iter", required_argument, 0, O_DENS_FROM},
+        {"densify-until-iter", required_argument, 0, O_DENS_UNTIL},
+        {"densification-interval", required_argument, 0, O_DENS_EVERY},
+        {"densify-grad-threshold", required_argument, 0, O_DENS_GRAD},
+        {"percent-dense", required_argument, 0, O_DENS_PCT},
+        {"opacity-reset-interval", required_argument, 0, O_DENS_RESET},
+        {"min-opacity", required_argument, 0, O_DENS_MINOP},
+        {"max-gaussians", required_argument, 0, O_DENS_MAX},
         {"opacity-lr", required_argument, 0, O_LR_OPAC},
         {"scaling-lr", required_argument, 0, O_LR_SCALE},
         {"rotation-lr", required_argument, 0, O_LR_ROT},

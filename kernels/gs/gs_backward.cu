@@ -155,12 +155,17 @@ __global__ void __launch_bounds__(BLOCK) k_blend_back(int W, int H, int gx, cons
 
 __global__ void __launch_bounds__(256) k_gauss_back(size_t n, gs_gcam cam, float mod, int antialias, int ref, int deg,
                                                     int sh_k, const uint32_t *__restrict__ touched,
-                                                    const float *__restrict__ acc, gt_gs_raw r, gt_gs_raw g)
+                                                    const float *__restrict__ acc, gt_gs_raw r, gt_gs_raw g,
+                                                    float *__restrict__ grad2d, float *__restrict__ seen)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         if (touched[i] == 0) continue; // not in the image: no gradient
         const float *a = acc + i * ACC;
         float dmean[2] = {a[0], a[1]}, dconic[3] = {a[2], a[3], a[4]}, drgb[3] = {a[6], a[7], a[8]};
+        if (grad2d) { // densification statistics, as the CPU reference's
+            grad2d[i] += hypotf(dmean[0] * 0.5f * cam.w, dmean[1] * 0.5f * cam.h);
+            seen[i] += 1.0f;
+        }
         size_t shs = (size_t)sh_k * 3 * i;
         gs_gauss_grad(&cam, mod, antialias, ref, deg, r.pos + 3 * i, r.log_scale + 3 * i, r.rot + 4 * i,
                       r.logit_opacity[i], r.sh + shs, dmean, dconic, a[5], drgb, g.pos + 3 * i,
@@ -284,7 +289,8 @@ extern "C" gt_status gt_gs_diff_forward(gt_gs_diff *d, const gt_gs_raw *r, int s
     return GT_OK;
 }
 
-extern "C" gt_status gt_gs_diff_backward(gt_gs_diff *d, const float *dev_dl_drgb, gt_gs_raw *g)
+extern "C" gt_status gt_gs_diff_backward(gt_gs_diff *d, const float *dev_dl_drgb, gt_gs_raw *g,
+                                         gt_gs_grad_stats *stats)
 {
     if (!d->have_fwd) return gt_fail(GT_ERR_RUNTIME, "gt_gs_diff_backward without a forward");
     if (g->n != d->n || g->sh_k != d->sh_k)
@@ -300,7 +306,8 @@ extern "C" gt_status gt_gs_diff_backward(gt_gs_diff *d, const float *dev_dl_drgb
                                          d->acc);
     GT_CU_LAUNCH("k_blend_back");
     k_gauss_back<<<gt_grid(d->n, 256), 256, 0, st>>>(d->n, d->gcam, d->mod, d->antialias, d->ref, d->sh_deg, d->sh_k,
-                                                       cu->touched, d->acc, d->raw, *g);
+                                                       cu->touched, d->acc, d->raw, *g,
+                                                       stats ? stats->grad2d : NULL, stats ? stats->seen : NULL);
     GT_CU_LAUNCH("k_gauss_back");
     return GT_OK;
 }

@@ -237,7 +237,7 @@ static gs_gcam gcam_of(const gt_gs_camera *c)
 }
 
 gt_status gt_gs_backward_cpu(const gt_gs_raw *r, int sh_deg, const gt_gs_camera *c, const gt_gs_params *p,
-                             const float *dl_drgb, float *rgb, gt_gs_raw *grad)
+                             const float *dl_drgb, float *rgb, gt_gs_raw *grad, gt_gs_grad_stats *stats)
 {
     if (grad->n != r->n || grad->sh_k != r->sh_k)
         return gt_fail(GT_ERR_RUNTIME, "gradient arrays (%zu Gaussians, %d SH) do not match the scene's (%zu, %d)",
@@ -278,6 +278,10 @@ gt_status gt_gs_backward_cpu(const gt_gs_raw *r, int sh_deg, const gt_gs_camera 
         size_t i = (size_t)ii;
         if (f.pr[i].radius == 0) continue;
         float dmean[2] = {(float)pg.mean[2 * i], (float)pg.mean[2 * i + 1]};
+        if (stats) {
+            stats->grad2d[i] += hypotf(dmean[0] * 0.5f * w, dmean[1] * 0.5f * h);
+            stats->seen[i] += 1.0f;
+        }
         float dconic[3] = {(float)pg.conic[3 * i], (float)pg.conic[3 * i + 1], (float)pg.conic[3 * i + 2]};
         float drgb[3] = {(float)pg.rgb[3 * i], (float)pg.rgb[3 * i + 1], (float)pg.rgb[3 * i + 2]};
         size_t shs = (size_t)r->sh_k * 3 * i;
@@ -311,9 +315,10 @@ gt_status gt_gs_diff_forward(gt_gs_diff *d, const gt_gs_raw *dev_r, int sh_deg, 
     return gt_fail(GT_ERR_GPU, "built without CUDA: no GPU backward pass");
 }
 
-gt_status gt_gs_diff_backward(gt_gs_diff *d, const float *dev_dl_drgb, gt_gs_raw *dev_grad)
+gt_status gt_gs_diff_backward(gt_gs_diff *d, const float *dev_dl_drgb, gt_gs_raw *dev_grad,
+                              gt_gs_grad_stats *dev_stats)
 {
-    (void)d, (void)dev_dl_drgb, (void)dev_grad;
+    (void)d, (void)dev_dl_drgb, (void)dev_grad, (void)dev_stats;
     return gt_fail(GT_ERR_GPU, "built without CUDA: no GPU backward pass");
 }
 

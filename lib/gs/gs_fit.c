@@ -11,15 +11,24 @@
  * (--device cpu) is the same loop over gt_gs_backward_cpu, for tests.
  * Held-out views (--test-views, --test-every) are rendered every
  * --eval-every iterations and at the start and end; their PSNR is of the
- * render clamped to [0,1], as the reference's evaluation. */
+ * render clamped to [0,1], as the reference's evaluation.
+ * With --densify the backward also gathers the densification statistics
+ * (on the device on the GPU) and every densification step runs
+ * gs_fit_densify.c on the host: the GPU state (parameters, Adam moments,
+ * statistics) is downloaded, densified and pruned, and uploaded into
+ * arrays and a renderer workspace of the new count. As in the reference,
+ * the iteration that densifies takes no Adam step (its parameters are
+ * replaced) and the one that resets the opacities takes none for them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/log.h"
 #include "common/output.h"
 #include "common/progress.h"
+#include "common/rng.h"
 #include "common/timer.h"
 #include "gs/gs_fit.h"
 #include "gt_config.h"
@@ -38,6 +47,7 @@ void gt_gs_fit_job_init(gt_gs_fit_job *j)
     j->downscale = 1;
     j->lambda = GT_GS_LAMBDA_DSSIM;
     gt_gs_fit_rates_default(&j->rates);
+    gt_gs_densify_opts_default(&j->densify);
     gt_gs_params_init(&j->render);
     j->device = GT_DEVICE_AUTO;
 }
@@ -72,6 +82,9 @@ typedef struct fit_ctx {
     /* CPU state */
     gt_gs_raw grad, m, v;
     float *rgb, *dl;
+    gt_gs_grad_stats stats; /* --densify: host (CPU path) or device (GPU path) arrays */
+    uint64_t drng;          /* split children */
+    int dens_until;
 #if GT_HAVE_CUDA
     gt_gs_raw dr, dg, dm, dv;
     float *dimg, *drgb, *ddl, *dtarget; /* dtarget: the view's image as floats (8-bit storage) */
@@ -79,8 +92,9 @@ typedef struct fit_ctx {
     size_t *img_off;
     gt_gs_diff *diff;
     gt_gs_cu_loss *loss;
+    size_t img_bytes, work_bytes; /* besides the per-Gaussian state and the renderer's workspace */
 #endif
-    size_t bytes;
+    size_t bytes, peak_bytes;
     gt_timings tm;
     gt_timer timer;
 } fit_ctx;
@@ -185,6 +199,31 @@ static gt_status dev_raw_copy(gt_gs_raw *dst, const gt_gs_raw *src, bool to_devi
     return GT_OK;
 }
 
+static gt_status dev_stats_alloc(fit_ctx *c)
+{
+    if (!c->j->densify.on) return GT_OK;
+    size_t b = (c->raw.n ? c->raw.n : 1) * sizeof(float);
+    GT_TRY(gt_cu_malloc((void **)&c->stats.grad2d, b, "densification statistics"));
+    GT_TRY(gt_cu_malloc((void **)&c->stats.seen, b, "densification statistics"));
+    GT_TRY(gt_cu_memset(c->stats.grad2d, 0, b, NULL));
+    return gt_cu_memset(c->stats.seen, 0, b, NULL);
+}
+
+static void dev_stats_free(fit_ctx *c)
+{
+    gt_cu_free(c->stats.grad2d), gt_cu_free(c->stats.seen);
+    c->stats.grad2d = c->stats.seen = NULL;
+}
+
+/* Device bytes of the fit now: parameters, gradients, Adam moments,
+ * statistics, images, the renderer's and the loss's workspaces. */
+static size_t gpu_bytes(const fit_ctx *c)
+{
+    size_t params = raw_floats(&c->raw) * sizeof(float);
+    size_t stats = c->j->densify.on ? 2 * c->raw.n * sizeof(float) : 0;
+    return 4 * params + stats + c->img_bytes + c->work_bytes + gt_gs_diff_bytes(c->diff);
+}
+
 static gt_status gpu_setup(fit_ctx *c)
 {
     size_t nf = raw_floats(&c->raw);
@@ -228,10 +267,12 @@ static gt_status gpu_setup(fit_ctx *c)
     GT_TRY(gt_cu_malloc((void **)&c->ddl, maxpx * sizeof(float), "image gradient"));
     GT_TRY(gt_gs_cu_loss_create(c->max_w, c->max_h, NULL, &c->loss));
     GT_TRY(gt_gs_diff_create(c->raw.n, c->raw.sh_degree, c->max_w, c->max_h, NULL, &c->diff));
+    GT_TRY(dev_stats_alloc(c));
     size_t params = nf * sizeof(float);
-    size_t imgs = total * isz, work = (bytes ? 3 : 2) * maxpx * sizeof(float) + gt_gs_cu_loss_bytes(c->loss) +
-                                      gt_gs_diff_bytes(c->diff);
-    c->bytes = 4 * params + imgs + work;
+    c->img_bytes = total * isz;
+    c->work_bytes = (bytes ? 3 : 2) * maxpx * sizeof(float) + gt_gs_cu_loss_bytes(c->loss);
+    size_t imgs = c->img_bytes, work = c->work_bytes + gt_gs_diff_bytes(c->diff);
+    c->bytes = gpu_bytes(c);
     gt_info("GPU memory: %zu Gaussians (SH degree %d): parameters %.1f MB, gradients %.1f MB, Adam moments "
             "%.1f MB, %d training images %.1f MB (%s), renderer and loss workspace %.1f MB; total %.1f MB "
             "(%.0f bytes per Gaussian besides the images and workspace)",
@@ -243,12 +284,21 @@ static gt_status gpu_setup(fit_ctx *c)
 static void gpu_free(fit_ctx *c)
 {
     dev_raw_free(&c->dr), dev_raw_free(&c->dg), dev_raw_free(&c->dm), dev_raw_free(&c->dv);
+    dev_stats_free(c);
     gt_cu_free(c->dimg), gt_cu_free(c->drgb), gt_cu_free(c->ddl), gt_cu_free(c->dimg8), gt_cu_free(c->dtarget);
     free(c->img_off);
     if (c->loss) gt_gs_cu_loss_destroy(c->loss);
     if (c->diff) gt_gs_diff_destroy(c->diff);
 }
 #endif
+
+static gt_status cpu_stats_alloc(fit_ctx *c)
+{
+    free(c->stats.grad2d), free(c->stats.seen);
+    c->stats.grad2d = gt_calloc(c->raw.n ? c->raw.n : 1, sizeof(float), "densification statistics");
+    c->stats.seen = gt_calloc(c->raw.n ? c->raw.n : 1, sizeof(float), "densification statistics");
+    return c->stats.grad2d && c->stats.seen ? GT_OK : GT_ERR_RUNTIME;
+}
 
 static gt_status cpu_setup(fit_ctx *c)
 {
@@ -259,6 +309,7 @@ static gt_status cpu_setup(fit_ctx *c)
     c->rgb = malloc(maxpx * sizeof(float));
     c->dl = malloc(maxpx * sizeof(float));
     if (!c->rgb || !c->dl) return gt_fail(GT_ERR_RUNTIME, "out of memory (render buffers)");
+    if (c->j->densify.on) GT_TRY(cpu_stats_alloc(c));
     c->bytes = 4 * raw_floats(&c->raw) * sizeof(float);
     gt_info("memory: %zu Gaussians (SH degree %d): parameters, gradients and Adam moments %.1f MB", c->raw.n,
             c->raw.sh_degree, c->bytes / 1e6);
@@ -266,7 +317,11 @@ static gt_status cpu_setup(fit_ctx *c)
 }
 
 /* ---- one training step and one evaluation ---- */
-static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent, gt_gs_loss *out, double *psnr)
+/* One iteration on view cam. stats: gather the densification statistics;
+ * no_step: the parameter groups (bit k: group k of groups()) that take no
+ * Adam step this iteration. */
+static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent, bool stats, unsigned no_step,
+                            gt_gs_loss *out, double *psnr)
 {
     const gt_gs_fit_job *j = c->j;
     const gt_gs_camera *cm = &c->cams[cam];
@@ -290,11 +345,12 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
         GT_TRY(gt_gs_cu_loss_eval(c->loss, c->drgb, target, cm->width, cm->height, j->lambda, c->ddl));
         stage_stop(c, "loss");
         stage_start(c);
-        GT_TRY(gt_gs_diff_backward(c->diff, c->ddl, &c->dg));
+        GT_TRY(gt_gs_diff_backward(c->diff, c->ddl, &c->dg, stats ? &c->stats : NULL));
         stage_stop(c, "backward");
         stage_start(c);
         for (int k = 0; k < 5; k++)
-            GT_TRY(gt_gs_cu_adam(a[k], g[k], m[k], v[k], len[k], lr[k], rest_lr, k == 4 ? period : 0, it, NULL));
+            if (!(no_step >> k & 1))
+                GT_TRY(gt_gs_cu_adam(a[k], g[k], m[k], v[k], len[k], lr[k], rest_lr, k == 4 ? period : 0, it, NULL));
         stage_stop(c, "adam");
         double sse;
         GT_TRY(gt_gs_cu_loss_fetch(c->loss, &out->loss, &out->l1, &out->ssim, &sse));
@@ -314,12 +370,96 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
     *psnr = gt_gs_psnr(c->rgb, c->img[cam], n3);
     stage_stop(c, "loss");
     stage_start(c); /* the CPU backward renders the view again */
-    GT_TRY(gt_gs_backward_cpu(&c->raw, deg, cm, &j->render, c->dl, NULL, &c->grad));
+    GT_TRY(gt_gs_backward_cpu(&c->raw, deg, cm, &j->render, c->dl, NULL, &c->grad, stats ? &c->stats : NULL));
     stage_stop(c, "backward");
     stage_start(c);
     for (int k = 0; k < 5; k++)
-        gt_gs_adam_cpu(a[k], g[k], m[k], v[k], len[k], lr[k], rest_lr, k == 4 ? period : 0, it);
+        if (!(no_step >> k & 1)) gt_gs_adam_cpu(a[k], g[k], m[k], v[k], len[k], lr[k], rest_lr, k == 4 ? period : 0, it);
     stage_stop(c, "adam");
+    return GT_OK;
+}
+
+/* ---- adaptive density control ---- */
+#if GT_HAVE_CUDA
+/* The GPU state of the new count: arrays, statistics and the renderer's
+ * workspace made again, parameters and moments uploaded. */
+static gt_status gpu_resize(fit_ctx *c, const gt_gs_raw *hm, const gt_gs_raw *hv)
+{
+    dev_raw_free(&c->dr), dev_raw_free(&c->dg), dev_raw_free(&c->dm), dev_raw_free(&c->dv);
+    dev_stats_free(c);
+    gt_gs_diff_destroy(c->diff);
+    c->diff = NULL;
+    GT_TRY(dev_raw_alloc(&c->dr, &c->raw, "Gaussian parameters"));
+    GT_TRY(dev_raw_alloc(&c->dg, &c->raw, "Gaussian gradients"));
+    GT_TRY(dev_raw_alloc(&c->dm, &c->raw, "Adam first moments"));
+    GT_TRY(dev_raw_alloc(&c->dv, &c->raw, "Adam second moments"));
+    GT_TRY(dev_raw_copy(&c->dr, &c->raw, true));
+    GT_TRY(dev_raw_copy(&c->dm, hm, true));
+    GT_TRY(dev_raw_copy(&c->dv, hv, true));
+    GT_TRY(dev_stats_alloc(c));
+    return gt_gs_diff_create(c->raw.n, c->raw.sh_degree, c->max_w, c->max_h, NULL, &c->diff);
+}
+#endif
+
+static gt_status densify(fit_ctx *c, int it, double extent)
+{
+    const gt_gs_densify_opts *o = &c->j->densify;
+    bool prune_big = o->opacity_reset > 0 && it > o->opacity_reset;
+    gt_gs_densify_count dc;
+    if (c->gpu) {
+#if GT_HAVE_CUDA
+        size_t n = c->raw.n;
+        gt_gs_raw hm, hv;
+        gt_gs_grad_stats hs = {gt_malloc_array(n ? n : 1, sizeof(float), "densification statistics"),
+                               gt_malloc_array(n ? n : 1, sizeof(float), "densification statistics")};
+        gt_status st = gt_gs_raw_alloc(&hm, n, c->raw.sh_degree);
+        if (st == GT_OK) st = gt_gs_raw_alloc(&hv, n, c->raw.sh_degree);
+        else memset(&hv, 0, sizeof hv);
+        if (st == GT_OK && (!hs.grad2d || !hs.seen)) st = GT_ERR_RUNTIME;
+        if (st == GT_OK) st = dev_raw_copy(&c->raw, &c->dr, false);
+        if (st == GT_OK) st = dev_raw_copy(&hm, &c->dm, false);
+        if (st == GT_OK) st = dev_raw_copy(&hv, &c->dv, false);
+        if (st == GT_OK) st = gt_cu_memcpy_d2h(hs.grad2d, c->stats.grad2d, n * sizeof(float), NULL);
+        if (st == GT_OK) st = gt_cu_memcpy_d2h(hs.seen, c->stats.seen, n * sizeof(float), NULL);
+        if (st == GT_OK) st = gt_gs_densify_prune(&c->raw, &hm, &hv, &hs, o, extent, prune_big, &c->drng, &dc);
+        if (st == GT_OK) st = gpu_resize(c, &hm, &hv);
+        gt_gs_raw_free(&hm), gt_gs_raw_free(&hv);
+        free(hs.grad2d), free(hs.seen);
+        GT_TRY(st);
+        c->bytes = gpu_bytes(c);
+#endif
+    } else {
+        GT_TRY(gt_gs_densify_prune(&c->raw, &c->m, &c->v, &c->stats, o, extent, prune_big, &c->drng, &dc));
+        gt_gs_raw_free(&c->grad);
+        GT_TRY(gt_gs_raw_alloc(&c->grad, c->raw.n, c->raw.sh_degree));
+        GT_TRY(cpu_stats_alloc(c));
+        c->bytes = 4 * raw_floats(&c->raw) * sizeof(float);
+    }
+    if (c->bytes > c->peak_bytes) c->peak_bytes = c->bytes;
+    gt_info("iteration %d: densified: %zu cloned, %zu split, %zu pruned%s: %zu -> %zu Gaussians", it, dc.cloned,
+            dc.split, dc.pruned, dc.capped ? " (--max-gaussians reached)" : "", dc.n_before, dc.n_after);
+    return GT_OK;
+}
+
+/* The reference's reset_opacity: opacities capped at 0.01, their Adam
+ * moments zeroed. */
+static gt_status reset_opacity(fit_ctx *c, int it)
+{
+    size_t n = c->raw.n;
+    if (c->gpu) {
+#if GT_HAVE_CUDA
+        GT_TRY(gt_cu_memcpy_d2h(c->raw.logit_opacity, c->dr.logit_opacity, n * sizeof(float), NULL));
+        gt_gs_opacity_cap(c->raw.logit_opacity, n, 0.01);
+        GT_TRY(gt_cu_memcpy_h2d(c->dr.logit_opacity, c->raw.logit_opacity, n * sizeof(float), NULL));
+        GT_TRY(gt_cu_memset(c->dm.logit_opacity, 0, n * sizeof(float), NULL));
+        GT_TRY(gt_cu_memset(c->dv.logit_opacity, 0, n * sizeof(float), NULL));
+#endif
+    } else {
+        gt_gs_opacity_cap(c->raw.logit_opacity, n, 0.01);
+        memset(c->m.logit_opacity, 0, n * sizeof(float));
+        memset(c->v.logit_opacity, 0, n * sizeof(float));
+    }
+    gt_info("iteration %d: opacities reset to at most 0.01 (%zu Gaussians)", it, n);
     return GT_OK;
 }
 
@@ -346,18 +486,10 @@ static gt_status evaluate(fit_ctx *c, int deg, double *mean)
     return GT_OK;
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static void shuffle(int *a, int n, uint64_t *rng)
 {
     for (int i = n - 1; i > 0; i--) {
-        int k = (int)(splitmix(rng) % (uint64_t)(i + 1));
+        int k = (int)(gt_splitmix64(rng) % (uint64_t)(i + 1));
         int t = a[i];
         a[i] = a[k], a[k] = t;
     }
@@ -380,6 +512,14 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
     if (c->max_deg > 0)
         gt_info("SH degree %d at the first iteration (%s), one more every 1000 iterations up to %d", c->sh_start,
                 j->sh_start >= 0 ? "--sh-start" : "the scene's, as the reference refines a PLY", c->max_deg);
+    c->dens_until = gt_gs_densify_until(&j->densify, j->iterations);
+    c->drng = j->seed ^ 0xde5e1f1ed5eedull;
+    if (j->densify.on)
+        gt_info("densification every %d iterations after %d and before %d (gradient threshold %.3g, "
+                "percent dense %.3g of extent %.4g)%s; opacity reset every %d",
+                j->densify.interval, j->densify.from_iter, c->dens_until, j->densify.grad_threshold,
+                j->densify.percent_dense, extent, j->densify.max_gaussians ? ", count capped" : "",
+                j->densify.opacity_reset);
     int *order = malloc(sizeof(int) * (size_t)c->ntrain);
     if (!order) return gt_fail(GT_ERR_RUNTIME, "out of memory");
     uint64_t rng = j->seed ^ 0x5eed5eedull;
@@ -387,9 +527,9 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
     double t0 = gt_now_ms();
     gt_status st = evaluate(c, gt_gs_fit_sh_degree(1000 * c->sh_start, c->max_deg), &res->psnr_test_start);
     if (st == GT_OK && c->ntest) gt_notice("iteration 0: held-out PSNR %.2f dB (%d view(s))", res->psnr_test_start, c->ntest);
-    if (log && log->fp) fprintf(log->fp, "iteration,loss,l1,ssim,psnr,seconds,test_psnr\n");
+    if (log && log->fp) fprintf(log->fp, "iteration,loss,l1,ssim,psnr,seconds,test_psnr,gaussians\n");
     if (log && log->fp && c->ntest)
-        fprintf(log->fp, "0,,,,,0.000,%.4f\n", res->psnr_test_start);
+        fprintf(log->fp, "0,,,,,0.000,%.4f,%zu\n", res->psnr_test_start, c->raw.n);
     gt_progress pg;
     gt_progress_start(&pg, "fit", j->iterations);
     int span = j->iterations / 10 > 0 ? j->iterations / 10 : 1, nfirst = 0, nlast = 0;
@@ -401,9 +541,19 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
             next = 0;
         }
         int cam = order[next++], deg = gt_gs_fit_sh_degree(it + 1000 * c->sh_start, c->max_deg);
+        const gt_gs_densify_opts *dop = &j->densify;
+        bool dens_window = dop->on && it < c->dens_until; /* the reference's "iteration < densify_until_iter" */
+        bool dens = dens_window && it > dop->from_iter && dop->interval > 0 && it % dop->interval == 0;
+        bool reset = dens_window && dop->opacity_reset > 0 && it % dop->opacity_reset == 0;
         gt_gs_loss l;
         double psnr;
-        st = train_step(c, cam, deg, it, extent, &l, &psnr);
+        st = train_step(c, cam, deg, it, extent, dens_window, dens ? 0x1fu : reset ? 1u << 3 : 0u, &l, &psnr);
+        if (st == GT_OK && dens) {
+            stage_start(c);
+            st = densify(c, it, extent);
+            stage_stop(c, "densify");
+        }
+        if (st == GT_OK && reset) st = reset_opacity(c, it);
         if (st != GT_OK) break;
         if (!isfinite(l.loss)) {
             st = gt_fail(GT_ERR_RUNTIME, "iteration %d: the loss is not finite (view '%s')", it, c->cams[cam].name);
@@ -427,10 +577,13 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
         if (log && log->fp) {
             fprintf(log->fp, "%d,%.7f,%.7f,%.7f,%.4f,%.3f,", it, l.loss, l.l1, l.ssim, psnr, sec);
             if (ev) fprintf(log->fp, "%.4f", tp);
-            fputc('\n', log->fp);
+            fprintf(log->fp, ",%zu\n", c->raw.n);
         }
         char extra[96];
-        snprintf(extra, sizeof extra, "loss %.5f  psnr %.2f dB", ema, psnr);
+        if (dop->on)
+            snprintf(extra, sizeof extra, "loss %.5f  psnr %.2f dB  %zu Gaussians", ema, psnr, c->raw.n);
+        else
+            snprintf(extra, sizeof extra, "loss %.5f  psnr %.2f dB", ema, psnr);
         gt_progress_update(&pg, it, extra);
     }
     gt_progress_end(&pg);
@@ -496,7 +649,10 @@ gt_status gt_gs_fit_run(const gt_gs_fit_job *j, gt_gs_fit_result *res_out)
         }
     }
     if (st == GT_OK && j->log) st = gt_out_open(&log, j->log);
+    res.gaussians_start = c.raw.n;
+    c.peak_bytes = c.bytes;
     if (st == GT_OK) st = train(&c, j->log ? &log : NULL, &res);
+    res.gaussians_end = c.raw.n;
 #if GT_HAVE_CUDA
     if (st == GT_OK && c.gpu) st = dev_raw_copy(&c.raw, &c.dr, false);
 #endif
@@ -510,11 +666,15 @@ gt_status gt_gs_fit_run(const gt_gs_fit_job *j, gt_gs_fit_result *res_out)
         gt_info("held-out PSNR %.2f -> %.2f dB", res.psnr_test_start, res.psnr_test_end);
     if (st == GT_OK && j->timings)
         gt_timings_print(&c.tm, stderr, c.gpu ? "gsrender --fit timings (GPU)" : "gsrender --fit timings (CPU)");
-    res.device_bytes = c.bytes;
+    res.device_bytes = c.peak_bytes;
+    if (st == GT_OK && j->densify.on)
+        gt_info("Gaussians: %zu -> %zu (densification); peak memory counted %.1f MB", res.gaussians_start,
+                res.gaussians_end, c.peak_bytes / 1e6);
 #if GT_HAVE_CUDA
     if (c.gpu) gpu_free(&c);
 #endif
     gt_gs_raw_free(&c.grad), gt_gs_raw_free(&c.m), gt_gs_raw_free(&c.v), gt_gs_raw_free(&c.raw);
+    if (!c.gpu) free(c.stats.grad2d), free(c.stats.seen);
     free(c.rgb), free(c.dl);
     gt_gs_fit_images_free(c.img, c.ncams);
     free(c.cams), free(c.train), free(c.test);

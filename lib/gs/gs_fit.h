@@ -1,11 +1,13 @@
 /* Refining a scene against posed photographs (gsrender --fit): the
  * reference training's loss, optimiser and schedules (graphdeco
  * gaussian-splatting, train.py, arguments/__init__.py, utils/loss_utils.py)
- * with the number of Gaussians fixed (no densification or pruning).
+ * and, with --densify, its adaptive density control (clone, split, prune,
+ * opacity reset).
  *
  *   gs_fit_loss.c     loss (1-lambda) L1 + lambda (1 - SSIM) and dL/dimage, CPU
  *   gs_fit_adam.c     Adam, learning rates, SH degree schedule, scene extent
  *   gs_fit_images.c   the training images named by the cameras
+ *   gs_fit_densify.c  clone, split and prune (the reference's densification)
  *   gs_ply_write.c    raw parameters -> standard 3DGS PLY
  *   gs_fit.c          the job: the training loop on the GPU or the CPU
  *   kernels/gs/gs_fit.cu  loss, SSIM and Adam on the GPU
@@ -87,6 +89,45 @@ double gt_gs_cameras_extent(const gt_gs_camera *c, int n);
 void gt_gs_adam_cpu(float *p, const float *g, float *m, float *v, size_t n, double lr, double lr_rest,
                     int period, int t);
 
+/* ---- adaptive density control (gs_fit_densify.c) ----
+ * The reference's names and defaults (arguments/__init__.py
+ * OptimizationParams, train.py): statistics are gathered at iterations
+ * it < until (the backward's gt_gs_grad_stats); densification runs when
+ * also from_iter < it and it % interval == 0, on the statistics since the
+ * last one; the opacities are capped at 0.01 when it < until and
+ * it % opacity_reset == 0. */
+typedef struct gt_gs_densify_opts {
+    bool on;               /* --densify */
+    int from_iter;         /* 500 */
+    int until_iter;        /* -1: half of the iterations, at most the reference's 15000 */
+    int interval;          /* 100 */
+    double grad_threshold; /* 0.0002 (NDC units, the reference's) */
+    double percent_dense;  /* 0.01 (of the scene extent) */
+    int opacity_reset;     /* 3000 (0: never) */
+    double min_opacity;    /* 0.005 */
+    size_t max_gaussians;  /* 0: no cap */
+} gt_gs_densify_opts;
+void gt_gs_densify_opts_default(gt_gs_densify_opts *o);
+/* The end of the densification window (exclusive) for a run of
+ * `iterations`: until_iter, else half of them, at most 15000. */
+int gt_gs_densify_until(const gt_gs_densify_opts *o, int iterations);
+typedef struct gt_gs_densify_count {
+    size_t n_before, n_after, cloned, split, pruned;
+    size_t capped; /* candidates left out by max_gaussians */
+} gt_gs_densify_count;
+/* One densify-and-prune: r and the Adam moments m, v (laid out like r) are
+ * replaced by arrays of the new count (the old ones freed); stats are r's
+ * accumulated statistics (n entries each, not modified); extent is the
+ * scene extent of the learning rates (gt_gs_cameras_extent); prune_big
+ * also prunes Gaussians whose largest axis exceeds 0.1 x extent; rng draws
+ * the split children. */
+gt_status gt_gs_densify_prune(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt_gs_grad_stats *stats,
+                              const gt_gs_densify_opts *o, double extent, bool prune_big, uint64_t *rng,
+                              gt_gs_densify_count *out);
+/* The reference's reset_opacity on logits: every opacity at most
+ * max_opacity (0.01). (The caller zeroes the opacities' Adam moments.) */
+void gt_gs_opacity_cap(float *logit_opacity, size_t n, double max_opacity);
+
 /* ---- training images (gs_fit_images.c) ---- */
 /* Read the image of each camera from directory `dir` (img_name as is, else
  * with .png, .jpg, .jpeg and the upper-case forms added): PNG or JPEG, 8 or
@@ -127,6 +168,7 @@ typedef struct gt_gs_fit_job {
     uint64_t seed;
     double lambda;       /* D-SSIM weight, 0.2 */
     gt_gs_fit_rates rates;
+    gt_gs_densify_opts densify;
     gt_gs_params render; /* background, antialias */
     gt_device_kind device;
     int gpu;
@@ -139,6 +181,7 @@ typedef struct gt_gs_fit_result {
     double first_loss, last_loss;  /* means over the first / last 10% of iterations */
     double psnr_test_start, psnr_test_end; /* mean over held-out views (NAN: none) */
     double seconds;
+    size_t gaussians_start, gaussians_end; /* counts before and after (densification) */
     size_t device_bytes;            /* counted parameters, gradients, Adam state, images */
 } gt_gs_fit_result;
 /* Read, train, write the output; res may be NULL. */

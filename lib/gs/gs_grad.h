@@ -47,11 +47,23 @@ gt_status gt_gs_raw_to_scene(const gt_gs_raw *r, gt_gs_scene *s);
  * degree used (<= r->sh_degree). */
 gt_status gt_gs_forward_cpu(const gt_gs_raw *r, int sh_deg, const gt_gs_camera *c, const gt_gs_params *p,
                             float *rgb);
+/* Densification statistics (gsrender --fit --densify, gs_fit_densify.c):
+ * per Gaussian, the sum over views of |dL/d(2-D mean)| in normalised device
+ * coordinates (the reference's "viewspace point" gradient: the pixel-space
+ * gradient times W/2 and H/2) and the number of views that saw it (touched
+ * a tile). Host arrays for the CPU backward, device arrays for the GPU's;
+ * n floats each. */
+typedef struct gt_gs_grad_stats {
+    float *grad2d;
+    float *seen;
+} gt_gs_grad_stats;
+
 /* CPU reference backward: renders as gt_gs_forward_cpu (rgb, may be NULL)
  * and adds dL/dparameters for the upstream gradient dl_drgb (3*w*h planar)
- * into grad (allocated like r; the caller zeroes it). */
+ * into grad (allocated like r; the caller zeroes it); stats (may be NULL)
+ * gets this view's densification statistics added. */
 gt_status gt_gs_backward_cpu(const gt_gs_raw *r, int sh_deg, const gt_gs_camera *c, const gt_gs_params *p,
-                             const float *dl_drgb, float *rgb, gt_gs_raw *grad);
+                             const float *dl_drgb, float *rgb, gt_gs_raw *grad, gt_gs_grad_stats *stats);
 
 /* GPU: a workspace for one scene size and the largest image; every array of
  * the gt_gs_raw arguments is a device pointer. The work is queued on
@@ -61,8 +73,11 @@ gt_status gt_gs_diff_create(size_t n, int sh_degree, int max_w, int max_h, void 
 /* Forward, keeping what the backward needs; rgb: device, 3*w*h planar. */
 gt_status gt_gs_diff_forward(gt_gs_diff *d, const gt_gs_raw *dev_r, int sh_deg, const gt_gs_camera *c,
                              const gt_gs_params *p, float *dev_rgb);
-/* Backward of the last forward: adds dL/dparameters into dev_grad. */
-gt_status gt_gs_diff_backward(gt_gs_diff *d, const float *dev_dl_drgb, gt_gs_raw *dev_grad);
+/* Backward of the last forward: adds dL/dparameters into dev_grad and,
+ * with dev_stats (device arrays; may be NULL), the view's densification
+ * statistics. */
+gt_status gt_gs_diff_backward(gt_gs_diff *d, const float *dev_dl_drgb, gt_gs_raw *dev_grad,
+                              gt_gs_grad_stats *dev_stats);
 /* Device bytes held by the workspace. */
 size_t gt_gs_diff_bytes(const gt_gs_diff *d);
 void gt_gs_diff_destroy(gt_gs_diff *d);

@@ -95,7 +95,7 @@ int main(int argc, char **argv)
     double tf = 0, tb = 0;
     if (cpu) {
         double t0 = now_ms();
-        if (gt_gs_backward_cpu(&r, deg, &c, &p, dl, rgb, &g) != GT_OK) return die(gt_errmsg());
+        if (gt_gs_backward_cpu(&r, deg, &c, &p, dl, rgb, &g, NULL) != GT_OK) return die(gt_errmsg());
         tb = now_ms() - t0;
         printf("fwdbwd_ms %.3f\n", tb);
     } else {
@@ -123,7 +123,7 @@ int main(int argc, char **argv)
             if (gt_gs_diff_forward(d, &dr, deg, &c, &p, d_rgb) != GT_OK || gt_cu_sync() != GT_OK)
                 return die(gt_errmsg());
             double t1 = now_ms();
-            if (gt_gs_diff_backward(d, d_dl, &dg) != GT_OK || gt_cu_sync() != GT_OK) return die(gt_errmsg());
+            if (gt_gs_diff_backward(d, d_dl, &dg, NULL) != GT_OK || gt_cu_sync() != GT_OK) return die(gt_errmsg());
             double t2 = now_ms();
             if (it >= 0) tf += t1 - t0, tb += t2 - t1;
         }

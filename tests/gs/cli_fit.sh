@@ -27,7 +27,7 @@ FIT="$G --fit $T/img --cameras $TD/cameras.json $TD/scene.ply"
 
 $FIT --iterations 20 --log "$T/loss.csv" -o "$T/out.ply" 2>"$T/e"
 check "fit runs" 0 $?
-has "log header" "$T/loss.csv" "iteration,loss,l1,ssim,psnr,seconds,test_psnr"
+has "log header" "$T/loss.csv" "iteration,loss,l1,ssim,psnr,seconds,test_psnr,gaussians"
 [ "$(grep -c '^[0-9]' "$T/loss.csv")" = 20 ] && ok "a log row per iteration" || bad "log rows: $(grep -c '^[0-9]' "$T/loss.csv")"
 head -c 2000 "$T/out.ply" | strings >"$T/h"
 has "output is a 3DGS PLY" "$T/h" "element vertex 1000"
@@ -37,7 +37,7 @@ check "gsrender reads the refined scene" 0 $?
 
 $FIT --iterations 10 --test-views view001,3 --eval-every 5 --log "$T/t.csv" -o "$T/t.ply" 2>"$T/e"
 check "held-out views" 0 $?
-matches "held-out PSNR logged at 5" "$T/t.csv" '^5,[0-9.]*,.*,[0-9][0-9.]*$'
+matches "held-out PSNR logged at 5" "$T/t.csv" '^5,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[0-9][0-9.]*,1000$'
 matches "held-out PSNR at the start" "$T/t.csv" '^0,,,,,'
 # the scene made the images: at its own SH degree (--sh-start 3) the held-out
 # view matches them to 8-bit rounding; the schedule for training from points
@@ -79,6 +79,36 @@ $FIT --iterations 3 -r 2 -o "$T/r2.ply" 2>"$T/e"
 check "-r 2 with full-size images" 0 $?
 $FIT --iterations 3 -r 3 -o "$T/r3.ply" 2>"$T/e"
 check "-r 3 refused" 2 $?
+
+# --densify (the reference's adaptive density control): with a gradient
+# threshold of 0 every Gaussian is a candidate at the first step (iteration
+# 3: cloned when small, split in two when large), so the count grows; the
+# log's last column and the output PLY say the same count; with a threshold
+# no gradient reaches nothing is added; --max-gaussians caps the growth
+$FIT --iterations 5 --densify --densify-from-iter 1 --densification-interval 3 --densify-grad-threshold 0 \
+    --densify-until-iter 5 --log "$T/dn.csv" -o "$T/dn.ply" 2>"$T/e"
+check "--densify" 0 $?
+n2=$(awk -F, '$1 == 2 {print $8}' "$T/dn.csv"); n5=$(awk -F, '$1 == 5 {print $8}' "$T/dn.csv")
+[ "$n2" = 1000 ] && [ -n "$n5" ] && [ "$n5" -gt 1500 ] && ok "densified: $n2 -> $n5 Gaussians" || bad "densify: $n2 -> $n5"
+head -c 2000 "$T/dn.ply" | strings >"$T/h"
+has "densified PLY holds the log's count" "$T/h" "element vertex $n5"
+$G "$T/dn.ply" --cameras "$TD/cameras.json" --view 1 -o "$T/dn.png" 2>"$T/e"
+check "gsrender reads the densified scene" 0 $?
+$FIT --iterations 5 --densify --densify-from-iter 1 --densification-interval 3 --densify-grad-threshold 1e9 \
+    --log "$T/dh.csv" -o "$T/dh.ply" 2>"$T/e"
+check "--densify, threshold out of reach" 0 $?
+nh=$(awk -F, '$1 == 5 {print $8}' "$T/dh.csv")
+[ -n "$nh" ] && [ "$nh" -le 1000 ] && ok "nothing added above the gradients ($nh)" || bad "threshold 1e9: $nh Gaussians"
+$FIT --iterations 5 --densify --densify-from-iter 1 --densification-interval 3 --densify-grad-threshold 0 \
+    --densify-until-iter 5 --max-gaussians 1100 --log "$T/dc.csv" -o "$T/dc.ply" 2>"$T/e"
+check "--max-gaussians" 0 $?
+nc=$(awk -F, '$1 == 5 {print $8}' "$T/dc.csv")
+[ -n "$nc" ] && [ "$nc" -le 1100 ] && [ "$nc" -gt 1000 ] && ok "--max-gaussians 1100: $nc" || bad "--max-gaussians 1100: $nc"
+$FIT --iterations 2 --percent-dense 0.02 -o "$T/x.ply" 2>"$T/e"
+check "a densification option without --densify" 2 $?
+has "densification options named" "$T/e" "go with --densify"
+$G "$TD/scene.ply" --densify -o "$T/u.png" 2>"$T/e"
+check "--densify without --fit" 2 $?
 
 # an image no camera names: a note with -v
 cp "$T/img/view000.png" "$T/img/extra.png"

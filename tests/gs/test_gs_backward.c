@@ -309,7 +309,7 @@ static void run_fd(const gt_gs_raw *r, int deg, const gt_gs_camera *c, const gt_
     for (size_t i = 0; i < 3 * np; i++) dl[i] = (float)gt_rng_range(&g, -1, 1);
     gt_gs_raw grad;
     assert_int_equal(gt_gs_raw_alloc(&grad, r->n, r->sh_degree), GT_OK);
-    assert_int_equal(gt_gs_backward_cpu(r, deg, c, p, dl, rgb, &grad), GT_OK);
+    assert_int_equal(gt_gs_backward_cpu(r, deg, c, p, dl, rgb, &grad, NULL), GT_OK);
     draw d;
     draw_from(r, &d);
     /* the double forward is the product forward in double: images agree */
@@ -412,9 +412,9 @@ static void test_fd_placed(void **st)
         gt_gs_raw ge, gr;
         assert_int_equal(gt_gs_raw_alloc(&ge, r.n, 3), GT_OK);
         assert_int_equal(gt_gs_raw_alloc(&gr, r.n, 3), GT_OK);
-        assert_int_equal(gt_gs_backward_cpu(&r, 3, &c, &p, dl, NULL, &ge), GT_OK);
+        assert_int_equal(gt_gs_backward_cpu(&r, 3, &c, &p, dl, NULL, &ge, NULL), GT_OK);
         p.ref_grad = true;
-        assert_int_equal(gt_gs_backward_cpu(&r, 3, &c, &p, dl, NULL, &gr), GT_OK);
+        assert_int_equal(gt_gs_backward_cpu(&r, 3, &c, &p, dl, NULL, &gr, NULL), GT_OK);
         p.ref_grad = false;
         double d3 = 0, e3 = 0;
         for (int k = 0; k < 3; k++) {
@@ -493,9 +493,9 @@ static void test_backward_adds(void **st)
     for (size_t i = 0; i < 3 * np; i++) dl[i] = (float)gt_rng_range(&rng, -1, 1);
     assert_int_equal(gt_gs_raw_alloc(&g1, r.n, 1), GT_OK);
     assert_int_equal(gt_gs_raw_alloc(&g2, r.n, 1), GT_OK);
-    assert_int_equal(gt_gs_backward_cpu(&r, 1, &c, &p, dl, NULL, &g1), GT_OK);
-    assert_int_equal(gt_gs_backward_cpu(&r, 1, &c, &p, dl, NULL, &g2), GT_OK);
-    assert_int_equal(gt_gs_backward_cpu(&r, 1, &c, &p, dl, NULL, &g2), GT_OK);
+    assert_int_equal(gt_gs_backward_cpu(&r, 1, &c, &p, dl, NULL, &g1, NULL), GT_OK);
+    assert_int_equal(gt_gs_backward_cpu(&r, 1, &c, &p, dl, NULL, &g2, NULL), GT_OK);
+    assert_int_equal(gt_gs_backward_cpu(&r, 1, &c, &p, dl, NULL, &g2, NULL), GT_OK);
     double mx = 0;
     for (size_t i = 0; i < 3 * r.n; i++) {
         assert_float_equal(g2.pos[i], 2 * g1.pos[i], 1e-6 * (1 + fabs(g1.pos[i])));
@@ -505,7 +505,7 @@ static void test_backward_adds(void **st)
     for (size_t i = 0; i < r.n * 4 * 3; i++)
         assert_float_equal(g2.sh[i], 2 * g1.sh[i], 1e-6 * (1 + fabs(g1.sh[i])));
     assert_int_equal(gt_gs_raw_alloc(&bad, r.n, 0), GT_OK);
-    assert_int_not_equal(gt_gs_backward_cpu(&r, 1, &c, &p, dl, NULL, &bad), GT_OK);
+    assert_int_not_equal(gt_gs_backward_cpu(&r, 1, &c, &p, dl, NULL, &bad, NULL), GT_OK);
     assert_int_not_equal(gt_gs_forward_cpu(&r, 2, &c, &p, dl), GT_OK); /* degree above the scene's */
     gt_gs_raw_free(&bad);
     gt_gs_raw_free(&g1);

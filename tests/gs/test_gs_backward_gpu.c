@@ -105,7 +105,9 @@ static void check(size_t n, int deg, int w, int h, int antialias, int square, in
     /* CPU reference */
     gt_gs_raw gc;
     GT_ASSERT_OK(gt_gs_raw_alloc(&gc, n, deg));
-    GT_ASSERT_OK(gt_gs_backward_cpu(&r, deg, &c, &p, dl, rgb_c, &gc));
+    float *hs_g = calloc(n, sizeof(float)), *hs_n = calloc(n, sizeof(float));
+    gt_gs_grad_stats hs = {hs_g, hs_n};
+    GT_ASSERT_OK(gt_gs_backward_cpu(&r, deg, &c, &p, dl, rgb_c, &gc, &hs));
 
     /* GPU */
     gt_gs_raw dr, dg, gg;
@@ -120,7 +122,12 @@ static void check(size_t n, int deg, int w, int h, int antialias, int square, in
     GT_ASSERT_OK(gt_gs_diff_create(n, deg, w + 7, h + 5, NULL, &d));
     assert_true(gt_gs_diff_bytes(d) > n * 50);
     GT_ASSERT_OK(gt_gs_diff_forward(d, &dr, deg, &c, &p, d_rgb));
-    GT_ASSERT_OK(gt_gs_diff_backward(d, d_dl, &dg));
+    gt_gs_grad_stats ds;
+    GT_ASSERT_OK(gt_cu_malloc((void **)&ds.grad2d, n * sizeof(float), "test"));
+    GT_ASSERT_OK(gt_cu_malloc((void **)&ds.seen, n * sizeof(float), "test"));
+    GT_ASSERT_OK(gt_cu_memset(ds.grad2d, 0, n * sizeof(float), NULL));
+    GT_ASSERT_OK(gt_cu_memset(ds.seen, 0, n * sizeof(float), NULL));
+    GT_ASSERT_OK(gt_gs_diff_backward(d, d_dl, &dg, &ds));
     GT_ASSERT_OK(gt_cu_memcpy_d2h(rgb_g, d_rgb, 3 * np * sizeof(float), NULL));
     download(&gg, &dg);
 
@@ -158,8 +165,31 @@ static void check(size_t n, int deg, int w, int h, int antialias, int square, in
     assert_true(group_err("logit_opacity", gg.logit_opacity, gc.logit_opacity, n, 1) <= 1e-3);
     assert_true(group_err("sh", gg.sh, gc.sh, shn, 1) <= 1e-3);
 
+    /* densification statistics: the same views counted (the GPU's exact
+     * tile count may drop a Gaussian whose bounding rectangle the CPU
+     * keeps: then it drew no pixel, so its CPU gradient is 0) and the same
+     * |dL/d 2-D mean| */
+    float *gs_g = malloc(n * sizeof(float)), *gs_n = malloc(n * sizeof(float));
+    GT_ASSERT_OK(gt_cu_memcpy_d2h(gs_g, ds.grad2d, n * sizeof(float), NULL));
+    GT_ASSERT_OK(gt_cu_memcpy_d2h(gs_n, ds.seen, n * sizeof(float), NULL));
+    size_t seen_c = 0, seen_g = 0, differ = 0;
+    for (size_t i = 0; i < n; i++) {
+        seen_c += hs_n[i] > 0, seen_g += gs_n[i] > 0;
+        assert_true(gs_n[i] == 0 || gs_n[i] == 1);
+        if (gs_n[i] != hs_n[i]) {
+            differ++;
+            assert_true(hs_g[i] == 0 && gs_g[i] == 0);
+        }
+    }
+    print_message("  seen: cpu %zu, gpu %zu Gaussians\n", seen_c, seen_g);
+    assert_true(seen_g > n / 10);
+    assert_true(differ <= n / 100 + 1);
+    assert_true(group_err("grad2d", gs_g, hs_g, n, 1) <= 1e-3);
+    free(gs_g), free(gs_n), free(hs_g), free(hs_n);
+    gt_cu_free(ds.grad2d), gt_cu_free(ds.seen);
+
     /* a second backward adds the same again */
-    GT_ASSERT_OK(gt_gs_diff_backward(d, d_dl, &dg));
+    GT_ASSERT_OK(gt_gs_diff_backward(d, d_dl, &dg, NULL));
     download(&gg, &dg);
     assert_true(group_err("pos (twice)", gg.pos, gc.pos, 3 * n, 2) <= 1e-3);
     assert_true(group_err("sh (twice)", gg.sh, gc.sh, shn, 2) <= 1e-3);
