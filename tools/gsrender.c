@@ -99,6 +99,13 @@ static const char *USAGE =
     "                          (3000; 0: never), --min-opacity X (0.005)\n"
     "      --max-gaussians N   never grow beyond N Gaussians (the largest\n"
     "                          gradients densify first)\n"
+    "      --mcmc              the MCMC strategy instead (Kheradmand et al. 2024,\n"
+    "                          gsplat's MCMCStrategy): nearly transparent Gaussians\n"
+    "                          relocated onto opaque ones and 5% growth every\n"
+    "                          --densification-interval, position noise and\n"
+    "                          opacity and scale regularisers every iteration\n"
+    "      --cap-max N (1000000), --noise-lr X (5e5), --opacity-reg X (0.01),\n"
+    "      --scale-reg X (0.01)  its count cap, noise and regularisers\n"
     "  --background is the render's and what image alpha is composited over.\n"
     "\n" GT_COMMON_HELP
     "\nExit status: 0 ok, 1 runtime error, 2 usage, 3 bad input data, 4 GPU error.\n";
@@ -108,7 +115,8 @@ enum {
     O_OELEV, O_FRAMES, O_BG, O_SHDEG, O_SCALE, O_ALPHA, O_DEPTH, O_AA, O_FPS, O_BINNING, O_OUTFMT,
     O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL, O_SHPREC, O_POSSTEPS,
     O_LR_POS0, O_LR_POS1, O_LR_FEAT, O_LR_REST, O_LR_OPAC, O_LR_SCALE, O_LR_ROT, O_DENS, O_DENS_FROM,
-    O_DENS_UNTIL, O_DENS_EVERY, O_DENS_GRAD, O_DENS_PCT, O_DENS_RESET, O_DENS_MINOP, O_DENS_MAX
+    O_DENS_UNTIL, O_DENS_EVERY, O_DENS_GRAD, O_DENS_PCT, O_DENS_RESET, O_DENS_MINOP, O_DENS_MAX, O_MCMC,
+    O_MCMC_NOISE, O_MCMC_OPREG, O_MCMC_SCREG
 };
 
 /* --frames A:B, A: or :B (frames A to B-1; a missing A is 0, a missing B the
@@ -172,9 +180,13 @@ static bool set_fit_option(gt_gs_fit_job *f, int c, const char *arg, gt_status *
         *st = gt_parse_int("--opacity-reset-interval", arg, 0, 100000000, &f->densify.opacity_reset);
         return true;
     case O_DENS_MINOP: *st = gt_parse_double("--min-opacity", arg, 0, 1, &f->densify.min_opacity); return true;
+    case O_MCMC: f->densify.mcmc = true; return true;
+    case O_MCMC_NOISE: *st = gt_parse_double("--noise-lr", arg, 0, 1e30, &f->densify.noise_lr); return true;
+    case O_MCMC_OPREG: *st = gt_parse_double("--opacity-reg", arg, 0, 1e30, &f->densify.opacity_reg); return true;
+    case O_MCMC_SCREG: *st = gt_parse_double("--scale-reg", arg, 0, 1e30, &f->densify.scale_reg); return true;
     case O_DENS_MAX: {
         long mx = 0;
-        *st = gt_parse_long("--max-gaussians", arg, 1, 4294967295L, &mx);
+        *st = gt_parse_long(c == O_DENS_MAX ? "--max-gaussians" : "--cap-max", arg, 1, 4294967295L, &mx);
         f->densify.max_gaussians = (size_t)mx;
         return true;
     }
@@ -208,14 +220,21 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
                                         "--target, --size, --frames, --depth, --alpha and --scale-modifier do "
                                         "not apply"));
     if (!j->cameras) return gt_report(gt_usage_error("--fit needs --cameras (the cameras of the images)"));
-    gt_gs_densify_opts dd;
+    gt_gs_densify_opts dd, *fd = &f->densify;
     gt_gs_densify_opts_default(&dd);
-    dd.on = f->densify.on;
-    if (!f->densify.on && memcmp(&dd, &f->densify, sizeof dd))
-        return gt_report(gt_usage_error("the densification options (--densify-from-iter, --densify-until-iter, "
-                                        "--densification-interval, --densify-grad-threshold, --percent-dense, "
-                                        "--opacity-reset-interval, --min-opacity, --max-gaussians) go with "
-                                        "--densify"));
+    if (fd->on && fd->mcmc) return gt_report(gt_usage_error("--densify or --mcmc: one densification strategy"));
+    if (!fd->on && !fd->mcmc &&
+        (fd->from_iter != dd.from_iter || fd->until_iter != dd.until_iter || fd->interval != dd.interval ||
+         fd->min_opacity != dd.min_opacity || fd->max_gaussians != dd.max_gaussians))
+        return gt_report(gt_usage_error("--densify-from-iter, --densify-until-iter, --densification-interval, "
+                                        "--min-opacity and --max-gaussians (--cap-max) go with --densify or --mcmc"));
+    if (!fd->on && (fd->grad_threshold != dd.grad_threshold || fd->percent_dense != dd.percent_dense ||
+                    fd->opacity_reset != dd.opacity_reset))
+        return gt_report(gt_usage_error("--densify-grad-threshold, --percent-dense and --opacity-reset-interval "
+                                        "go with --densify"));
+    if (!fd->mcmc && (fd->noise_lr != dd.noise_lr || fd->opacity_reg != dd.opacity_reg ||
+                      fd->scale_reg != dd.scale_reg))
+        return gt_report(gt_usage_error("--noise-lr, --opacity-reg and --scale-reg go with --mcmc"));
     if ((f->rates.pos_init == 0) != (f->rates.pos_final == 0))
         return gt_report(gt_usage_error("--position-lr-init and --position-lr-final: both 0 (positions fixed) or "
                                         "both above 0 (the rate decays log-linearly between them)"));
@@ -398,6 +417,11 @@ int main(int argc, char **argv)
         {"opacity-reset-interval", required_argument, 0, O_DENS_RESET},
         {"min-opacity", required_argument, 0, O_DENS_MINOP},
         {"max-gaussians", required_argument, 0, O_DENS_MAX},
+        {"cap-max", required_argument, 0, O_DENS_MAX},
+        {"mcmc", no_argument, 0, O_MCMC},
+        {"noise-lr", required_argument, 0, O_MCMC_NOISE},
+        {"opacity-reg", required_argument, 0, O_MCMC_OPREG},
+        {"scale-reg", required_argument, 0, O_MCMC_SCREG},
         {"opacity-lr", required_argument, 0, O_LR_OPAC},
         {"scaling-lr", required_argument, 0, O_LR_SCALE},
         {"rotation-lr", required_argument, 0, O_LR_ROT},

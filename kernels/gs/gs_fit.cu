@@ -11,6 +11,7 @@
 //            block sums of S, |x-y|, (x-y)^2 added into three doubles
 //  k_bwd_h   horizontal pass of the 3 factor planes
 //  k_bwd_v   vertical pass and dL/dx = W(gm) + 2x W(gxx) + y W(gxy) + L1 part
+//  k_mcmc_reg, k_mcmc_noise  the MCMC strategy's regularisers and noise
 // Launch shape: 32x8 threads per block over (x, y), blockIdx.z the channel;
 // the taps are read from global memory (neighbouring threads share them
 // through L1).  k_adam, k_u8: grid-stride loops, one thread per element.
@@ -22,6 +23,7 @@
 #include "kernels/common/cu_runtime.h"
 #include "kernels/gs/gs_fit_cuda.h"
 #include "gs/gs_fit.h"
+#include "gs/gs_fit_mcmc.h"
 
 #define R (GT_GS_SSIM_WIN / 2)
 #define BX 32
@@ -152,6 +154,45 @@ __global__ void k_adam(float *p, const float *g, float *m, float *v, size_t n, f
         float a = (period > 0 && (int)(i % (size_t)period) >= 3) ? lr_rest : lr;
         p[i] -= a / bc1 * mi / (sqrtf(vi) / bc2s + (float)GT_GS_ADAM_EPS);
     }
+}
+
+// MCMC: the regularisers' gradients and the position noise, one thread per
+// Gaussian (lib/gs/gs_fit_mcmc.h, the CPU's code)
+__global__ void k_mcmc_reg(size_t n, const float *__restrict__ ls, const float *__restrict__ lo, float opr,
+                           float scr, float inv_n, float *g_lo, float *g_ls)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        gs_mcmc_reg_grad(ls + 3 * i, lo[i], opr, scr, inv_n, g_lo + i, g_ls + 3 * i);
+}
+
+__global__ void k_mcmc_noise(size_t n, float *pos, const float *__restrict__ ls, const float *__restrict__ rot,
+                             const float *__restrict__ lo, float scaler, uint64_t seed, uint64_t step)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float d[3];
+        gs_mcmc_noise(ls + 3 * i, rot + 4 * i, lo[i], scaler, seed, step, i, d);
+        for (int a = 0; a < 3; a++) pos[3 * i + a] += d[a];
+    }
+}
+
+extern "C" gt_status gt_gs_cu_mcmc_reg(const gt_gs_raw *r, double opacity_reg, double scale_reg, gt_gs_raw *g,
+                                       void *stream)
+{
+    if (r->n == 0) return GT_OK;
+    k_mcmc_reg<<<gt_grid(r->n, 256, 65536), 256, 0, (cudaStream_t)stream>>>(
+        r->n, r->log_scale, r->logit_opacity, (float)opacity_reg, (float)scale_reg, 1.0f / (float)r->n,
+        g->logit_opacity, g->log_scale);
+    GT_CU_LAUNCH("k_mcmc_reg");
+    return GT_OK;
+}
+
+extern "C" gt_status gt_gs_cu_mcmc_noise(gt_gs_raw *r, double scaler, uint64_t seed, uint64_t step, void *stream)
+{
+    if (r->n == 0) return GT_OK;
+    k_mcmc_noise<<<gt_grid(r->n, 256, 65536), 256, 0, (cudaStream_t)stream>>>(
+        r->n, r->pos, r->log_scale, r->rot, r->logit_opacity, (float)scaler, seed, step);
+    GT_CU_LAUNCH("k_mcmc_noise");
+    return GT_OK;
 }
 
 __global__ void k_u8(const unsigned char *src, float *dst, size_t n)

@@ -6,8 +6,10 @@
 #define GT_KERNELS_GS_FIT_CUDA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/status.h"
+#include "gs/gs_grad.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +34,11 @@ gt_status gt_gs_cu_u8_to_float(const unsigned char *src, float *dst, size_t n, v
 /* Adam step t (1-based) on device arrays, as gt_gs_adam_cpu. */
 gt_status gt_gs_cu_adam(float *p, const float *g, float *m, float *v, size_t n, double lr, double lr_rest,
                         int period, int t, void *stream);
+
+/* MCMC (lib/gs/gs_fit_mcmc.h) on device arrays, as gt_gs_mcmc_reg_cpu and
+ * gt_gs_mcmc_noise_cpu. */
+gt_status gt_gs_cu_mcmc_reg(const gt_gs_raw *r, double opacity_reg, double scale_reg, gt_gs_raw *g, void *stream);
+gt_status gt_gs_cu_mcmc_noise(gt_gs_raw *r, double scaler, uint64_t seed, uint64_t step, void *stream);
 
 #ifdef __cplusplus
 }

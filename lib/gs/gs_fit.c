@@ -346,6 +346,8 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
         stage_stop(c, "loss");
         stage_start(c);
         GT_TRY(gt_gs_diff_backward(c->diff, c->ddl, &c->dg, stats ? &c->stats : NULL));
+        if (j->densify.mcmc)
+            GT_TRY(gt_gs_cu_mcmc_reg(&c->dr, j->densify.opacity_reg, j->densify.scale_reg, &c->dg, NULL));
         stage_stop(c, "backward");
         stage_start(c);
         for (int k = 0; k < 5; k++)
@@ -371,6 +373,7 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
     stage_stop(c, "loss");
     stage_start(c); /* the CPU backward renders the view again */
     GT_TRY(gt_gs_backward_cpu(&c->raw, deg, cm, &j->render, c->dl, NULL, &c->grad, stats ? &c->stats : NULL));
+    if (j->densify.mcmc) gt_gs_mcmc_reg_cpu(&c->raw, j->densify.opacity_reg, j->densify.scale_reg, &c->grad);
     stage_stop(c, "backward");
     stage_start(c);
     for (int k = 0; k < 5; k++)
@@ -410,18 +413,23 @@ static gt_status densify(fit_ctx *c, int it, double extent)
 #if GT_HAVE_CUDA
         size_t n = c->raw.n;
         gt_gs_raw hm, hv;
-        gt_gs_grad_stats hs = {gt_malloc_array(n ? n : 1, sizeof(float), "densification statistics"),
-                               gt_malloc_array(n ? n : 1, sizeof(float), "densification statistics")};
+        gt_gs_grad_stats hs = {NULL, NULL};
+        if (!o->mcmc) {
+            hs.grad2d = gt_malloc_array(n ? n : 1, sizeof(float), "densification statistics");
+            hs.seen = gt_malloc_array(n ? n : 1, sizeof(float), "densification statistics");
+        }
         gt_status st = gt_gs_raw_alloc(&hm, n, c->raw.sh_degree);
         if (st == GT_OK) st = gt_gs_raw_alloc(&hv, n, c->raw.sh_degree);
         else memset(&hv, 0, sizeof hv);
-        if (st == GT_OK && (!hs.grad2d || !hs.seen)) st = GT_ERR_RUNTIME;
+        if (st == GT_OK && !o->mcmc && (!hs.grad2d || !hs.seen)) st = GT_ERR_RUNTIME;
         if (st == GT_OK) st = dev_raw_copy(&c->raw, &c->dr, false);
         if (st == GT_OK) st = dev_raw_copy(&hm, &c->dm, false);
         if (st == GT_OK) st = dev_raw_copy(&hv, &c->dv, false);
-        if (st == GT_OK) st = gt_cu_memcpy_d2h(hs.grad2d, c->stats.grad2d, n * sizeof(float), NULL);
-        if (st == GT_OK) st = gt_cu_memcpy_d2h(hs.seen, c->stats.seen, n * sizeof(float), NULL);
-        if (st == GT_OK) st = gt_gs_densify_prune(&c->raw, &hm, &hv, &hs, o, extent, prune_big, &c->drng, &dc);
+        if (st == GT_OK && !o->mcmc) st = gt_cu_memcpy_d2h(hs.grad2d, c->stats.grad2d, n * sizeof(float), NULL);
+        if (st == GT_OK && !o->mcmc) st = gt_cu_memcpy_d2h(hs.seen, c->stats.seen, n * sizeof(float), NULL);
+        if (st == GT_OK)
+            st = o->mcmc ? gt_gs_mcmc_relocate(&c->raw, &hm, &hv, o, &c->drng, &dc)
+                         : gt_gs_densify_prune(&c->raw, &hm, &hv, &hs, o, extent, prune_big, &c->drng, &dc);
         if (st == GT_OK) st = gpu_resize(c, &hm, &hv);
         gt_gs_raw_free(&hm), gt_gs_raw_free(&hv);
         free(hs.grad2d), free(hs.seen);
@@ -429,15 +437,40 @@ static gt_status densify(fit_ctx *c, int it, double extent)
         c->bytes = gpu_bytes(c);
 #endif
     } else {
-        GT_TRY(gt_gs_densify_prune(&c->raw, &c->m, &c->v, &c->stats, o, extent, prune_big, &c->drng, &dc));
+        GT_TRY(o->mcmc ? gt_gs_mcmc_relocate(&c->raw, &c->m, &c->v, o, &c->drng, &dc)
+                       : gt_gs_densify_prune(&c->raw, &c->m, &c->v, &c->stats, o, extent, prune_big, &c->drng, &dc));
         gt_gs_raw_free(&c->grad);
         GT_TRY(gt_gs_raw_alloc(&c->grad, c->raw.n, c->raw.sh_degree));
-        GT_TRY(cpu_stats_alloc(c));
+        if (!o->mcmc) GT_TRY(cpu_stats_alloc(c));
         c->bytes = 4 * raw_floats(&c->raw) * sizeof(float);
     }
     if (c->bytes > c->peak_bytes) c->peak_bytes = c->bytes;
-    gt_info("iteration %d: densified: %zu cloned, %zu split, %zu pruned%s: %zu -> %zu Gaussians", it, dc.cloned,
-            dc.split, dc.pruned, dc.capped ? " (--max-gaussians reached)" : "", dc.n_before, dc.n_after);
+    if (o->mcmc)
+        gt_info("iteration %d: MCMC: %zu relocated, %zu added: %zu -> %zu Gaussians", it, dc.relocated, dc.added,
+                dc.n_before, dc.n_after);
+    else
+        gt_info("iteration %d: densified: %zu cloned, %zu split, %zu pruned%s: %zu -> %zu Gaussians", it,
+                dc.cloned, dc.split, dc.pruned, dc.capped ? " (--max-gaussians reached)" : "", dc.n_before,
+                dc.n_after);
+    return GT_OK;
+}
+
+/* MCMC's position noise after the step (gsplat: noise_lr times the position
+ * learning rate). */
+static gt_status mcmc_noise(fit_ctx *c, int it, double extent)
+{
+    const gt_gs_fit_job *j = c->j;
+    double scaler = j->densify.noise_lr * gt_gs_fit_pos_lr(&j->rates, it, j->rates.pos_steps, extent);
+    uint64_t seed = j->seed ^ 0x6d636d632d6e6full;
+    stage_start(c);
+    if (c->gpu) {
+#if GT_HAVE_CUDA
+        GT_TRY(gt_gs_cu_mcmc_noise(&c->dr, scaler, seed, (uint64_t)it, NULL));
+#endif
+    } else {
+        gt_gs_mcmc_noise_cpu(&c->raw, scaler, seed, (uint64_t)it);
+    }
+    stage_stop(c, "mcmc noise");
     return GT_OK;
 }
 
@@ -514,6 +547,11 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
                 j->sh_start >= 0 ? "--sh-start" : "the scene's, as the reference refines a PLY", c->max_deg);
     c->dens_until = gt_gs_densify_until(&j->densify, j->iterations);
     c->drng = j->seed ^ 0xde5e1f1ed5eedull;
+    if (j->densify.mcmc)
+        gt_info("MCMC: relocation and 5%% growth (up to %zu Gaussians) every %d iterations after %d and before %d; "
+                "position noise x %.3g, opacity regulariser %.3g, scale regulariser %.3g",
+                j->densify.max_gaussians ? j->densify.max_gaussians : (size_t)GT_GS_MCMC_CAP, j->densify.interval, j->densify.from_iter, c->dens_until,
+                j->densify.noise_lr, j->densify.opacity_reg, j->densify.scale_reg);
     if (j->densify.on)
         gt_info("densification every %d iterations after %d and before %d (gradient threshold %.3g, "
                 "percent dense %.3g of extent %.4g)%s; opacity reset every %d",
@@ -542,18 +580,23 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
         }
         int cam = order[next++], deg = gt_gs_fit_sh_degree(it + 1000 * c->sh_start, c->max_deg);
         const gt_gs_densify_opts *dop = &j->densify;
-        bool dens_window = dop->on && it < c->dens_until; /* the reference's "iteration < densify_until_iter" */
+        /* the reference's "iteration < densify_until_iter"; MCMC: gsplat's refine_stop_iter */
+        bool dens_window = (dop->on || dop->mcmc) && it < c->dens_until;
         bool dens = dens_window && it > dop->from_iter && dop->interval > 0 && it % dop->interval == 0;
-        bool reset = dens_window && dop->opacity_reset > 0 && it % dop->opacity_reset == 0;
+        bool reset = dop->on && dens_window && dop->opacity_reset > 0 && it % dop->opacity_reset == 0;
         gt_gs_loss l;
         double psnr;
-        st = train_step(c, cam, deg, it, extent, dens_window, dens ? 0x1fu : reset ? 1u << 3 : 0u, &l, &psnr);
+        /* the reference's densification replaces the parameters before its
+         * optimizer step (none that iteration); gsplat's MCMC steps first */
+        unsigned no_step = dop->on ? (dens ? 0x1fu : reset ? 1u << 3 : 0u) : 0u;
+        st = train_step(c, cam, deg, it, extent, dop->on && dens_window, no_step, &l, &psnr);
         if (st == GT_OK && dens) {
             stage_start(c);
             st = densify(c, it, extent);
             stage_stop(c, "densify");
         }
         if (st == GT_OK && reset) st = reset_opacity(c, it);
+        if (st == GT_OK && dop->mcmc) st = mcmc_noise(c, it, extent);
         if (st != GT_OK) break;
         if (!isfinite(l.loss)) {
             st = gt_fail(GT_ERR_RUNTIME, "iteration %d: the loss is not finite (view '%s')", it, c->cams[cam].name);
@@ -580,7 +623,7 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
             fprintf(log->fp, ",%zu\n", c->raw.n);
         }
         char extra[96];
-        if (dop->on)
+        if (dop->on || dop->mcmc)
             snprintf(extra, sizeof extra, "loss %.5f  psnr %.2f dB  %zu Gaussians", ema, psnr, c->raw.n);
         else
             snprintf(extra, sizeof extra, "loss %.5f  psnr %.2f dB", ema, psnr);
@@ -667,7 +710,7 @@ gt_status gt_gs_fit_run(const gt_gs_fit_job *j, gt_gs_fit_result *res_out)
     if (st == GT_OK && j->timings)
         gt_timings_print(&c.tm, stderr, c.gpu ? "gsrender --fit timings (GPU)" : "gsrender --fit timings (CPU)");
     res.device_bytes = c.peak_bytes;
-    if (st == GT_OK && j->densify.on)
+    if (st == GT_OK && (j->densify.on || j->densify.mcmc))
         gt_info("Gaussians: %zu -> %zu (densification); peak memory counted %.1f MB", res.gaussians_start,
                 res.gaussians_end, c.peak_bytes / 1e6);
 #if GT_HAVE_CUDA

@@ -105,7 +105,13 @@ typedef struct gt_gs_densify_opts {
     double percent_dense;  /* 0.01 (of the scene extent) */
     int opacity_reset;     /* 3000 (0: never) */
     double min_opacity;    /* 0.005 */
-    size_t max_gaussians;  /* 0: no cap */
+    size_t max_gaussians;  /* 0: no cap (--max-gaussians; with mcmc: --cap-max) */
+    /* the MCMC strategy instead (--mcmc): relocation and growth at the
+     * densification steps, position noise and the regularisers every step */
+    bool mcmc;
+    double noise_lr;       /* 5e5 (times the position learning rate) */
+    double opacity_reg;    /* 0.01 */
+    double scale_reg;      /* 0.01 */
 } gt_gs_densify_opts;
 void gt_gs_densify_opts_default(gt_gs_densify_opts *o);
 /* The end of the densification window (exclusive) for a run of
@@ -113,7 +119,8 @@ void gt_gs_densify_opts_default(gt_gs_densify_opts *o);
 int gt_gs_densify_until(const gt_gs_densify_opts *o, int iterations);
 typedef struct gt_gs_densify_count {
     size_t n_before, n_after, cloned, split, pruned;
-    size_t capped; /* candidates left out by max_gaussians */
+    size_t capped;           /* candidates left out by max_gaussians */
+    size_t relocated, added; /* MCMC */
 } gt_gs_densify_count;
 /* One densify-and-prune: r and the Adam moments m, v (laid out like r) are
  * replaced by arrays of the new count (the old ones freed); stats are r's
@@ -124,6 +131,23 @@ typedef struct gt_gs_densify_count {
 gt_status gt_gs_densify_prune(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt_gs_grad_stats *stats,
                               const gt_gs_densify_opts *o, double extent, bool prune_big, uint64_t *rng,
                               gt_gs_densify_count *out);
+/* MCMC (gs_fit_mcmc.h has the per-Gaussian noise and regularisers): the
+ * dead Gaussians (opacity <= min_opacity) become copies of live ones drawn
+ * by opacity, then the count grows by 5 % (at most max_gaussians, else
+ * GT_GS_MCMC_CAP, gsplat's cap_max) the same way; r, m, v replaced when
+ * they grow. */
+#define GT_GS_MCMC_CAP 1000000
+gt_status gt_gs_mcmc_relocate(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt_gs_densify_opts *o, uint64_t *rng,
+                              gt_gs_densify_count *out);
+/* The paper's sharing of one Gaussian's opacity o among N copies of it:
+ * each gets 1 - (1 - o)^(1/N) and its scale times *scale_factor (N clamped
+ * to 1..51, as gsplat). */
+void gt_gs_mcmc_share(double o, int N, double *o_new, double *scale_factor);
+/* CPU: the regularisers' gradients added to g, and the position noise of
+ * step `step` added to r's positions (scaler: noise_lr x position rate). */
+void gt_gs_mcmc_reg_cpu(const gt_gs_raw *r, double opacity_reg, double scale_reg, gt_gs_raw *g);
+void gt_gs_mcmc_noise_cpu(gt_gs_raw *r, double scaler, uint64_t seed, uint64_t step);
+
 /* The reference's reset_opacity on logits: every opacity at most
  * max_opacity (0.01). (The caller zeroes the opacities' Adam moments.) */
 void gt_gs_opacity_cap(float *logit_opacity, size_t n, double max_opacity);

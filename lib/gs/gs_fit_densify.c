@@ -30,6 +30,7 @@
 #include "common/alloc.h"
 #include "common/rng.h"
 #include "gs/gs_fit.h"
+#include "gs/gs_fit_mcmc.h"
 #include "gs/gs_math.h"
 
 void gt_gs_densify_opts_default(gt_gs_densify_opts *o)
@@ -42,6 +43,9 @@ void gt_gs_densify_opts_default(gt_gs_densify_opts *o)
     o->percent_dense = 0.01;
     o->opacity_reset = 3000;
     o->min_opacity = 0.005;
+    o->noise_lr = 5e5;
+    o->opacity_reg = 0.01;
+    o->scale_reg = 0.01;
 }
 
 int gt_gs_densify_until(const gt_gs_densify_opts *o, int iterations)
@@ -181,4 +185,167 @@ void gt_gs_opacity_cap(float *logit_opacity, size_t n, double max_opacity)
     float cap = (float)log(max_opacity / (1.0 - max_opacity));
     for (size_t i = 0; i < n; i++)
         if (!(logit_opacity[i] <= cap)) logit_opacity[i] = cap;
+}
+
+/* ---- MCMC (Kheradmand et al. 2024; gsplat's MCMCStrategy) ----
+ * Relocation: every "dead" Gaussian (opacity <= min_opacity) becomes a copy
+ * of a live one drawn with probability proportional to its opacity; a
+ * source drawn N-1 times and its N-1 copies share its opacity o and scale s
+ * as gt_gs_mcmc_share says, so that the N of them render about as the one
+ * did. Then the count grows by 5 % (at most to cap_max) the same way, the
+ * copies appended. Sources and copies start again with zero Adam moments
+ * (gsplat: the relocated sources' moments reset, the added ones zero). */
+#define MCMC_NMAX 51
+
+void gt_gs_mcmc_share(double o, int N, double *o_new, double *scale_factor)
+{
+    if (N < 1) N = 1;
+    if (N > MCMC_NMAX) N = MCMC_NMAX;
+    double on = 1.0 - pow(1.0 - o, 1.0 / N);
+    /* sum_{i=1..N} sum_{k=0..i-1} C(i-1, k) (-1)^k on^(k+1) / sqrt(k+1) */
+    double sum = 0.0;
+    for (int i = 1; i <= N; i++) {
+        double c = 1.0; /* C(i-1, k) */
+        for (int k = 0; k < i; k++) {
+            sum += c * ((k & 1) ? -1.0 : 1.0) * pow(on, k + 1) / sqrt(k + 1.0);
+            c = c * (double)(i - 1 - k) / (double)(k + 1);
+        }
+    }
+    *o_new = on;
+    *scale_factor = sum > 0 ? o / sum : 1.0;
+}
+
+/* index of the first cdf entry > u (cdf increasing, n entries) */
+static size_t draw(const double *cdf, size_t n, double u)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cdf[mid] > u) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo < n ? lo : n - 1;
+}
+
+static void zero_one(gt_gs_raw *x, size_t i)
+{
+    size_t k3 = (size_t)x->sh_k * 3;
+    memset(x->pos + 3 * i, 0, 3 * sizeof(float));
+    memset(x->log_scale + 3 * i, 0, 3 * sizeof(float));
+    memset(x->rot + 4 * i, 0, 4 * sizeof(float));
+    x->logit_opacity[i] = 0;
+    memset(x->sh + k3 * i, 0, k3 * sizeof(float));
+}
+
+/* Draw `count` sources among `cand` (indices, weights their opacities);
+ * each drawn source's opacity and scale are shared among itself and its
+ * copies; src[k] gets the k-th draw. */
+static gt_status draw_sources(gt_gs_raw *r, const uint32_t *cand, size_t ncand, size_t count, uint64_t *rng,
+                              uint32_t *src)
+{
+    double *cdf = malloc((ncand ? ncand : 1) * sizeof *cdf);
+    uint32_t *times = calloc(r->n ? r->n : 1, sizeof *times);
+    if (!cdf || !times) {
+        free(cdf), free(times);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory (relocation)");
+    }
+    double acc = 0;
+    for (size_t k = 0; k < ncand; k++) acc += sigmoidf(r->logit_opacity[cand[k]]), cdf[k] = acc;
+    for (size_t k = 0; k < count; k++) {
+        src[k] = cand[draw(cdf, ncand, gt_rng_unit(rng) * acc)];
+        times[src[k]]++;
+    }
+    free(cdf);
+    const float omax = 1.0f - 1.1920929e-07f; /* gsplat clamps to 1 - eps */
+    for (size_t k = 0; k < count; k++) {
+        uint32_t i = src[k];
+        if (times[i] == 0) continue; /* already shared */
+        double on, f;
+        gt_gs_mcmc_share(sigmoidf(r->logit_opacity[i]), (int)times[i] + 1, &on, &f);
+        float o = (float)on;
+        if (o > omax) o = omax;
+        r->logit_opacity[i] = logf(o / (1.0f - o));
+        for (int a = 0; a < 3; a++) r->log_scale[3 * i + a] += (float)log(f);
+        times[i] = 0;
+    }
+    free(times);
+    return GT_OK;
+}
+
+static gt_status grow(gt_gs_raw *x, size_t n_new)
+{
+    gt_gs_raw t;
+    GT_TRY(gt_gs_raw_alloc(&t, n_new, x->sh_degree));
+    for (size_t i = 0; i < x->n; i++) copy_one(&t, i, x, i);
+    gt_gs_raw_free(x);
+    *x = t;
+    return GT_OK;
+}
+
+gt_status gt_gs_mcmc_relocate(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt_gs_densify_opts *o, uint64_t *rng,
+                              gt_gs_densify_count *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = r->n;
+    out->n_before = n;
+    if (n > UINT32_MAX) return gt_fail(GT_ERR_DATA, "too many Gaussians to relocate (%zu)", n);
+    uint32_t *dead = malloc((n ? n : 1) * sizeof *dead), *live = malloc((n ? n : 1) * sizeof *live);
+    if (!dead || !live) {
+        free(dead), free(live);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory (relocation)");
+    }
+    size_t nd = 0, nl = 0;
+    for (size_t i = 0; i < n; i++) {
+        float op = sigmoidf(r->logit_opacity[i]);
+        if (op <= o->min_opacity || !(op == op)) dead[nd++] = (uint32_t)i;
+        else live[nl++] = (uint32_t)i;
+    }
+    gt_status st = GT_OK;
+    if (nd && nl) {
+        uint32_t *src = malloc(nd * sizeof *src);
+        st = src ? draw_sources(r, live, nl, nd, rng, src) : gt_fail(GT_ERR_RUNTIME, "out of memory (relocation)");
+        for (size_t k = 0; st == GT_OK && k < nd; k++) {
+            copy_one(r, dead[k], r, src[k]);
+            zero_one(m, dead[k]), zero_one(v, dead[k]);
+            zero_one(m, src[k]), zero_one(v, src[k]);
+        }
+        free(src);
+        out->relocated = nd;
+    }
+    free(dead);
+    /* growth: 5 % more, at most cap_max, drawn among all by opacity */
+    size_t target = (size_t)(1.05 * (double)n), cap = o->max_gaussians ? o->max_gaussians : GT_GS_MCMC_CAP;
+    if (target > cap) target = cap;
+    if (st == GT_OK && target > n && n > 0) {
+        size_t add = target - n;
+        for (size_t i = 0; i < n; i++) live[i] = (uint32_t)i;
+        uint32_t *src = malloc(add * sizeof *src);
+        st = src ? draw_sources(r, live, n, add, rng, src) : gt_fail(GT_ERR_RUNTIME, "out of memory (growth)");
+        if (st == GT_OK) st = grow(r, target);
+        if (st == GT_OK) st = grow(m, target);
+        if (st == GT_OK) st = grow(v, target);
+        for (size_t k = 0; st == GT_OK && k < add; k++) copy_one(r, n + k, r, src[k]);
+        free(src);
+        if (st == GT_OK) out->added = add;
+    }
+    free(live);
+    out->n_after = r->n;
+    return st;
+}
+
+void gt_gs_mcmc_reg_cpu(const gt_gs_raw *r, double opacity_reg, double scale_reg, gt_gs_raw *g)
+{
+    float inv_n = r->n ? 1.0f / (float)r->n : 0.0f;
+    for (size_t i = 0; i < r->n; i++)
+        gs_mcmc_reg_grad(r->log_scale + 3 * i, r->logit_opacity[i], (float)opacity_reg, (float)scale_reg, inv_n,
+                         g->logit_opacity + i, g->log_scale + 3 * i);
+}
+
+void gt_gs_mcmc_noise_cpu(gt_gs_raw *r, double scaler, uint64_t seed, uint64_t step)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        float d[3];
+        gs_mcmc_noise(r->log_scale + 3 * i, r->rot + 4 * i, r->logit_opacity[i], (float)scaler, seed, step, i, d);
+        for (int a = 0; a < 3; a++) r->pos[3 * i + a] += d[a];
+    }
 }

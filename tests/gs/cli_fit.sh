@@ -104,6 +104,26 @@ $FIT --iterations 5 --densify --densify-from-iter 1 --densification-interval 3 -
 check "--max-gaussians" 0 $?
 nc=$(awk -F, '$1 == 5 {print $8}' "$T/dc.csv")
 [ -n "$nc" ] && [ "$nc" -le 1100 ] && [ "$nc" -gt 1000 ] && ok "--max-gaussians 1100: $nc" || bad "--max-gaussians 1100: $nc"
+# --mcmc: no Gaussian is near transparent here, so each step grows the count
+# by 5 % (1000 -> 1050 -> 1102), capped by --cap-max
+$FIT --iterations 9 --mcmc --densify-from-iter 1 --densification-interval 4 --densify-until-iter 9 \
+    --log "$T/mc.csv" -o "$T/mc.ply" 2>"$T/e"
+check "--mcmc" 0 $?
+m3=$(awk -F, '$1 == 3 {print $8}' "$T/mc.csv"); m4=$(awk -F, '$1 == 4 {print $8}' "$T/mc.csv")
+m8=$(awk -F, '$1 == 8 {print $8}' "$T/mc.csv")
+[ "$m3" = 1000 ] && [ "$m4" = 1050 ] && [ "$m8" = 1102 ] && ok "--mcmc grows 5 % a step" || bad "--mcmc: $m3 $m4 $m8"
+head -c 2000 "$T/mc.ply" | strings >"$T/h"
+has "MCMC PLY holds the log's count" "$T/h" "element vertex 1102"
+$FIT --iterations 9 --mcmc --densify-from-iter 1 --densification-interval 4 --densify-until-iter 9 --cap-max 1020 \
+    --log "$T/mk.csv" -o "$T/mk.ply" 2>"$T/e"
+check "--cap-max" 0 $?
+[ "$(awk -F, '$1 == 9 {print $8}' "$T/mk.csv")" = 1020 ] && ok "--cap-max 1020" || bad "--cap-max: $(tail -1 "$T/mk.csv")"
+$FIT --iterations 2 --mcmc --densify -o "$T/x.ply" 2>"$T/e"
+check "--mcmc with --densify" 2 $?
+$FIT --iterations 2 --mcmc --percent-dense 0.02 -o "$T/x.ply" 2>"$T/e"
+check "--percent-dense with --mcmc" 2 $?
+$FIT --iterations 2 --densify --noise-lr 1000 -o "$T/x.ply" 2>"$T/e"
+check "--noise-lr without --mcmc" 2 $?
 $FIT --iterations 2 --percent-dense 0.02 -o "$T/x.ply" 2>"$T/e"
 check "a densification option without --densify" 2 $?
 has "densification options named" "$T/e" "go with --densify"

@@ -2,8 +2,10 @@
  * the reference's rules: which Gaussians are cloned, split and pruned, what
  * the copies and children hold (parameters, zero Adam moments, scale / 1.6,
  * children drawn from the parent's own covariance), the cap on the count,
- * the opacity reset, the default window; and the CPU backward's
- * densification statistics (views counted, |dL/d 2-D mean| in NDC units). */
+ * the opacity reset, the default window; the CPU backward's
+ * densification statistics (views counted, |dL/d 2-D mean| in NDC units);
+ * and the MCMC strategy's pieces (opacity sharing, relocation and growth,
+ * position noise, regulariser gradients). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 #include <cmocka.h>
 
 #include "gs/gs_fit.h"
+#include "gs/gs_fit_mcmc.h"
 #include "gs/gs_math.h"
 #include "gt_test.h"
 
@@ -281,12 +284,165 @@ static void test_backward_stats(void **state)
     gt_gs_raw_free(&r), gt_gs_raw_free(&g);
 }
 
+/* MCMC: the paper's sharing of opacity among N copies (values from an
+ * independent evaluation of its formula in Python's exact binomials) */
+static void test_mcmc_share(void **state)
+{
+    (void)state;
+    const double cases[4][4] = {{0.5, 2, 0.2928932188134524, 0.9521519537657248},
+                                {0.9, 3, 0.5358411166387221, 0.8277648789094797},
+                                {0.1, 5, 0.0208516376390232, 0.987794560229225},
+                                {0.3, 1, 0.3, 1.0}};
+    for (int c = 0; c < 4; c++) {
+        double on, f;
+        gt_gs_mcmc_share(cases[c][0], (int)cases[c][1], &on, &f);
+        assert_float_equal(on, cases[c][2], 1e-12);
+        assert_float_equal(f, cases[c][3], 1e-12);
+        /* N copies composite to the original opacity */
+        assert_float_equal(1 - pow(1 - on, cases[c][1]), cases[c][0], 1e-12);
+    }
+}
+
+/* Relocation keeps the count, leaves no dead Gaussian, makes each dead one a
+ * copy of a live source whose opacity it now shares; moments of the moved
+ * and the sources restart at 0, the others keep theirs. Then 5 % growth up
+ * to the cap. */
+static void test_mcmc_relocate(void **state)
+{
+    (void)state;
+    fixture f;
+    make(&f, 6);
+    double ops[6] = {0.9, 0.001, 0.5, 0.004, 0.2, 0.7};
+    for (int i = 0; i < 6; i++) set_one(&f.r, &f.m, &f.v, (size_t)i, 0.05f, ops[i]);
+    gt_gs_densify_opts o;
+    gt_gs_densify_opts_default(&o);
+    o.mcmc = true;
+    o.max_gaussians = 6; /* no growth */
+    uint64_t rng = 3;
+    gt_gs_densify_count c;
+    assert_int_equal(gt_gs_mcmc_relocate(&f.r, &f.m, &f.v, &o, &rng, &c), GT_OK);
+    assert_int_equal(c.relocated, 2);
+    assert_int_equal(c.added, 0);
+    assert_int_equal(f.r.n, 6);
+    for (int d = 1; d <= 3; d += 2) {
+        float x = f.r.pos[3 * d];
+        assert_true(x == 0 || x == 2 || x == 4 || x == 5); /* a live source's position (i, 2i, 3i) */
+        int s = (int)x;
+        assert_float_equal(f.r.pos[3 * d + 1], 2 * s, 0);
+        assert_float_equal(f.r.logit_opacity[d], f.r.logit_opacity[s], 0);
+        assert_float_equal(f.r.log_scale[3 * d], f.r.log_scale[3 * s], 0);
+        assert_true(f.r.logit_opacity[s] < logit(ops[s])); /* shared */
+        assert_true(f.r.log_scale[3 * s] < logf(0.05f));
+        assert_float_equal(f.m.pos[3 * d], 0, 0);
+        assert_float_equal(f.v.logit_opacity[s], 0, 0);
+    }
+    for (int i = 0; i < 6; i++) assert_true(1 / (1 + exp(-f.r.logit_opacity[i])) > o.min_opacity);
+    /* a live Gaussian that was not drawn (opacity unchanged) keeps its
+     * moments; a drawn one restarts them */
+    for (int i = 0; i < 6; i++) {
+        if (i == 1 || i == 3) continue;
+        bool drawn = f.r.logit_opacity[i] != logit(ops[i]);
+        assert_float_equal(f.m.pos[3 * i], drawn ? 0 : 1 + i, 0);
+    }
+    unmake(&f);
+
+    gt_gs_raw r, m, v;
+    assert_int_equal(gt_gs_raw_alloc(&r, 100, 0), GT_OK);
+    assert_int_equal(gt_gs_raw_alloc(&m, 100, 0), GT_OK);
+    assert_int_equal(gt_gs_raw_alloc(&v, 100, 0), GT_OK);
+    for (size_t i = 0; i < 100; i++) r.logit_opacity[i] = 1.0f, r.rot[4 * i] = 1, r.pos[3 * i] = (float)i;
+    o.max_gaussians = 0; /* gsplat's cap, far away */
+    assert_int_equal(gt_gs_mcmc_relocate(&r, &m, &v, &o, &rng, &c), GT_OK);
+    assert_int_equal(c.added, 5);
+    assert_int_equal(r.n, 105);
+    assert_int_equal(m.n, 105);
+    for (size_t i = 100; i < 105; i++) assert_float_equal(r.logit_opacity[i], r.logit_opacity[(size_t)r.pos[3 * i]], 0);
+    o.max_gaussians = 107;
+    assert_int_equal(gt_gs_mcmc_relocate(&r, &m, &v, &o, &rng, &c), GT_OK);
+    assert_int_equal(r.n, 107);
+    gt_gs_raw_free(&r), gt_gs_raw_free(&m), gt_gs_raw_free(&v);
+}
+
+/* The position noise: none for an opaque Gaussian; for a transparent one
+ * the draws' covariance is scaler^2 Sigma Sigma^T (Sigma = R diag(s)^2 R^T). */
+static void test_mcmc_noise(void **state)
+{
+    (void)state;
+    const size_t steps = 40000;
+    gt_gs_raw r;
+    assert_int_equal(gt_gs_raw_alloc(&r, 2, 0), GT_OK);
+    const float q[4] = {0.8f, 0.2f, -0.5f, 0.3f}, s[3] = {0.9f, 0.5f, 0.2f};
+    for (int i = 0; i < 2; i++) {
+        memcpy(r.rot + 4 * i, q, sizeof q);
+        for (int a = 0; a < 3; a++) r.log_scale[3 * i + a] = logf(s[a]);
+    }
+    r.logit_opacity[0] = logit(0.99), r.logit_opacity[1] = logit(1e-4);
+    double mean[3] = {0}, cov[9] = {0};
+    float prev[3] = {0, 0, 0};
+    double *d = malloc(steps * 3 * sizeof *d);
+    for (size_t t = 0; t < steps; t++) {
+        gt_gs_mcmc_noise_cpu(&r, 2.0, 5, t);
+        for (int a = 0; a < 3; a++) d[3 * t + a] = (double)r.pos[3 + a] - prev[a], prev[a] = r.pos[3 + a];
+    }
+    for (int a = 0; a < 3; a++) assert_true(fabsf(r.pos[a]) < 1e-20f); /* the opaque one stayed */
+    for (size_t t = 0; t < steps; t++)
+        for (int a = 0; a < 3; a++) mean[a] += d[3 * t + a] / steps;
+    for (size_t t = 0; t < steps; t++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) cov[3 * a + b] += (d[3 * t + a] - mean[a]) * (d[3 * t + b] - mean[b]) / steps;
+    float qn[4], S[6];
+    memcpy(qn, q, sizeof qn);
+    gs_quat_normalize(qn);
+    gs_cov3(qn, s, 1.0f, S);
+    double M[9] = {S[0], S[1], S[2], S[1], S[3], S[4], S[2], S[4], S[5]};
+    double gate = 1 / (1 + exp(-100 * ((1 - 1e-4) - 0.995)));
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            double want = 0;
+            for (int k = 0; k < 3; k++) want += M[3 * a + k] * M[3 * b + k];
+            want *= 4.0 * gate * gate;
+            if (fabs(cov[3 * a + b] - want) > 0.03 * 4.0 * 0.81 * 0.81)
+                fail_msg("noise covariance (%d,%d): %.5f, want %.5f", a, b, cov[3 * a + b], want);
+        }
+    free(d);
+    gt_gs_raw_free(&r);
+}
+
+/* The regularisers' gradients against central differences of
+ * opacity_reg mean(sigmoid(l)) + scale_reg mean(exp(s)). */
+static void test_mcmc_reg(void **state)
+{
+    (void)state;
+    const size_t n = 4;
+    gt_gs_raw r, g;
+    assert_int_equal(gt_gs_raw_alloc(&r, n, 0), GT_OK);
+    assert_int_equal(gt_gs_raw_alloc(&g, n, 0), GT_OK);
+    for (size_t i = 0; i < n; i++) {
+        r.logit_opacity[i] = -2.0f + (float)i;
+        for (int a = 0; a < 3; a++) r.log_scale[3 * i + a] = -3.0f + 0.5f * a + 0.1f * (float)i;
+    }
+    gt_gs_mcmc_reg_cpu(&r, 0.01, 0.03, &g);
+    for (size_t i = 0; i < n; i++) {
+        double l = r.logit_opacity[i], h = 1e-4;
+        double fd = 0.01 * (1 / (1 + exp(-(l + h))) - 1 / (1 + exp(-(l - h)))) / (2 * h) / n;
+        assert_float_equal(g.logit_opacity[i], fd, 1e-6 * fabs(fd) + 1e-12);
+        for (int a = 0; a < 3; a++) {
+            double sv = r.log_scale[3 * i + a];
+            double fs = 0.03 * (exp(sv + h) - exp(sv - h)) / (2 * h) / (3.0 * n);
+            assert_float_equal(g.log_scale[3 * i + a], fs, 1e-5 * fabs(fs) + 1e-12);
+        }
+    }
+    gt_gs_raw_free(&r), gt_gs_raw_free(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clone_split_prune),   cmocka_unit_test(test_unseen_not_densified),
         cmocka_unit_test(test_cap),                 cmocka_unit_test(test_split_distribution),
         cmocka_unit_test(test_opacity_cap_and_window), cmocka_unit_test(test_backward_stats),
+        cmocka_unit_test(test_mcmc_share),          cmocka_unit_test(test_mcmc_relocate),
+        cmocka_unit_test(test_mcmc_noise),          cmocka_unit_test(test_mcmc_reg),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

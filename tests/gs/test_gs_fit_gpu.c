@@ -1,7 +1,8 @@
 /* gsrender --fit's GPU kernels against the CPU oracle: the loss, its parts
  * and dLoss/dimage (kernels/gs/gs_fit.cu vs lib/gs/gs_fit_loss.c) on images
  * of odd sizes, and Adam steps with the SH DC/rest split (vs
- * gt_gs_adam_cpu), and the 8-bit training images' conversion. Exits 77
+ * gt_gs_adam_cpu), the 8-bit training images' conversion and MCMC's
+ * regulariser gradients and position noise (vs gs_fit_mcmc.h on the CPU). Exits 77
  * without a GPU. */
 #include <math.h>
 #include <setjmp.h>
@@ -129,6 +130,53 @@ static void test_u8(void **state)
 #endif
 }
 
+/* MCMC's regulariser gradients and position noise: the kernels draw the
+ * same noise as the CPU (counter-based) for the same Gaussians */
+static void test_mcmc(void **state)
+{
+    (void)state;
+#if GT_HAVE_CUDA
+    const size_t n = 5003;
+    gt_gs_raw r, g, rg, gg;
+    assert_int_equal(gt_gs_raw_alloc(&r, n, 0), GT_OK);
+    assert_int_equal(gt_gs_raw_alloc(&g, n, 0), GT_OK);
+    gt_rng q = {31};
+    for (size_t i = 0; i < n; i++) {
+        for (int a = 0; a < 3; a++)
+            r.pos[3 * i + a] = (float)gt_rng_range(&q, -1, 1), r.log_scale[3 * i + a] = (float)gt_rng_range(&q, -5, -1);
+        for (int a = 0; a < 4; a++) r.rot[4 * i + a] = (float)gt_rng_range(&q, -1, 1);
+        r.logit_opacity[i] = (float)gt_rng_range(&q, -8, 4); /* transparent to opaque */
+    }
+    /* device copies */
+    float **hs[4] = {&r.pos, &r.log_scale, &r.rot, &r.logit_opacity}, **gs[4] = {&g.pos, &g.log_scale, &g.rot,
+                                                                                      &g.logit_opacity};
+    size_t len[4] = {3 * n, 3 * n, 4 * n, n};
+    rg = r, gg = g;
+    float **ds[4] = {&rg.pos, &rg.log_scale, &rg.rot, &rg.logit_opacity}, **dg[4] = {&gg.pos, &gg.log_scale, &gg.rot,
+                                                                                          &gg.logit_opacity};
+    for (int k = 0; k < 4; k++) *ds[k] = upload(*hs[k], len[k]), *dg[k] = upload(*gs[k], len[k]);
+    gt_gs_mcmc_reg_cpu(&r, 0.01, 0.02, &g);
+    assert_int_equal(gt_gs_cu_mcmc_reg(&rg, 0.01, 0.02, &gg, NULL), GT_OK);
+    gt_gs_mcmc_noise_cpu(&r, 0.5, 77, 3);
+    assert_int_equal(gt_gs_cu_mcmc_noise(&rg, 0.5, 77, 3, NULL), GT_OK);
+    float *h = malloc(3 * n * sizeof(float));
+    double worst = 0, moved = 0;
+    assert_int_equal(gt_cu_memcpy_d2h(h, rg.pos, 3 * n * sizeof(float), NULL), GT_OK);
+    for (size_t i = 0; i < 3 * n; i++) worst = fmax(worst, fabs(h[i] - r.pos[i]));
+    for (size_t i = 0; i < n; i++) moved += r.logit_opacity[i] < -6 ? 1 : 0;
+    printf("mcmc noise: max |gpu - cpu| %.2e over %zu positions (%.0f nearly transparent)\n", worst, 3 * n, moved);
+    assert_true(worst <= 1e-6);
+    assert_int_equal(gt_cu_memcpy_d2h(h, gg.log_scale, 3 * n * sizeof(float), NULL), GT_OK);
+    for (size_t i = 0; i < 3 * n; i++) assert_true(fabsf(h[i] - g.log_scale[i]) <= 1e-6f * fabsf(g.log_scale[i]) + 1e-12f);
+    assert_int_equal(gt_cu_memcpy_d2h(h, gg.logit_opacity, n * sizeof(float), NULL), GT_OK);
+    for (size_t i = 0; i < n; i++)
+        assert_true(fabsf(h[i] - g.logit_opacity[i]) <= 1e-6f * fabsf(g.logit_opacity[i]) + 1e-12f);
+    free(h);
+    for (int k = 0; k < 4; k++) gt_cu_free(*ds[k]), gt_cu_free(*dg[k]);
+    gt_gs_raw_free(&r), gt_gs_raw_free(&g);
+#endif
+}
+
 int main(void)
 {
     gt_test_require_gpu();
@@ -136,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_loss),
         cmocka_unit_test(test_adam),
         cmocka_unit_test(test_u8),
+        cmocka_unit_test(test_mcmc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
