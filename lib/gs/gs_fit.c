@@ -445,6 +445,11 @@ static gt_status densify(fit_ctx *c, int it, double extent)
         c->bytes = 4 * raw_floats(&c->raw) * sizeof(float);
     }
     if (c->bytes > c->peak_bytes) c->peak_bytes = c->bytes;
+    if (dc.n_after == 0)
+        return gt_fail(GT_ERR_RUNTIME,
+                       "iteration %d: the densification pruned every Gaussian (all opacities below --min-opacity "
+                       "%g): nothing left to fit",
+                       it, o->min_opacity);
     if (o->mcmc)
         gt_info("iteration %d: MCMC: %zu relocated, %zu added: %zu -> %zu Gaussians", it, dc.relocated, dc.added,
                 dc.n_before, dc.n_after);

@@ -124,6 +124,11 @@ $FIT --iterations 2 --mcmc --percent-dense 0.02 -o "$T/x.ply" 2>"$T/e"
 check "--percent-dense with --mcmc" 2 $?
 $FIT --iterations 2 --densify --noise-lr 1000 -o "$T/x.ply" 2>"$T/e"
 check "--noise-lr without --mcmc" 2 $?
+$FIT --iterations 8 --densify --densify-from-iter 2 --densification-interval 3 --densify-until-iter 8 \
+    --min-opacity 1 -o "$T/p0.ply" 2>"$T/e"
+check "every Gaussian pruned" 1 $?
+has "every Gaussian pruned: said" "$T/e" "pruned every Gaussian"
+[ ! -e "$T/p0.ply" ] && ok "no output when nothing is left" || bad "p0.ply written"
 $FIT --iterations 2 --percent-dense 0.02 -o "$T/x.ply" 2>"$T/e"
 check "a densification option without --densify" 2 $?
 has "densification options named" "$T/e" "go with --densify"
