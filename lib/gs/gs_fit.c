@@ -18,7 +18,11 @@
  * statistics) is downloaded, densified and pruned, and uploaded into
  * arrays and a renderer workspace of the new count. As in the reference,
  * the iteration that densifies takes no Adam step (its parameters are
- * replaced) and the one that resets the opacities takes none for them. */
+ * replaced) and the one that resets the opacities takes none for them.
+ * With --mcmc (gsplat's MCMCStrategy) the regularisers' gradients join the
+ * backward's, the position noise follows every Adam step, and the
+ * relocation and growth steps take the same host round trip as
+ * densification (after the step, as gsplat). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +87,7 @@ typedef struct fit_ctx {
     gt_gs_raw grad, m, v;
     float *rgb, *dl;
     gt_gs_grad_stats stats; /* --densify: host (CPU path) or device (GPU path) arrays */
-    uint64_t drng;          /* split children */
+    uint64_t drng;          /* split children, MCMC's draws of sources */
     int dens_until;
 #if GT_HAVE_CUDA
     gt_gs_raw dr, dg, dm, dv;
@@ -377,7 +381,8 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, double extent,
     stage_stop(c, "backward");
     stage_start(c);
     for (int k = 0; k < 5; k++)
-        if (!(no_step >> k & 1)) gt_gs_adam_cpu(a[k], g[k], m[k], v[k], len[k], lr[k], rest_lr, k == 4 ? period : 0, it);
+        if (!(no_step >> k & 1))
+            gt_gs_adam_cpu(a[k], g[k], m[k], v[k], len[k], lr[k], rest_lr, k == 4 ? period : 0, it);
     stage_stop(c, "adam");
     return GT_OK;
 }
@@ -555,8 +560,9 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
     if (j->densify.mcmc)
         gt_info("MCMC: relocation and 5%% growth (up to %zu Gaussians) every %d iterations after %d and before %d; "
                 "position noise x %.3g, opacity regulariser %.3g, scale regulariser %.3g",
-                j->densify.max_gaussians ? j->densify.max_gaussians : (size_t)GT_GS_MCMC_CAP, j->densify.interval, j->densify.from_iter, c->dens_until,
-                j->densify.noise_lr, j->densify.opacity_reg, j->densify.scale_reg);
+                j->densify.max_gaussians ? j->densify.max_gaussians : (size_t)GT_GS_MCMC_CAP, j->densify.interval,
+                j->densify.from_iter, c->dens_until, j->densify.noise_lr, j->densify.opacity_reg,
+                j->densify.scale_reg);
     if (j->densify.on)
         gt_info("densification every %d iterations after %d and before %d (gradient threshold %.3g, "
                 "percent dense %.3g of extent %.4g)%s; opacity reset every %d",

@@ -2,12 +2,15 @@
  * reference training's loss, optimiser and schedules (graphdeco
  * gaussian-splatting, train.py, arguments/__init__.py, utils/loss_utils.py)
  * and, with --densify, its adaptive density control (clone, split, prune,
- * opacity reset).
+ * opacity reset) or, with --mcmc, the MCMC strategy of Kheradmand et al.
+ * 2024 (relocation, growth, position noise, regularisers).
  *
  *   gs_fit_loss.c     loss (1-lambda) L1 + lambda (1 - SSIM) and dL/dimage, CPU
  *   gs_fit_adam.c     Adam, learning rates, SH degree schedule, scene extent
  *   gs_fit_images.c   the training images named by the cameras
- *   gs_fit_densify.c  clone, split and prune (the reference's densification)
+ *   gs_fit_densify.c  clone, split and prune (the reference's densification);
+ *                     MCMC's relocation and growth
+ *   gs_fit_mcmc.h     MCMC's per-Gaussian noise and regularisers (CPU and GPU)
  *   gs_ply_write.c    raw parameters -> standard 3DGS PLY
  *   gs_fit.c          the job: the training loop on the GPU or the CPU
  *   kernels/gs/gs_fit.cu  loss, SSIM and Adam on the GPU
