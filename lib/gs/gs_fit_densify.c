@@ -128,7 +128,7 @@ gt_status gt_gs_densify_prune(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt
         else out->split++;
     }
     free(c);
-    /* the candidates' new members, then the survivors counted */
+    /* the count before pruning */
     size_t total = n + out->cloned + out->split; /* each split: +2 children -1 parent */
     gt_gs_raw tr, tm, tv;
     gt_status st = gt_gs_raw_alloc(&tr, total, r->sh_degree);
