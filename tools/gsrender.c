@@ -62,7 +62,7 @@ static const char *USAGE =
     "                          (default; half the bytes per frame, colours within\n"
     "                          ~1e-3) or floats\n"
     "Refining a scene against posed photographs (--fit; the reference training's\n"
-    "loss and Adam; the number of Gaussians fixed unless --densify):\n"
+    "loss and Adam; the number of Gaussians fixed unless --densify or --mcmc):\n"
     "      --fit IMAGES        train SCENE on the images of --cameras (PNG/JPEG named\n"
     "                          by img_name) in directory IMAGES; -o: the refined\n"
     "                          3DGS PLY\n"
