@@ -594,7 +594,10 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
         /* the reference's "iteration < densify_until_iter"; MCMC: gsplat's refine_stop_iter */
         bool dens_window = (dop->on || dop->mcmc) && it < c->dens_until;
         bool dens = dens_window && it > dop->from_iter && dop->interval > 0 && it % dop->interval == 0;
-        bool reset = dop->on && dens_window && dop->opacity_reset > 0 && it % dop->opacity_reset == 0;
+        /* the reference also resets once at densify_from_iter on a white background */
+        bool white = j->render.bg[0] == 1.0f && j->render.bg[1] == 1.0f && j->render.bg[2] == 1.0f;
+        bool reset = dop->on && dens_window &&
+                     ((dop->opacity_reset > 0 && it % dop->opacity_reset == 0) || (white && it == dop->from_iter));
         gt_gs_loss l;
         double psnr;
         /* the reference's densification replaces the parameters before its

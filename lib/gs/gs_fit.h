@@ -98,7 +98,7 @@ void gt_gs_adam_cpu(float *p, const float *g, float *m, float *v, size_t n, doub
  * it < until (the backward's gt_gs_grad_stats); densification runs when
  * also from_iter < it and it % interval == 0, on the statistics since the
  * last one; the opacities are capped at 0.01 when it < until and
- * it % opacity_reset == 0. */
+ * it % opacity_reset == 0, and on a white background also at from_iter. */
 typedef struct gt_gs_densify_opts {
     bool on;               /* --densify */
     int from_iter;         /* 500 */

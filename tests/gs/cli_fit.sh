@@ -129,6 +129,19 @@ $FIT --iterations 8 --densify --densify-from-iter 2 --densification-interval 3 -
 check "every Gaussian pruned" 1 $?
 has "every Gaussian pruned: said" "$T/e" "pruned every Gaussian"
 [ ! -e "$T/p0.ply" ] && ok "no output when nothing is left" || bad "p0.ply written"
+# the opacity reset: every --opacity-reset-interval in the window, and on a
+# white background once at --densify-from-iter (the reference's rule)
+$BIN --device $D -v --fit "$T/img" --cameras "$TD/cameras.json" "$TD/scene.ply" --iterations 6 --densify \
+    --densify-from-iter 2 --densification-interval 100 --densify-until-iter 6 --opacity-reset-interval 4 \
+    -o "$T/or.ply" 2>"$T/e"
+check "--opacity-reset-interval" 0 $?
+has "opacities reset at 4" "$T/e" "iteration 4: opacities reset"
+[ "$(grep -c "opacities reset" "$T/e")" = 1 ] && ok "one reset on a black background" || bad "resets: $(grep -c "opacities reset" "$T/e")"
+$BIN --device $D -v --fit "$T/img" --cameras "$TD/cameras.json" "$TD/scene.ply" --iterations 6 --densify \
+    --densify-from-iter 2 --densification-interval 100 --densify-until-iter 6 --opacity-reset-interval 4 \
+    --background 1,1,1 -o "$T/ow.ply" 2>"$T/e"
+check "white background" 0 $?
+has "white background: reset at --densify-from-iter" "$T/e" "iteration 2: opacities reset"
 $FIT --iterations 2 --percent-dense 0.02 -o "$T/x.ply" 2>"$T/e"
 check "a densification option without --densify" 2 $?
 has "densification options named" "$T/e" "go with --densify"
