@@ -556,6 +556,14 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
         gt_info("SH degree %d at the first iteration (%s), one more every 1000 iterations up to %d", c->sh_start,
                 j->sh_start >= 0 ? "--sh-start" : "the scene's, as the reference refines a PLY", c->max_deg);
     c->dens_until = gt_gs_densify_until(&j->densify, j->iterations);
+    if (j->densify.on || j->densify.mcmc) {
+        const gt_gs_densify_opts *o = &j->densify;
+        long first = ((long)o->from_iter / o->interval + 1) * o->interval; /* the first step's iteration */
+        if (first >= c->dens_until)
+            gt_warn("%s: no step falls in the window: the first would be at iteration %ld, the window ends before "
+                    "%d (--densify-until-iter; default half of --iterations)",
+                    o->mcmc ? "--mcmc" : "--densify", first, c->dens_until);
+    }
     c->drng = j->seed ^ 0xde5e1f1ed5eedull;
     if (j->densify.mcmc)
         gt_info("MCMC: relocation and 5%% growth (up to %zu Gaussians) every %d iterations after %d and before %d; "

@@ -142,6 +142,12 @@ $BIN --device $D -v --fit "$T/img" --cameras "$TD/cameras.json" "$TD/scene.ply" 
     --background 1,1,1 -o "$T/ow.ply" 2>"$T/e"
 check "white background" 0 $?
 has "white background: reset at --densify-from-iter" "$T/e" "iteration 2: opacities reset"
+# a window with no step in it (it ends before 550, the first step would be
+# at 600; --iterations 1000 alone gives the same): said, not silent
+$BIN --device $D --fit "$T/img" --cameras "$TD/cameras.json" "$TD/scene.ply" --iterations 3 --densify \
+    --densify-until-iter 550 -o "$T/nw.ply" 2>"$T/e"
+check "empty densification window" 0 $?
+has "empty window: warned" "$T/e" "no step falls in the window"
 $FIT --iterations 2 --percent-dense 0.02 -o "$T/x.ply" 2>"$T/e"
 check "a densification option without --densify" 2 $?
 has "densification options named" "$T/e" "go with --densify"
