@@ -607,7 +607,7 @@ static gt_status train(fit_ctx *c, gt_out *log, gt_gs_fit_result *res)
         bool reset = dop->on && dens_window &&
                      ((dop->opacity_reset > 0 && it % dop->opacity_reset == 0) || (white && it == dop->from_iter));
         gt_gs_loss l;
-        double psnr;
+        double psnr = NAN;
         /* the reference's densification replaces the parameters before its
          * optimizer step (none that iteration); gsplat's MCMC steps first */
         unsigned no_step = dop->on ? (dens ? 0x1fu : reset ? 1u << 3 : 0u) : 0u;

@@ -32,6 +32,7 @@
 #include "gs/gs_fit.h"
 #include "gs/gs_fit_mcmc.h"
 #include "gs/gs_math.h"
+#include "gs/gs_math_grad.h"
 
 void gt_gs_densify_opts_default(gt_gs_densify_opts *o)
 {
@@ -61,10 +62,6 @@ static float max_axis(const float *log_scale)
     return expf(a > log_scale[2] ? a : log_scale[2]);
 }
 
-static float sigmoidf(float x)
-{
-    return 1.0f / (1.0f + expf(-x));
-}
 
 /* Gaussian si of src -> di of dst, every group. */
 static void copy_one(gt_gs_raw *dst, size_t di, const gt_gs_raw *src, size_t si)
@@ -91,7 +88,7 @@ static int by_grad_desc(const void *a, const void *b)
 
 static bool pruned(const gt_gs_raw *r, size_t i, double min_opacity, bool prune_big, double extent)
 {
-    if (sigmoidf(r->logit_opacity[i]) < min_opacity) return true;
+    if (gs_sigmoid(r->logit_opacity[i]) < min_opacity) return true;
     return prune_big && max_axis(r->log_scale + 3 * i) > 0.1 * extent;
 }
 
@@ -148,11 +145,9 @@ gt_status gt_gs_densify_prune(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt
         if (act[i] == 1) copy_one(&tr, w++, r, i);
     for (size_t i = 0; i < n; i++) {
         if (act[i] != 2) continue;
-        float q[4], Rq[9], s[3];
-        memcpy(q, r->rot + 4 * i, sizeof q);
-        gs_quat_normalize(q);
+        float q[4], Rq[9], s[3], op;
+        gs_activate(r->rot + 4 * i, r->log_scale + 3 * i, r->logit_opacity[i], q, s, &op);
         gs_rotmat(q, Rq);
-        for (int a = 0; a < 3; a++) s[a] = expf(r->log_scale[3 * i + a]);
         for (int child = 0; child < 2; child++) {
             float z[3];
             for (int a = 0; a < 3; a++) z[a] = (float)gt_rng_normal(rng) * s[a];
@@ -250,7 +245,7 @@ static gt_status draw_sources(gt_gs_raw *r, const uint32_t *cand, size_t ncand, 
         return gt_fail(GT_ERR_RUNTIME, "out of memory (relocation)");
     }
     double acc = 0;
-    for (size_t k = 0; k < ncand; k++) acc += sigmoidf(r->logit_opacity[cand[k]]), cdf[k] = acc;
+    for (size_t k = 0; k < ncand; k++) acc += gs_sigmoid(r->logit_opacity[cand[k]]), cdf[k] = acc;
     for (size_t k = 0; k < count; k++) {
         src[k] = cand[draw(cdf, ncand, gt_rng_unit(rng) * acc)];
         times[src[k]]++;
@@ -261,7 +256,7 @@ static gt_status draw_sources(gt_gs_raw *r, const uint32_t *cand, size_t ncand, 
         uint32_t i = src[k];
         if (times[i] == 0) continue; /* already shared */
         double on, f;
-        gt_gs_mcmc_share(sigmoidf(r->logit_opacity[i]), (int)times[i] + 1, &on, &f);
+        gt_gs_mcmc_share(gs_sigmoid(r->logit_opacity[i]), (int)times[i] + 1, &on, &f);
         float o = (float)on;
         if (o > omax) o = omax;
         r->logit_opacity[i] = logf(o / (1.0f - o));
@@ -296,7 +291,7 @@ gt_status gt_gs_mcmc_relocate(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt
     }
     size_t nd = 0, nl = 0;
     for (size_t i = 0; i < n; i++) {
-        float op = sigmoidf(r->logit_opacity[i]);
+        float op = gs_sigmoid(r->logit_opacity[i]);
         if (op <= o->min_opacity || !(op == op)) dead[nd++] = (uint32_t)i;
         else live[nl++] = (uint32_t)i;
     }

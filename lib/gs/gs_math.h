@@ -59,6 +59,13 @@ GT_HD float gs_det2(float a, float b, float c)
 #endif
 }
 
+/* The logistic function: an opacity from its logit (the 3DGS PLY's
+ * stored value). */
+GT_HD float gs_sigmoid(float x)
+{
+    return 1.0f / (1.0f + expf(-x));
+}
+
 /* Unit quaternion (w x y z) in place; a zero or non-finite one becomes the
  * identity. For the scene readers (the renderers take unit quaternions). */
 GT_HD void gs_quat_normalize(float q[4])

@@ -11,10 +11,6 @@
 #include "gs/gs_math.h"
 #include "io/ply.h"
 
-static float sigmoidf(float x)
-{
-    return 1.0f / (1.0f + expf(-x));
-}
 
 gt_status gt_gs_scene_read_ply(const char *path, gt_gs_scene *s)
 {
@@ -88,7 +84,7 @@ gt_status gt_gs_scene_read_ply(const char *path, gt_gs_scene *s)
         for (int c = 0; c < 3; c++) sh[c] = v[col[3 + c]];
         for (int c = 0; c < 3; c++)
             for (int j = 0; j < per; j++) sh[(1 + j) * 3 + c] = v[rest[c * per + j]];
-        s->opacity[i] = sigmoidf(v[col[6]]);
+        s->opacity[i] = gs_sigmoid(v[col[6]]);
         for (int k = 0; k < 3; k++) sc[k] = expf(v[col[7 + k]]);
         for (int k = 0; k < 4; k++) q[k] = v[col[10 + k]];
         gs_quat_normalize(q);
