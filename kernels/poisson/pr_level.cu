@@ -21,30 +21,45 @@ __constant__ double c_stencil[125];
  * f(t, i) with i = (dx+2) + 5(dy+2) + 25(dz+2): they are children of the
  * parent's 27 neighbours (the rule behind the 125-LUTs), so walking those 27
  * and their 8 consecutive children reads 2 x 27 links and contiguous
- * children instead of 125 x 4 dependent loads, and siblings share them. */
+ * children instead of 125 x 4 dependent loads, and siblings share them.
+ * The masked walk visits only offsets whose bit dx + 2 of mx (likewise y, z)
+ * is set and reads no parent neighbour none of whose children qualify: the
+ * coarser levels' couplings reach few of the 125. */
 template <class F>
-__device__ __forceinline__ void for_nbr125(const gt_pr_dev_octree &o, int32_t node, F f)
+__device__ __forceinline__ void for_nbr125_masked(const gt_pr_dev_octree &o, int32_t node, unsigned mx, unsigned my,
+                                                  unsigned mz, F f)
 {
     if (node == 0) {
-        f(0, 62);
+        if ((mx >> 2) & (my >> 2) & (mz >> 2) & 1u) f(0, 62);
         return;
     }
     const int32_t P = o.parent[node];
     const int c = (int)(o.key[node] & 7);
     const int cx = c & 1, cy = (c >> 1) & 1, cz = c >> 2;
+    /* child cc of parent neighbour j sits at offset 2j + cc - c, mask bit
+     * 2(j + 1) + cc - c: bit 2(j + 1) + cc of m << c (offsets outside -2..2
+     * fall on bits the 5-bit masks do not have) */
+    const unsigned ex = mx << cx, ey = my << cy, ez = mz << cz;
     for (int j = 0; j < 27; j++) {
+        const int jx = j % 3 - 1, jy = (j / 3) % 3 - 1, jz = j / 9 - 1;
+        const unsigned bx = (ex >> (2 * (jx + 1))) & 3u, by = (ey >> (2 * (jy + 1))) & 3u, bz = (ez >> (2 * (jz + 1))) & 3u;
+        if (!bx || !by || !bz) continue;
         const int32_t pn = o.nbr[27 * (size_t)P + j];
         if (pn < 0) continue;
         const int32_t ch = o.child[pn];
         if (ch < 0) continue;
-        const int jx = j % 3 - 1, jy = (j / 3) % 3 - 1, jz = j / 9 - 1;
 #pragma unroll
         for (int cc = 0; cc < 8; cc++) {
+            if (!((bx >> (cc & 1)) & (by >> ((cc >> 1) & 1)) & (bz >> (cc >> 2)) & 1u)) continue;
             const int dx = 2 * jx + (cc & 1) - cx, dy = 2 * jy + ((cc >> 1) & 1) - cy, dz = 2 * jz + (cc >> 2) - cz;
-            if (dx < -2 || dx > 2 || dy < -2 || dy > 2 || dz < -2 || dz > 2) continue;
             f(ch + cc, (dx + 2) + 5 * (dy + 2) + 25 * (dz + 2));
         }
     }
+}
+template <class F>
+__device__ __forceinline__ void for_nbr125(const gt_pr_dev_octree &o, int32_t node, F f)
+{
+    for_nbr125_masked(o, node, 31u, 31u, 31u, f);
 }
 
 /* block partial sums of a.b added into *out (zeroed by the caller) */
@@ -80,7 +95,8 @@ __global__ void k_rhs(const gt_pr_dev_octree o, int d, int F, size_t s0, size_t 
             gt_pr_cell_of(o.key[(size_t)anc], ca);
             double M[3][5], G[3][5];
             gt_pr_cross_rows(T.M + T.off[dc], T.G + T.off[dc], cv, ca, d - dc, M, G);
-            for_nbr125(o, anc, [&](int32_t t, int i) { acc -= gt_pr_lap_term(M, G, i) * coef[t]; });
+            for_nbr125_masked(o, anc, gt_pr_rows_mask(M, G, 0), gt_pr_rows_mask(M, G, 1), gt_pr_rows_mask(M, G, 2),
+                              [&](int32_t t, int i) { acc -= gt_pr_lap_term(M, G, i) * coef[t]; });
             if (dc == F) break;
             anc = o.parent[anc];
         }

@@ -157,6 +157,17 @@ GT_HD void gt_pr_cross_rows(const double *tM, const double *tG, const int64_t cf
         }
     }
 }
+/* Which of the 5 coarse functions along axis a the rows reach: bit k set
+ * where M[a][k] or G[a][k] is nonzero. A 125-index i = kx + 5 ky + 25 kz
+ * whose bit is clear on some axis has every term below exactly zero (each
+ * product holds one factor of each axis), so loops may skip it. */
+GT_HD unsigned gt_pr_rows_mask(const double M[3][5], const double G[3][5], int a)
+{
+    unsigned m = 0;
+    for (int k = 0; k < 5; k++)
+        if (M[a][k] != 0.0 || G[a][k] != 0.0) m |= 1u << k;
+    return m;
+}
 /* The Laplacian coupling int grad F_f . grad F_t with the coarse function t
  * at 125-index i = kx + 5 ky + 25 kz (M: values, G: derivatives) */
 GT_HD double gt_pr_lap_term(const double M[3][5], const double G[3][5], int i)
