@@ -1,6 +1,6 @@
-/* The iso-value as PoissonRecon chooses it, on the CPU: the weighted average
- * of chi at the samples, a sample being the mean of a depth-D leaf's points
- * weighted by their number (pr_iso.h); the CUDA path computes the same
+/* The iso-value on the CPU: the average of chi at the points, summed per
+ * depth-D leaf (pr_iso.h, which says why not at the leaves' means as
+ * PoissonRecon does); the CUDA path computes the same
  * (kernels/poisson/pr_iso.cu). */
 #include <stdlib.h>
 
@@ -20,9 +20,8 @@ gt_status gt_pr_iso_cpu(gt_pr_state *s)
         size_t v = s0 + (size_t)i;
         val[i] = 0;
         if (!o->pt_count[v]) continue;
-        double q[3];
-        gt_pr_leaf_sample(s->u, o->pt_start[v], o->pt_count[v], q);
-        val[i] = (double)o->pt_count[v] * gt_pr_eval_levels(o, q, s->coef, 0, D);
+        val[i] = gt_pr_leaf_chi_sum(o->key, o->child, o->nbr, o->level_start, D, s->coef, s->u, o->pt_start[v],
+                                    o->pt_count[v]);
     }
     double sum = 0, w = 0;
     for (size_t i = 0; i < n; i++) {

@@ -12,7 +12,7 @@
  *   -> cascadic solve, coarse
  *   to fine: at each level CG on (Laplacian + screening) with the coarser
  *   levels' solution moved to the right-hand side -> iso = average chi at the
- *   samples (PoissonRecon's) -> marching cubes (lib/mc's table) on the depth-D cells, grown
+ *   points (pr_iso.h) -> marching cubes (lib/mc's table) on the depth-D cells, grown
  *   until the surface is closed, vertices shared by edge at the root of chi.
  *
  * Every node of every level carries one basis function: the tensor product of
@@ -257,9 +257,10 @@ gt_status gt_pr_prepare_cpu(const gt_pr_input *in, const gt_pr_params *p, gt_tim
 gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm);
 /* colour sums per density-depth node (s->cdens) from s->rgb; needs wdens' depth */
 gt_status gt_pr_colors_cpu(gt_pr_state *s);
-/* s->iso as PoissonRecon chooses it: the weighted average of chi at the
- * samples, one per depth-D leaf with points (their mean, weighted by their
- * number; pr_iso.h), from s->u, s->coef and the octree's point ranges */
+/* s->iso: the average of chi at the points, summed per depth-D leaf
+ * (pr_iso.h; not at the leaves' means as PoissonRecon does, which moves the
+ * level set off a curved surface), from s->u, s->coef and the octree's point
+ * ranges */
 gt_status gt_pr_iso_cpu(gt_pr_state *s);
 /* chi at unit-cube point q (sum over all levels). */
 double gt_pr_eval(const gt_pr_state *s, const double q[3]);
@@ -292,9 +293,7 @@ double gt_pr_eval_levels(const gt_pr_octree *o, const double q[3], const double 
  *    diagonal inside corners the inside corners are separated, a rule of the
  *    face's corners alone, so the two cells sharing it agree and the mesh is
  *    closed and manifold), oriented with the normal towards increasing chi.
- *  - iso: PoissonRecon's choice, the weighted average of chi at the samples:
- *    the points of a depth-D leaf make one sample at their mean, weighted by
- *    their number (gt_pr_iso_cpu). */
+ *  - iso: the average of chi at the points (gt_pr_iso_cpu). */
 #define GT_PR_EKEY(corner_key, mask) ((uint64_t)(corner_key) << 3 | (uint64_t)(mask))
 /* a cell's local edge: lower local corner a (bits x, y, z) and mask m, a & m == 0 */
 #define GT_PR_LEDGE(a, m) ((a) | (m) << 3)
