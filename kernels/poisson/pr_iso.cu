@@ -1,8 +1,7 @@
 /* The iso-value on the GPU, as the CPU's gt_pr_iso_cpu (lib/poisson/iso.c):
- * one thread per depth-D leaf forms the leaf's sample (the mean of its
- * points, pr_iso.h) and writes chi there times the number of points (the
- * descent of pr_eval_dev.cuh) and that number; two CUB sums give the
- * weighted average. */
+ * one thread per depth-D leaf writes the sum of chi at its points
+ * (gt_pr_leaf_chi_sum, pr_iso.h) and their number; two CUB sums give the
+ * average over the points. */
 #include <cuda_runtime.h>
 
 #include <string.h>
@@ -22,11 +21,7 @@ __global__ void k_leaf_samples(const eval_args A, const uint32_t *pt_start, cons
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         const uint32_t cnt = pt_count[s0 + i];
         double v = 0.0;
-        if (cnt) {
-            double q[3];
-            gt_pr_leaf_sample(u, pt_start[s0 + i], cnt, q);
-            v = (double)cnt * gt_pr_eval_descent(A.key, A.child, A.nbr, A.level_start, q, A.coef, 0, A.depth);
-        }
+        if (cnt) v = gt_pr_leaf_chi_sum(A.key, A.child, A.nbr, A.level_start, A.depth, A.coef, u, pt_start[s0 + i], cnt);
         val[i] = v;
         w[i] = (double)cnt;
     }

@@ -4,7 +4,7 @@
  * (gt_pr_leaf_chi_sum).
  *
  * Not PoissonRecon's rule, which evaluates chi once per leaf at the mean of
- * its points (gt_pr_leaf_sample, weighted by their number): on a curved
+ * its points (weighted by their number): on a curved
  * surface that mean lies off the surface, on the concave side, by the
  * sagitta of the patch the leaf cuts out (about L^2 / (24 r) for a patch L
  * across of radius of curvature r), where chi is lower (inside) or higher,
@@ -22,18 +22,6 @@
 
 #include "common/hostdev.h"
 #include "poisson/pr_bspline.h"
-
-/* the mean position q of the count sorted points from start (u: 3 floats
- * per point, unit-cube coordinates), summed in double in point order:
- * PoissonRecon's sample, which the CUDA kernel (pr_iso.cu) evaluates until it
- * takes gt_pr_leaf_chi_sum; the CPU no longer uses it */
-GT_HD void gt_pr_leaf_sample(const float *u, uint32_t start, uint32_t count, double q[3])
-{
-    double s[3] = {0.0, 0.0, 0.0};
-    for (uint32_t k = start; k < start + count; k++)
-        for (int a = 0; a < 3; a++) s[a] += (double)u[3 * (size_t)k + a];
-    for (int a = 0; a < 3; a++) q[a] = count ? s[a] / (double)count : 0.0;
-}
 
 /* sum over the count sorted points from start of chi at the point (the
  * descent of pr_bspline.h over levels 0..depth with coefficients coef), in
