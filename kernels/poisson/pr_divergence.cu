@@ -5,17 +5,20 @@
  *
  * Launch shape: the splat takes one thread per node of a level (a gather over
  * the points of its 27 neighbour cells: no atomics). The divergence takes
- * one lane per node of a source level and scatters into the
- * 125-neighbourhoods of its ancestors with double atomics; lanes with the
- * same ancestor at a level (consecutive, as the nodes are key-sorted) are
- * summed by a segmented shuffle scan first, so the coarse levels' few
- * targets do not take one atomic per fine node. The finer targets of a
+ * one lane per node of a source level with a nonzero vector (listed first by
+ * a stream compaction) and scatters into the 125-neighbourhoods of its
+ * ancestors with double atomics; lanes with the same ancestor at a level
+ * (consecutive, as the nodes are key-sorted) are summed by a segmented
+ * shuffle scan first, so the coarse levels' few targets do not take one
+ * atomic per fine node, and a warp visits only the 125-indices its rows
+ * reach (gt_pr_rows_mask: far above the sources, few). The finer targets of a
  * coarse source gather instead (one thread per target, no atomics): a
  * source's finer targets are the descendants of 125 nodes, too many to
  * scatter to. */
 #include <cuda_runtime.h>
 
 #include "kernels/common/cu_check.h"
+#include "kernels/common/cu_prim.h"
 #include "kernels/poisson/pr_solve_stages.h"
 #include "poisson/pr_bspline.h"
 
@@ -63,12 +66,21 @@ __global__ void k_div_gather(const gt_pr_dev_octree o, int d, int F, size_t s0, 
             int64_t ca[3];
             gt_pr_cell_of(o.key[(size_t)anc], ca);
             gt_pr_cross_rows(T.M + T.off[lf], T.G + T.off[lf], co, ca, d - lf, M, G);
-            for (int i = 0; i < 125; i++) {
-                const int32_t f = d_nbr125(o, anc, i);
-                if (f < 0) continue;
-                const double vv[3] = {vf[3 * (size_t)f], vf[3 * (size_t)f + 1], vf[3 * (size_t)f + 2]};
-                if (vv[0] == 0 && vv[1] == 0 && vv[2] == 0) continue;
-                acc += gt_pr_div_term(vv, M, G, i);
+            const unsigned mx = gt_pr_rows_mask(M, G, 0), my = gt_pr_rows_mask(M, G, 1), mz = gt_pr_rows_mask(M, G, 2);
+            for (int kz = 0; kz < 5; kz++) {
+                if (!((mz >> kz) & 1u)) continue;
+                for (int ky = 0; ky < 5; ky++) {
+                    if (!((my >> ky) & 1u)) continue;
+                    for (int kx = 0; kx < 5; kx++) {
+                        if (!((mx >> kx) & 1u)) continue;
+                        const int i = kx + 5 * ky + 25 * kz;
+                        const int32_t f = d_nbr125(o, anc, i);
+                        if (f < 0) continue;
+                        const double vv[3] = {vf[3 * (size_t)f], vf[3 * (size_t)f + 1], vf[3 * (size_t)f + 2]};
+                        if (vv[0] == 0 && vv[1] == 0 && vv[2] == 0) continue;
+                        acc += gt_pr_div_term(vv, M, G, i);
+                    }
+                }
             }
         }
         rhs[v] += acc;
@@ -78,8 +90,16 @@ __global__ void k_div_gather(const gt_pr_dev_octree o, int d, int F, size_t s0, 
 /* Divergence: every depth-D node f with a nonzero splatted vector scatters
  * v_f . int grad F_t F_f into the 125-neighbourhood t of each of its
  * ancestors. */
-__global__ void k_divergence(const gt_pr_dev_octree o, int D, int F, size_t s0, size_t n, const double *__restrict__ vf,
-                             const xtab T, double *rhs) /* D: the sources' level */
+__global__ void k_nonzero(const double *__restrict__ vf, size_t n, uint8_t *flag)
+{
+    GRID_LOOP(q, n) flag[q] = vf[3 * q] != 0.0 || vf[3 * q + 1] != 0.0 || vf[3 * q + 2] != 0.0;
+}
+
+/* src: the level's nodes with a nonzero vector (level-local indices, in key
+ * order), so that a warp's lanes all carry one */
+__global__ void k_divergence(const gt_pr_dev_octree o, int D, int F, size_t s0, const uint32_t *__restrict__ src,
+                             size_t n, const double *__restrict__ vf, const xtab T,
+                             double *rhs) /* D: the sources' level */
 {
     const unsigned FULL = 0xffffffffu;
     const int lane = threadIdx.x & 31;
@@ -88,14 +108,15 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, int F, size_t s0, 
     for (size_t base = warp * 32; base < n; base += nwarps * 32) {
         const size_t q = base + lane;
         const bool act = q < n;
+        const size_t sq = act ? src[q] : 0;
         double vv[3] = {0.0, 0.0, 0.0};
         if (act)
-            for (int a = 0; a < 3; a++) vv[a] = vf[3 * q + a];
+            for (int a = 0; a < 3; a++) vv[a] = vf[3 * sq + a];
         const bool nz = vv[0] != 0 || vv[1] != 0 || vv[2] != 0;
         if (!__any_sync(FULL, nz)) continue;
         int64_t cf[3] = {0, 0, 0};
-        if (act) gt_pr_cell_of(o.key[s0 + q], cf);
-        int32_t anc = act ? (int32_t)(s0 + q) : -1;
+        if (act) gt_pr_cell_of(o.key[s0 + sq], cf);
+        int32_t anc = act ? (int32_t)(s0 + sq) : -1;
         for (int d = D; d >= F; d--) {
             double M[3][5], G[3][5];
             if (act) {
@@ -107,10 +128,26 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, int F, size_t s0, 
                     for (int k = 0; k < 5; k++) M[a][k] = G[a][k] = 0.0;
             }
             const pr_seg sg = pr_seg_of(anc, lane);
-            for (int i = 0; i < 125; i++) {
-                const int32_t t = act ? d_nbr125(o, anc, i) : -1;
-                const double val = pr_seg_sum(gt_pr_div_term(vv, M, G, i), sg, lane);
-                if (sg.tail && t >= 0 && val != 0.0) atomicAdd(&rhs[t], val);
+            /* the 125-indices some lane's rows reach (the others' terms are
+             * all zero): far above the sources, few of them */
+            unsigned m3 = 0;
+            if (act && nz) m3 = gt_pr_rows_mask3(M, G);
+            for (int off = 16; off > 0; off >>= 1) m3 |= __shfl_xor_sync(FULL, m3, off);
+            const unsigned mx = m3 & 31u, my = (m3 >> 5) & 31u, mz = m3 >> 10;
+            for (int kz = 0; kz < 5; kz++) {
+                if (!((mz >> kz) & 1u)) continue;
+                for (int ky = 0; ky < 5; ky++) {
+                    if (!((my >> ky) & 1u)) continue;
+                    for (int kx = 0; kx < 5; kx++) {
+                        if (!((mx >> kx) & 1u)) continue;
+                        const int i = kx + 5 * ky + 25 * kz;
+                        const double val = pr_seg_sum(gt_pr_div_term(vv, M, G, i), sg, lane);
+                        if (act && sg.tail && val != 0.0) {
+                            const int32_t t = d_nbr125(o, anc, i);
+                            if (t >= 0) atomicAdd(&rhs[t], val);
+                        }
+                    }
+                }
             }
             if (d == F) break;
             if (act) anc = o.parent[anc];
@@ -126,12 +163,15 @@ gt_status pr_splat(const gt_pr_dev_octree &o, int l, int F, int D, size_t s0, si
 }
 
 gt_status pr_divergence(const gt_pr_dev_octree &o, int D, int F, size_t s0, size_t n, const double *vf, const xtab &T,
-                        double *rhs)
+                        uint8_t *flag, uint32_t *src, double *rhs)
 {
     gt_pr_luts_init();
     GT_CU(cudaMemcpyToSymbol(c_lutp125, gt_pr_lut_parent125, sizeof gt_pr_lut_parent125));
     GT_CU(cudaMemcpyToSymbol(c_lutc125, gt_pr_lut_child125, sizeof gt_pr_lut_child125));
-    LAUNCH(k_divergence, n, o, D, F, s0, n, vf, T, rhs);
+    LAUNCH(k_nonzero, n, vf, n, flag);
+    size_t ns = 0;
+    GT_TRY(gt_cu_select_flagged_index(flag, src, n, &ns, NULL, NULL));
+    if (ns) LAUNCH(k_divergence, ns, o, D, F, s0, src, ns, vf, T, rhs);
     return GT_OK;
 }
 

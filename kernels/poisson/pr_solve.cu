@@ -28,6 +28,8 @@ typedef struct {
     double *tM, *tG; /* integral tables (first: freed with the rest) */
     float *u, *nrm, *area, *sdepth;
     int *any;
+    uint8_t *flag;
+    uint32_t *src;
     int32_t *leaf, *lnode;
     double *wdens, *rhs, *coef, *vf, *ptval, *b, *r, *pp, *ap, *scal;
 } bufs_t;
@@ -106,6 +108,8 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     GT_TRY(gt_cu_malloc((void **)&m->r, nmax * sizeof(double), "cg"));
     GT_TRY(gt_cu_malloc((void **)&m->pp, nmax * sizeof(double), "cg"));
     GT_TRY(gt_cu_malloc((void **)&m->ap, nmax * sizeof(double), "cg"));
+    GT_TRY(gt_cu_malloc((void **)&m->flag, nmax, "divergence sources"));
+    GT_TRY(gt_cu_malloc((void **)&m->src, nmax * sizeof(uint32_t), "divergence sources"));
     GT_TRY(gt_cu_memset(m->wdens, 0, NN * sizeof(double), NULL));
     GT_TRY(gt_cu_memset(m->rhs, 0, NN * sizeof(double), NULL));
     GT_TRY(gt_cu_memset(m->coef, 0, NN * sizeof(double), NULL));
@@ -146,7 +150,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         srcmask |= 1u << lf;
         size_t s0 = h->level_start[lf], nl = h->level_start[lf + 1] - s0;
         GT_TRY(make_tables(lf, lf, 0, 1, m, &tcap, &T));
-        GT_TRY(pr_divergence(o, lf, F, s0, nl, m->vf + 3 * s0, T, m->rhs));
+        GT_TRY(pr_divergence(o, lf, F, s0, nl, m->vf + 3 * s0, T, m->flag, m->src, m->rhs));
     }
     for (int d = F + 1; d <= D; d++) {
         if (!(srcmask & ((1u << d) - 1u))) continue;

@@ -92,9 +92,10 @@ gt_status pr_fill(double *a, double v, size_t n);
 gt_status pr_splat(const gt_pr_dev_octree &o, int l, int F, int D, size_t s0, size_t n, const float *u,
                    const float *nrm, const float *area, const float *depth, double inv_w3, double *vf, int *any);
 /* the level-lf nodes [s0, s0 + n) with vectors vf scattered into the
- * 125-neighbourhoods of their ancestors at levels F..lf */
+ * 125-neighbourhoods of their ancestors at levels F..lf; those with a
+ * nonzero vector are listed first (flag, src: scratch of n each) */
 gt_status pr_divergence(const gt_pr_dev_octree &o, int lf, int F, size_t s0, size_t n, const double *vf, const xtab &T,
-                        double *rhs);
+                        uint8_t *flag, uint32_t *src, double *rhs);
 /* the level-d nodes [s0, s0 + n) gather the vectors (vf: every node's) of
  * the 125-neighbourhoods of their ancestors at the levels lf < d (>= F) with
  * bit lf of srcmask; T: the tables of level d against the coarser levels,

@@ -168,6 +168,16 @@ GT_HD unsigned gt_pr_rows_mask(const double M[3][5], const double G[3][5], int a
         if (M[a][k] != 0.0 || G[a][k] != 0.0) m |= 1u << k;
     return m;
 }
+/* the three axes' masks in one word (x in bits 0-4, y 5-9, z 10-14) */
+GT_HD unsigned gt_pr_rows_mask3(const double M[3][5], const double G[3][5])
+{
+    return gt_pr_rows_mask(M, G, 0) | gt_pr_rows_mask(M, G, 1) << 5 | gt_pr_rows_mask(M, G, 2) << 10;
+}
+/* whether 125-index i can have a nonzero term under the mask word m3 */
+GT_HD int gt_pr_mask_has(unsigned m3, int i)
+{
+    return (int)((m3 >> (i % 5)) & (m3 >> (5 + (i / 5) % 5)) & (m3 >> (10 + i / 25)) & 1u);
+}
 /* The Laplacian coupling int grad F_f . grad F_t with the coarse function t
  * at 125-index i = kx + 5 ky + 25 kz (M: values, G: derivatives) */
 GT_HD double gt_pr_lap_term(const double M[3][5], const double G[3][5], int i)

@@ -256,7 +256,9 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             for (int d = lf; d >= F; d--) {
                 double M[3][5], G[3][5];
                 anc_rows(o, tabM[d], tabG[d], cf, anc, lf - d, M, G);
+                const unsigned m3 = gt_pr_rows_mask3(M, G);
                 for (int i = 0; i < 125; i++) {
+                    if (!gt_pr_mask_has(m3, i)) continue; /* every term exactly zero */
                     int32_t t = gt_pr_nbr125(o, anc, i);
                     if (t >= 0) s->rhs[t] += gt_pr_div_term(vv, M, G, i);
                 }
@@ -283,7 +285,9 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 if (!has_src[lf]) continue;
                 double M[3][5], G[3][5];
                 anc_rows(o, tabM[lf], tabG[lf], co, anc, d - lf, M, G);
+                const unsigned m3 = gt_pr_rows_mask3(M, G);
                 for (int i = 0; i < 125; i++) {
+                    if (!gt_pr_mask_has(m3, i)) continue;
                     int32_t f = gt_pr_nbr125(o, anc, i);
                     if (f < 0) continue;
                     const double *vv = vf + 3 * (size_t)f;
@@ -333,7 +337,9 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             for (int dc = d - 1; dc >= F; dc--, anc = o->parent[anc]) {
                 double M[3][5], G[3][5];
                 anc_rows(o, cM[dc], cG[dc], cv, anc, d - dc, M, G);
+                const unsigned m3 = gt_pr_rows_mask3(M, G);
                 for (int i = 0; i < 125; i++) {
+                    if (!gt_pr_mask_has(m3, i)) continue;
                     int32_t t = gt_pr_nbr125(o, anc, i);
                     if (t >= 0) acc -= gt_pr_lap_term(M, G, i) * s->coef[t];
                 }
