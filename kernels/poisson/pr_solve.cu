@@ -164,7 +164,6 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     /* 4. cascadic solve */
     s->alpha = p->point_weight * ldexp(1.0, D);
     const double alpha = s->alpha;
-    const int iters = p->iters > 0 ? p->iters : (p->solver == GT_PR_SOLVER_CG ? 200 : 24);
     const double tol = p->cg_tol > 0 ? p->cg_tol : (p->solver == GT_PR_SOLVER_CG ? 1e-7 : 0.0);
     GT_TRY(pr_fill(m->ptval, -GT_PR_TARGET, N));
     gt_progress prog;
@@ -187,6 +186,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         GT_TRY(pr_ddot(m->r, m->r, n, m->scal, &rr));
         bb = rr;
         int it = 0;
+        const int iters = gt_pr_level_iters(p, d, F, D);
         for (; it < iters && rr > 0 && rr > tol * tol * bb; it++) {
             GT_TRY(pr_stencil(o, s0, n, m->pp, m->ap));
             if (alpha > 0)

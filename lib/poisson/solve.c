@@ -305,7 +305,6 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     /* 4. cascadic solve */
     t0 = gt_now_ms();
     s->alpha = p->point_weight * ldexp(1.0, D);
-    int iters = p->iters > 0 ? p->iters : (p->solver == GT_PR_SOLVER_CG ? 200 : 24);
     double tol = p->cg_tol > 0 ? p->cg_tol : (p->solver == GT_PR_SOLVER_CG ? 1e-7 : 0.0);
     gt_progress prog;
     if (p->progress) gt_progress_start(&prog, "solve", D + 1 - F);
@@ -366,6 +365,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         for (size_t q = 0; q < n; q++) rr += r[q] * r[q];
         bb = rr;
         int it = 0;
+        const int iters = gt_pr_level_iters(p, d, F, D);
         for (; it < iters && rr > 0 && rr > tol * tol * bb; it++) {
             /* ap = L pp + S pp */
             for (size_t k = 0; k < N; k++) uval[k] = 0;
