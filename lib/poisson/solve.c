@@ -152,6 +152,24 @@ static double eval_point_level(const gt_pr_octree *o, int level, int32_t node, c
     return gt_pr_eval_node(o->key, o->nbr, level, node, p, x);
 }
 
+/* a.b summed in blocks of DOT_BLOCK in parallel, the blocks' sums added in
+ * order: the same value whatever the number of threads */
+#define DOT_BLOCK 4096
+static double dot_blocked(const double *a, const double *b, size_t n, double *part)
+{
+    const long nb = (long)((n + DOT_BLOCK - 1) / DOT_BLOCK);
+#pragma omp parallel for schedule(static)
+    for (long k = 0; k < nb; k++) {
+        const size_t q1 = (size_t)(k + 1) * DOT_BLOCK < n ? (size_t)(k + 1) * DOT_BLOCK : n;
+        double acc = 0.0;
+        for (size_t q = (size_t)k * DOT_BLOCK; q < q1; q++) acc += a[q] * b[q];
+        part[k] = acc;
+    }
+    double sum = 0.0;
+    for (long k = 0; k < nb; k++) sum += part[k];
+    return sum;
+}
+
 gt_status gt_pr_colors_cpu(gt_pr_state *s)
 {
     const gt_pr_octree *o = &s->oct;
@@ -198,8 +216,9 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         if (o->level_start[l + 1] - o->level_start[l] > nmax) nmax = o->level_start[l + 1] - o->level_start[l];
     double *r = gt_malloc_array(nmax, sizeof *r, "cg"), *pp = gt_malloc_array(nmax, sizeof *pp, "cg");
     double *ap = gt_malloc_array(nmax, sizeof *ap, "cg"), *b = gt_malloc_array(nmax, sizeof *b, "cg");
+    double *part = gt_malloc_array(nmax / DOT_BLOCK + 1, sizeof *part, "cg");
     if (!leaf || !ptval || !uval || !lnode || !s->coef || !s->rhs || !s->wdens || !s->area || !vf || !sdepth || !r ||
-        !pp || !ap || !b) {
+        !pp || !ap || !b || !part) {
         st = GT_ERR_RUNTIME;
         goto done;
     }
@@ -209,12 +228,15 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
      * (PoissonRecon's: where a node holds samples_per_node samples) and area */
     const int Dw = D >= 2 ? D - 2 : 0, dlo = Dw < F ? Dw : F;
     s->density_depth = Dw;
-    for (int l = dlo; l <= Dw; l++)
-        for (size_t v = o->level_start[l]; v < o->level_start[l + 1]; v++)
-            s->wdens[v] = gather_points(o, l, v, s->u, NULL, NULL);
+    for (int l = dlo; l <= Dw; l++) {
+        const long v0 = (long)o->level_start[l], v1 = (long)o->level_start[l + 1];
+#pragma omp parallel for schedule(dynamic, 1024)
+        for (long v = v0; v < v1; v++) s->wdens[v] = gather_points(o, l, (size_t)v, s->u, NULL, NULL);
+    }
     if (s->rgb && (st = gt_pr_colors_cpu(s)) != GT_OK) goto done;
     {
         double spn = p->samples_per_node > 0 ? p->samples_per_node : 1e-9;
+#pragma omp parallel for schedule(static)
         for (size_t k = 0; k < N; k++) {
             int32_t nd = up(o, leaf[k], D - Dw);
             double dep = gt_pr_sample_depth(o->key, o->nbr, o->parent, nd, Dw, F, s->u + 3 * k, s->wdens, KAPPA * spn);
@@ -225,13 +247,18 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     /* 2. splat the normals into the functions of levels F..D, each sample
      * at the two levels around its depth */
     for (int l = F; l <= D; l++) {
-        double inv_w3 = ldexp(1.0, 3 * l);
-        for (size_t v = o->level_start[l]; v < o->level_start[l + 1]; v++) {
+        const double inv_w3 = ldexp(1.0, 3 * l);
+        const long v0 = (long)o->level_start[l], v1 = (long)o->level_start[l + 1];
+        int any = 0;
+#pragma omp parallel for schedule(dynamic, 1024) reduction(| : any)
+        for (long v = v0; v < v1; v++) {
             double acc[3];
-            gt_pr_splat_node(o->key, o->nbr, o->pt_start, o->pt_count, l, F, D, v, s->u, s->n, s->area, sdepth, acc);
+            gt_pr_splat_node(o->key, o->nbr, o->pt_start, o->pt_count, l, F, D, (size_t)v, s->u, s->n, s->area, sdepth,
+                             acc);
             for (int a = 0; a < 3; a++) vf[3 * v + a] = acc[a] * inv_w3;
-            if (acc[0] != 0 || acc[1] != 0 || acc[2] != 0) has_src[l] = true;
+            if (acc[0] != 0 || acc[1] != 0 || acc[2] != 0) any = 1;
         }
+        has_src[l] = any != 0;
     }
     if (tm) gt_timings_add(tm, "splat", gt_now_ms() - t0);
     t0 = gt_now_ms();
@@ -275,9 +302,11 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             tabG[lf] = cross_table(d, lf, 1, 0);
             if (!tabM[lf] || !tabG[lf]) st = GT_ERR_RUNTIME;
         }
-        for (size_t v = o->level_start[d]; st == GT_OK && v < o->level_start[d + 1]; v++) {
+        const long v0 = (long)o->level_start[d], v1 = st == GT_OK ? (long)o->level_start[d + 1] : v0;
+#pragma omp parallel for schedule(dynamic, 1024)
+        for (long v = v0; v < v1; v++) {
             int64_t co[3];
-            node_xyz(o, v, co);
+            node_xyz(o, (size_t)v, co);
             double acc = 0.0;
             int32_t anc = (int32_t)v;
             for (int lf = d - 1; lf >= F; lf--) {
@@ -327,6 +356,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             goto done;
         }
         /* right-hand side: divergence - coarser Laplacian - coarser screening */
+#pragma omp parallel for schedule(dynamic, 1024)
         for (size_t q = 0; q < n; q++) {
             size_t v = s0 + q;
             double acc = s->rhs[v];
@@ -352,27 +382,27 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
          * the points' level-d nodes are gathered once */
         int32_t *n125 = gt_malloc_array(n, 125 * sizeof(int32_t), "level neighbours");
         if (!n125) { st = GT_ERR_RUNTIME; goto done; }
+#pragma omp parallel for schedule(static)
         for (size_t q = 0; q < n; q++)
             for (int i = 0; i < 125; i++) {
                 int32_t t = gt_pr_nbr125(o, (int32_t)(s0 + q), i);
                 n125[125 * q + i] = t >= 0 ? t - (int32_t)s0 : -1;
             }
+#pragma omp parallel for schedule(static)
         for (size_t k = 0; k < N; k++) lnode[k] = up(o, leaf[k], D - d);
         double *x = s->coef + s0;
         memcpy(r, b, n * sizeof *r);
         memcpy(pp, b, n * sizeof *pp);
-        double rr = 0, bb;
-        for (size_t q = 0; q < n; q++) rr += r[q] * r[q];
-        bb = rr;
+        double rr = dot_blocked(r, r, n, part), bb = rr;
         int it = 0;
         const int iters = gt_pr_level_iters(p, d, F, D);
         for (; it < iters && rr > 0 && rr > tol * tol * bb; it++) {
             /* ap = L pp + S pp */
-            for (size_t k = 0; k < N; k++) uval[k] = 0;
-            if (alpha > 0)
-                for (size_t k = 0; k < N; k++) {
-                    uval[k] = eval_point_level(o, d, lnode[k], s->u + 3 * k, pp - s0);
-                }
+            if (alpha > 0) {
+#pragma omp parallel for schedule(static)
+                for (size_t k = 0; k < N; k++) uval[k] = eval_point_level(o, d, lnode[k], s->u + 3 * k, pp - s0);
+            }
+#pragma omp parallel for schedule(dynamic, 1024)
             for (size_t q = 0; q < n; q++) {
                 size_t v = s0 + q;
                 double acc = 0;
@@ -382,23 +412,24 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 if (alpha > 0) acc += alpha * gather_points(o, d, v, s->u, uval, s->area);
                 ap[q] = acc;
             }
-            double pap = 0;
-            for (size_t q = 0; q < n; q++) pap += pp[q] * ap[q];
+            const double pap = dot_blocked(pp, ap, n, part);
             if (!(pap > 0)) break;
-            double al = rr / pap, rr2 = 0;
+            const double al = rr / pap;
+#pragma omp parallel for schedule(static)
             for (size_t q = 0; q < n; q++) {
                 x[q] += al * pp[q];
                 r[q] -= al * ap[q];
-                rr2 += r[q] * r[q];
             }
-            double be = rr2 / rr;
+            const double rr2 = dot_blocked(r, r, n, part), be = rr2 / rr;
             rr = rr2;
+#pragma omp parallel for schedule(static)
             for (size_t q = 0; q < n; q++) pp[q] = r[q] + be * pp[q];
         }
         free(n125);
         gt_info("solve: level %d, %zu nodes: %d CG iterations, residual %.3g of the right-hand side's", d, n, it,
                 bb > 0 ? sqrt(rr / bb) : 0.0);
         /* the level's contribution at the samples */
+#pragma omp parallel for schedule(static)
         for (size_t k = 0; k < N; k++) ptval[k] += eval_point_level(o, d, lnode[k], s->u + 3 * k, s->coef);
         if (p->progress) gt_progress_update(&prog, d + 1 - F, NULL);
     }
@@ -407,6 +438,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     if (tm) gt_timings_add(tm, "solve", gt_now_ms() - t0);
 done:
     free(leaf); free(ptval); free(uval); free(lnode); free(vf); free(sdepth); free(r); free(pp); free(ap); free(b);
+    free(part);
     return st;
 }
 
