@@ -46,6 +46,7 @@ static gt_status run(const gt_pr_state *s, const uint32_t *cxyz, size_t n, int b
     A.child = ds && ds->coef ? ds->oct.child : (const int32_t *)b[1];
     A.nbr = ds && ds->coef ? ds->oct.nbr : (const int32_t *)b[2];
     A.coef = ds && ds->coef ? ds->coef : (const double *)b[3];
+    A.lmin = s->coef_lmin;
     A.depth = o->depth;
     for (int l = 0; l <= o->depth + 1; l++) A.level_start[l] = o->level_start[l];
     if (n) {

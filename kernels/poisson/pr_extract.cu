@@ -424,7 +424,7 @@ gt_status extract(ctx &X, const eval_args &A, size_t nfine, double iso, const do
 } // namespace
 
 extern "C" gt_status gt_pr_extract_dev(const uint64_t *d_key, const int32_t *d_child, const int32_t *d_nbr,
-                                       const double *d_coef, const size_t *level_start, int depth, double iso,
+                                       const double *d_coef, const size_t *level_start, int lmin, int depth, double iso,
                                        const double center[3], double side, bool keep, gt_pr_mesh *out)
 {
     if (depth < 0 || depth > GT_PR_MAX_DEPTH) return gt_fail(GT_ERR_RUNTIME, "extract: bad depth %d", depth);
@@ -434,6 +434,7 @@ extern "C" gt_status gt_pr_extract_dev(const uint64_t *d_key, const int32_t *d_c
     A.child = d_child;
     A.nbr = d_nbr;
     A.coef = d_coef;
+    A.lmin = lmin;
     A.depth = depth;
     for (int l = 0; l <= depth + 1; l++) A.level_start[l] = level_start[l];
     ctx X;
@@ -468,8 +469,8 @@ extern "C" gt_status gt_pr_extract_cuda(const gt_pr_state *s, const gt_pr_params
     const gt_pr_dev_state *ds = (const gt_pr_dev_state *)s->dev;
     if (ds && ds->coef) {
         /* solved on the device: the octree and coefficients are still there */
-        GT_TRY(gt_pr_extract_dev(ds->oct.key, ds->oct.child, ds->oct.nbr, ds->coef, o->level_start, o->depth,
-                                 s->iso, s->center, s->side, keep, out));
+        GT_TRY(gt_pr_extract_dev(ds->oct.key, ds->oct.child, ds->oct.nbr, ds->coef, o->level_start, s->coef_lmin,
+                                 o->depth, s->iso, s->center, s->side, keep, out));
         return gt_pr_mesh_post(s, p, out);
     }
     void *b[4] = {0, 0, 0, 0};
@@ -483,7 +484,7 @@ extern "C" gt_status gt_pr_extract_cuda(const gt_pr_state *s, const gt_pr_params
     if (st == GT_OK) st = gt_cu_memcpy_h2d(b[3], s->coef, NN * sizeof(double), NULL);
     if (st == GT_OK)
         st = gt_pr_extract_dev((const uint64_t *)b[0], (const int32_t *)b[1], (const int32_t *)b[2],
-                               (const double *)b[3], o->level_start, o->depth, s->iso, s->center, s->side, keep,
+                               (const double *)b[3], o->level_start, s->coef_lmin, o->depth, s->iso, s->center, s->side, keep,
                                out);
     for (int i = 0; i < 4; i++) gt_cu_free(b[i]);
     if (st != GT_OK) return st;

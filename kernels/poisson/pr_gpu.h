@@ -43,7 +43,7 @@ void gt_pr_dev_state_free(void *dev);
  * keep: leave xyz and tri on the device instead, in out->dev (gt_pr_mesh_free
  * frees it; gt_pr_dev_mesh_get reads it). */
 gt_status gt_pr_extract_dev(const uint64_t *d_key, const int32_t *d_child, const int32_t *d_nbr,
-                            const double *d_coef, const size_t *level_start, int depth, double iso,
+                            const double *d_coef, const size_t *level_start, int lmin, int depth, double iso,
                             const double center[3], double side, bool keep, gt_pr_mesh *out);
 /* A mesh left on the device: its arrays (nvert*3 floats, ntri*3 ints, on
  * the device, complete) and their release. */

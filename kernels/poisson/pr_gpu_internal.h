@@ -31,7 +31,7 @@ gt_status gt_pr_dev_solve(const gt_pr_dev_octree *d, const float *d_u_unsorted, 
 
 /* The iso-value (gt_pr_iso_cpu's) from the device octree, the key-sorted
  * unit-cube points d_u and the coefficients d_coef (pr_iso.cu). */
-gt_status gt_pr_dev_iso(const gt_pr_dev_octree *o, const size_t *level_start, int depth, const float *d_u,
+gt_status gt_pr_dev_iso(const gt_pr_dev_octree *o, const size_t *level_start, int lmin, int depth, const float *d_u,
                         const double *d_coef, double *iso);
 
 /* What stays on the device from the solve to the extraction (gt_pr_state.dev). */

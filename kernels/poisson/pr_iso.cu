@@ -21,7 +21,7 @@ __global__ void k_leaf_samples(const eval_args A, const uint32_t *pt_start, cons
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         const uint32_t cnt = pt_count[s0 + i];
         double v = 0.0;
-        if (cnt) v = gt_pr_leaf_chi_sum(A.key, A.child, A.nbr, A.level_start, A.depth, A.coef, u, pt_start[s0 + i], cnt);
+        if (cnt) v = gt_pr_leaf_chi_sum(A.key, A.child, A.nbr, A.level_start, A.lmin, A.depth, A.coef, u, pt_start[s0 + i], cnt);
         val[i] = v;
         w[i] = (double)cnt;
     }
@@ -43,7 +43,7 @@ gt_status run(const eval_args &A, const gt_pr_dev_octree *o, const float *d_u, s
 
 } // namespace
 
-gt_status gt_pr_dev_iso(const gt_pr_dev_octree *o, const size_t *level_start, int depth, const float *d_u,
+gt_status gt_pr_dev_iso(const gt_pr_dev_octree *o, const size_t *level_start, int lmin, int depth, const float *d_u,
                         const double *d_coef, double *iso)
 {
     eval_args A;
@@ -52,6 +52,7 @@ gt_status gt_pr_dev_iso(const gt_pr_dev_octree *o, const size_t *level_start, in
     A.child = o->child;
     A.nbr = o->nbr;
     A.coef = d_coef;
+    A.lmin = lmin;
     A.depth = depth;
     for (int l = 0; l <= depth + 1; l++) A.level_start[l] = level_start[l];
     const size_t s0 = level_start[depth], n = level_start[depth + 1] - s0;

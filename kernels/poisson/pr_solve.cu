@@ -208,7 +208,8 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         if (p->progress) gt_progress_update(&prog, d + 1 - F, NULL);
     }
     if (p->progress) gt_progress_end(&prog);
-    GT_TRY(gt_pr_dev_iso(&o, h->level_start, D, m->u, m->coef, &s->iso));
+    s->coef_lmin = F;
+    GT_TRY(gt_pr_dev_iso(&o, h->level_start, F, D, m->u, m->coef, &s->iso));
     if (tm) gt_timings_add(tm, "solve (gpu)", gt_timer_stop(&tmr));
     /* the solution stays on the device for the extraction; host copies of
      * what the host-side stages read when the host octree was downloaded */

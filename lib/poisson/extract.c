@@ -52,7 +52,7 @@ static gt_status eval_grid(const gt_pr_state *s, const uint32_t *cxyz, size_t n,
     for (long i = 0; i < (long)n; i++) {
         double q[3];
         for (int a = 0; a < 3; a++) q[a] = ldexp((double)cxyz[3 * (size_t)i + a], -bits);
-        val[i] = gt_pr_eval_levels(&s->oct, q, s->coef, 0, D);
+        val[i] = gt_pr_eval_levels(&s->oct, q, s->coef, s->coef_lmin, D);
     }
     return GT_OK;
 }

@@ -20,7 +20,7 @@ gt_status gt_pr_iso_cpu(gt_pr_state *s)
         size_t v = s0 + (size_t)i;
         val[i] = 0;
         if (!o->pt_count[v]) continue;
-        val[i] = gt_pr_leaf_chi_sum(o->key, o->child, o->nbr, o->level_start, D, s->coef, s->u, o->pt_start[v],
+        val[i] = gt_pr_leaf_chi_sum(o->key, o->child, o->nbr, o->level_start, s->coef_lmin, D, s->coef, s->u, o->pt_start[v],
                                     o->pt_count[v]);
     }
     double sum = 0, w = 0;

@@ -102,7 +102,7 @@ gt_status gt_pr_mesh_post(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mes
             for (int j = 0; j < n; j++)
                 for (int i = 0; i < n; i++) {
                     double q[3] = {(i + 0.5) / n, (j + 0.5) / n, (k + 0.5) / n};
-                    out->vol[(size_t)i + (size_t)n * ((size_t)j + (size_t)n * k)] = (float)gt_pr_eval_levels(o, q, s->coef, 0, D);
+                    out->vol[(size_t)i + (size_t)n * ((size_t)j + (size_t)n * k)] = (float)gt_pr_eval_levels(o, q, s->coef, s->coef_lmin, D);
                 }
         out->vol_spacing = s->side / n;
         for (int a = 0; a < 3; a++) out->vol_origin[a] = s->center[a] - 0.5 * s->side + 0.5 * out->vol_spacing;

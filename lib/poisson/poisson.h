@@ -258,6 +258,8 @@ typedef struct gt_pr_state {
     float *rgb;              /* sorted point colours (NULL without --colors) */
     double *cdens;           /* 3 * nnodes, channel-major: colour sums like wdens */
     double *coef;            /* solution per node */
+    int coef_lmin;           /* the solve's first level (the full depth): the levels below hold no
+                              * coefficients, so chi is evaluated from this one (0 before a solve) */
     double *rhs;             /* divergence per node */
     double alpha;            /* screening weight in the energy */
     bool eval_on_gpu;        /* extraction evaluates chi at the corners on the GPU */

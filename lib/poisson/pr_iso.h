@@ -24,16 +24,16 @@
 #include "poisson/pr_bspline.h"
 
 /* sum over the count sorted points from start of chi at the point (the
- * descent of pr_bspline.h over levels 0..depth with coefficients coef), in
- * point order */
+ * descent of pr_bspline.h over levels lmin..depth with coefficients coef),
+ * in point order */
 GT_HD double gt_pr_leaf_chi_sum(const uint64_t *key, const int32_t *child, const int32_t *nbr,
-                                const size_t *level_start, int depth, const double *coef, const float *u,
+                                const size_t *level_start, int lmin, int depth, const double *coef, const float *u,
                                 uint32_t start, uint32_t count)
 {
     double s = 0.0;
     for (uint32_t k = start; k < start + count; k++) {
         const double q[3] = {(double)u[3 * (size_t)k], (double)u[3 * (size_t)k + 1], (double)u[3 * (size_t)k + 2]};
-        s += gt_pr_eval_descent(key, child, nbr, level_start, q, coef, 0, depth);
+        s += gt_pr_eval_descent(key, child, nbr, level_start, q, coef, lmin, depth);
     }
     return s;
 }

@@ -333,6 +333,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
 
     /* 4. cascadic solve */
     t0 = gt_now_ms();
+    s->coef_lmin = F;
     s->alpha = p->point_weight * ldexp(1.0, D);
     double tol = p->cg_tol > 0 ? p->cg_tol : (p->solver == GT_PR_SOLVER_CG ? 1e-7 : 0.0);
     gt_progress prog;
@@ -444,5 +445,5 @@ done:
 
 double gt_pr_eval(const gt_pr_state *s, const double q[3])
 {
-    return gt_pr_eval_levels(&s->oct, q, s->coef, 0, s->oct.depth);
+    return gt_pr_eval_levels(&s->oct, q, s->coef, s->coef_lmin, s->oct.depth);
 }
