@@ -66,21 +66,14 @@ __global__ void k_div_gather(const gt_pr_dev_octree o, int d, int F, size_t s0, 
             int64_t ca[3];
             gt_pr_cell_of(o.key[(size_t)anc], ca);
             gt_pr_cross_rows(T.M + T.off[lf], T.G + T.off[lf], co, ca, d - lf, M, G);
-            const unsigned mx = gt_pr_rows_mask(M, G, 0), my = gt_pr_rows_mask(M, G, 1), mz = gt_pr_rows_mask(M, G, 2);
-            for (int kz = 0; kz < 5; kz++) {
-                if (!((mz >> kz) & 1u)) continue;
-                for (int ky = 0; ky < 5; ky++) {
-                    if (!((my >> ky) & 1u)) continue;
-                    for (int kx = 0; kx < 5; kx++) {
-                        if (!((mx >> kx) & 1u)) continue;
-                        const int i = kx + 5 * ky + 25 * kz;
-                        const int32_t f = d_nbr125(o, anc, i);
-                        if (f < 0) continue;
-                        const double vv[3] = {vf[3 * (size_t)f], vf[3 * (size_t)f + 1], vf[3 * (size_t)f + 2]};
-                        if (vv[0] == 0 && vv[1] == 0 && vv[2] == 0) continue;
-                        acc += gt_pr_div_term(vv, M, G, i);
-                    }
-                }
+            const unsigned m3 = gt_pr_rows_mask3(M, G);
+            for (int i = 0; i < 125; i++) {
+                if (!gt_pr_mask_has(m3, i)) continue;
+                const int32_t f = d_nbr125(o, anc, i);
+                if (f < 0) continue;
+                const double vv[3] = {vf[3 * (size_t)f], vf[3 * (size_t)f + 1], vf[3 * (size_t)f + 2]};
+                if (vv[0] == 0 && vv[1] == 0 && vv[2] == 0) continue;
+                acc += gt_pr_div_term(vv, M, G, i);
             }
         }
         rhs[v] += acc;
@@ -133,20 +126,12 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, int F, size_t s0, 
             unsigned m3 = 0;
             if (act && nz) m3 = gt_pr_rows_mask3(M, G);
             for (int off = 16; off > 0; off >>= 1) m3 |= __shfl_xor_sync(FULL, m3, off);
-            const unsigned mx = m3 & 31u, my = (m3 >> 5) & 31u, mz = m3 >> 10;
-            for (int kz = 0; kz < 5; kz++) {
-                if (!((mz >> kz) & 1u)) continue;
-                for (int ky = 0; ky < 5; ky++) {
-                    if (!((my >> ky) & 1u)) continue;
-                    for (int kx = 0; kx < 5; kx++) {
-                        if (!((mx >> kx) & 1u)) continue;
-                        const int i = kx + 5 * ky + 25 * kz;
-                        const double val = pr_seg_sum(gt_pr_div_term(vv, M, G, i), sg, lane);
-                        if (act && sg.tail && val != 0.0) {
-                            const int32_t t = d_nbr125(o, anc, i);
-                            if (t >= 0) atomicAdd(&rhs[t], val);
-                        }
-                    }
+            for (int i = 0; i < 125; i++) {
+                if (!gt_pr_mask_has(m3, i)) continue; /* m3 is the warp's: all lanes skip alike */
+                const double val = pr_seg_sum(gt_pr_div_term(vv, M, G, i), sg, lane);
+                if (act && sg.tail && val != 0.0) {
+                    const int32_t t = d_nbr125(o, anc, i);
+                    if (t >= 0) atomicAdd(&rhs[t], val);
                 }
             }
             if (d == F) break;
