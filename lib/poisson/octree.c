@@ -62,25 +62,11 @@ void gt_pr_demorton(uint64_t k, uint32_t *x, uint32_t *y, uint32_t *z)
     gt_pr_key_xyz(k, x, y, z);
 }
 
-typedef struct { uint64_t key; uint32_t idx; } kv_t;
-static int kv_cmp(const void *a, const void *b)
-{
-    const kv_t *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
 void gt_pr_octree_free(gt_pr_octree *o)
 {
     free(o->key); free(o->parent); free(o->child); free(o->nbr);
     free(o->pt_start); free(o->pt_count); free(o->order);
     memset(o, 0, sizeof *o);
-}
-
-static int u64_cmp(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* The occupied cells of one level, in key order: point ranges, and the
@@ -152,12 +138,18 @@ static gt_status occ_widen(occ_list *q, int depth, uint32_t npts)
     size_t npar = 0;
     for (size_t k = 0; k < q->n; k++) npar += first_of_parent(q, k);
     uint64_t *cand = gt_malloc_array(npar, 27 * sizeof *cand, "octree keys");
-    if (!cand) return GT_ERR_RUNTIME;
+    uint64_t *tmp = gt_malloc_array(npar, 27 * sizeof *tmp, "octree keys");
+    if (!cand || !tmp) {
+        free(cand);
+        free(tmp);
+        return GT_ERR_RUNTIME;
+    }
     size_t m = 0;
     for (size_t k = 0; k < q->n; k++)
         if (first_of_parent(q, k))
             for (int i = 0; i < 27; i++) cand[m++] = gt_pr_widen_key(q->key[k] >> 3, depth - 1, i);
-    qsort(cand, m, sizeof *cand, u64_cmp);
+    gt_pr_radix_u64(cand, tmp, m, 3 * depth + 1); /* keys of level depth, and GT_PR_NO_KEY(depth) */
+    free(tmp);
     gt_status st = occ_unite(q, cand, m, GT_PR_NO_KEY(depth), npts);
     free(cand);
     return st;
@@ -188,18 +180,26 @@ gt_status gt_pr_octree_build_cpu(const float *u, size_t n, int depth, int full_d
     o->depth = depth;
     o->npts = n;
     const uint32_t res = 1u << depth;
-    kv_t *kv = gt_malloc_array(n, sizeof *kv, "point keys");
-    if (!kv) return GT_ERR_RUNTIME;
+    gt_pr_kv *kv = gt_malloc_array(n, sizeof *kv, "point keys");
+    gt_pr_kv *kvt = gt_malloc_array(n, sizeof *kvt, "point keys");
+    if (!kv || !kvt) {
+        free(kv);
+        free(kvt);
+        return GT_ERR_RUNTIME;
+    }
+#pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) {
         uint32_t c[3];
         for (int a = 0; a < 3; a++) {
             double v = (double)u[3 * i + a] * res;
             c[a] = v <= 0 ? 0 : v >= res ? res - 1 : (uint32_t)v;
         }
-        kv[i].key = gt_pr_morton(c[0], c[1], c[2]);
-        kv[i].idx = (uint32_t)i;
+        kv[i].k = gt_pr_morton(c[0], c[1], c[2]);
+        kv[i].v = i;
     }
-    qsort(kv, n, sizeof *kv, kv_cmp);
+    /* stable: points of one cell stay in input order */
+    gt_pr_radix_kv(kv, kvt, n, 3 * depth);
+    free(kvt);
     o->order = gt_malloc_array(n, sizeof *o->order, "point order");
     /* per level arrays, built bottom-up */
     uint64_t *lkey[GT_PR_MAX_DEPTH + 1] = {0};
@@ -210,9 +210,9 @@ gt_status gt_pr_octree_build_cpu(const float *u, size_t n, int depth, int full_d
     gt_status st = occ_alloc(&occ, n);
     if (!o->order || st != GT_OK) { st = GT_ERR_RUNTIME; goto done; }
     for (size_t i = 0; i < n; i++) {
-        o->order[i] = kv[i].idx;
-        if (i == 0 || kv[i].key != kv[i - 1].key) {
-            occ.key[occ.n] = kv[i].key;
+        o->order[i] = (uint32_t)kv[i].v;
+        if (i == 0 || kv[i].k != kv[i - 1].k) {
+            occ.key[occ.n] = kv[i].k;
             occ.st[occ.n] = (uint32_t)i;
             occ.cn[occ.n] = 0;
             occ.blk[occ.n] = -1;
@@ -286,6 +286,7 @@ gt_status gt_pr_octree_build_cpu(const float *u, size_t n, int depth, int full_d
     if (!o->key || !o->parent || !o->child || !o->nbr || !o->pt_start || !o->pt_count) { st = GT_ERR_RUNTIME; goto done; }
     for (int l = 0; l <= depth; l++) {
         size_t s0 = o->level_start[l];
+#pragma omp parallel for schedule(static)
         for (size_t k = 0; k < lcount[l]; k++) {
             o->key[s0 + k] = lkey[l][k];
             o->pt_start[s0 + k] = lst[l][k];
@@ -295,6 +296,7 @@ gt_status gt_pr_octree_build_cpu(const float *u, size_t n, int depth, int full_d
         }
     }
     o->parent[0] = -1;
+#pragma omp parallel for schedule(static)
     for (size_t i = 0; i < o->level_start[depth]; i++)
         if (o->child[i] >= 0)
             for (int c = 0; c < 8; c++) o->parent[o->child[i] + c] = (int32_t)i;
@@ -302,6 +304,7 @@ gt_status gt_pr_octree_build_cpu(const float *u, size_t n, int depth, int full_d
     for (int i = 0; i < 27; i++) o->nbr[i] = -1;
     o->nbr[13] = 0;
     for (int l = 1; l <= depth; l++) {
+#pragma omp parallel for schedule(static)
         for (size_t v = o->level_start[l]; v < o->level_start[l + 1]; v++) {
             int32_t p = o->parent[v];
             int c = (int)(o->key[v] & 7);
