@@ -146,10 +146,53 @@ static double gather_points(const gt_pr_octree *o, int level, size_t v, const fl
     return s;
 }
 
-/* value at point k of the level-`level` functions with coefficients x */
-static double eval_point_level(const gt_pr_octree *o, int level, int32_t node, const float *p, const double *x)
+
+/* w[27 k + j]: the level's function of neighbour j of point k's node at
+ * the point (0 where there is no such node; gt_pr_eval_node's terms), kept
+ * for the level's right-hand side and CG iterations */
+static void point_weights(const gt_pr_octree *o, int level, const int32_t *lnode, const float *u, size_t N,
+                          double *w)
 {
-    return gt_pr_eval_node(o->key, o->nbr, level, node, p, x);
+#pragma omp parallel for schedule(static)
+    for (size_t k = 0; k < N; k++)
+        for (int j = 0; j < 27; j++) {
+            const int32_t nb = o->nbr[27 * (size_t)lnode[k] + j];
+            double f = 0.0;
+            if (nb >= 0) {
+                int64_t c[3];
+                node_xyz(o, (size_t)nb, c);
+                f = gt_pr_basis(level, c, u + 3 * k);
+            }
+            w[27 * k + j] = f;
+        }
+}
+/* gather_points(o, level, v, u, pv, pw) from the kept values: a point in v's
+ * neighbour cell i sees v as its node's neighbour 26 - i */
+static double gather_points_w(const gt_pr_octree *o, size_t v, const double *w, const double *pv, const float *pw)
+{
+    double s = 0.0;
+    for (int i = 0; i < 27; i++) {
+        int32_t nb = o->nbr[27 * v + i];
+        if (nb < 0) continue;
+        uint32_t st = o->pt_start[nb], cn = o->pt_count[nb];
+        for (uint32_t k = st; k < st + cn; k++) {
+            double f = w[27 * (size_t)k + 26 - i];
+            if (f == 0.0) continue;
+            s += f * pw[k] * pv[k];
+        }
+    }
+    return s;
+}
+/* gt_pr_eval_node at point k (node: its level-d node) from the kept values */
+static double eval_point_w(const gt_pr_octree *o, int32_t node, const double *wk, const double *x)
+{
+    double s = 0.0;
+    for (int j = 0; j < 27; j++) {
+        int32_t nb = o->nbr[27 * (size_t)node + j];
+        if (nb < 0) continue;
+        s += x[nb] * wk[j];
+    }
+    return s;
 }
 
 /* a.b summed in blocks of DOT_BLOCK in parallel, the blocks' sums added in
@@ -285,8 +328,9 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     double *r = gt_malloc_array(nmax, sizeof *r, "cg"), *pp = gt_malloc_array(nmax, sizeof *pp, "cg");
     double *ap = gt_malloc_array(nmax, sizeof *ap, "cg"), *b = gt_malloc_array(nmax, sizeof *b, "cg");
     double *part = gt_malloc_array(nmax / DOT_BLOCK + 1, sizeof *part, "cg");
+    double *pw = gt_malloc_array(N, 27 * sizeof *pw, "point weights");
     if (!leaf || !ptval || !uval || !lnode || !s->coef || !s->rhs || !s->wdens || !s->area || !vf || !sdepth || !r ||
-        !pp || !ap || !b || !part) {
+        !pp || !ap || !b || !part || !pw) {
         st = GT_ERR_RUNTIME;
         goto done;
     }
@@ -405,6 +449,10 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             for (int dc = F; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
             goto done;
         }
+        /* the points' level-d nodes and their functions' values there */
+#pragma omp parallel for schedule(static)
+        for (size_t k = 0; k < N; k++) lnode[k] = up(o, leaf[k], D - d);
+        point_weights(o, d, lnode, s->u, N, pw);
         /* right-hand side: divergence - coarser Laplacian - coarser screening */
 #pragma omp parallel for schedule(dynamic, 1024)
         for (size_t q = 0; q < n; q++) {
@@ -424,12 +472,12 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 }
                 if (dc == F) break;
             }
-            if (alpha > 0) acc -= alpha * gather_points(o, d, v, s->u, ptval, s->area);
+            if (alpha > 0) acc -= alpha * gather_points_w(o, v, pw, ptval, s->area);
             b[q] = acc;
         }
         for (int dc = F; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
-        /* CG on (L_d + S_d) x = b, x0 = 0; the level's 125-neighbour table and
-         * the points' level-d nodes are gathered once */
+        /* CG on (L_d + S_d) x = b, x0 = 0; the level's 125-neighbour table is
+         * gathered once */
         int32_t *n125 = gt_malloc_array(n, 125 * sizeof(int32_t), "level neighbours");
         if (!n125) { st = GT_ERR_RUNTIME; goto done; }
 #pragma omp parallel for schedule(static)
@@ -438,8 +486,6 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 int32_t t = gt_pr_nbr125(o, (int32_t)(s0 + q), i);
                 n125[125 * q + i] = t >= 0 ? t - (int32_t)s0 : -1;
             }
-#pragma omp parallel for schedule(static)
-        for (size_t k = 0; k < N; k++) lnode[k] = up(o, leaf[k], D - d);
         double *x = s->coef + s0;
         memcpy(r, b, n * sizeof *r);
         memcpy(pp, b, n * sizeof *pp);
@@ -450,7 +496,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             /* ap = L pp + S pp */
             if (alpha > 0) {
 #pragma omp parallel for schedule(static)
-                for (size_t k = 0; k < N; k++) uval[k] = eval_point_level(o, d, lnode[k], s->u + 3 * k, pp - s0);
+                for (size_t k = 0; k < N; k++) uval[k] = eval_point_w(o, lnode[k], pw + 27 * k, pp - s0);
             }
 #pragma omp parallel for schedule(dynamic, 1024)
             for (size_t q = 0; q < n; q++) {
@@ -459,7 +505,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 const int32_t *nq = n125 + 125 * q;
                 for (int i = 0; i < 125; i++)
                     if (nq[i] >= 0) acc += stencil[i] * pp[nq[i]];
-                if (alpha > 0) acc += alpha * gather_points(o, d, v, s->u, uval, s->area);
+                if (alpha > 0) acc += alpha * gather_points_w(o, v, pw, uval, s->area);
                 ap[q] = acc;
             }
             const double pap = dot_blocked(pp, ap, n, part);
@@ -480,7 +526,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 bb > 0 ? sqrt(rr / bb) : 0.0);
         /* the level's contribution at the samples */
 #pragma omp parallel for schedule(static)
-        for (size_t k = 0; k < N; k++) ptval[k] += eval_point_level(o, d, lnode[k], s->u + 3 * k, s->coef);
+        for (size_t k = 0; k < N; k++) ptval[k] += eval_point_w(o, lnode[k], pw + 27 * k, s->coef);
         if (p->progress) gt_progress_update(&prog, d + 1 - F, NULL);
     }
     if (p->progress) gt_progress_end(&prog);
@@ -489,6 +535,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
 done:
     free(leaf); free(ptval); free(uval); free(lnode); free(vf); free(sdepth); free(r); free(pp); free(ap); free(b);
     free(part);
+    free(pw);
     return st;
 }
 
