@@ -146,7 +146,6 @@ static double gather_points(const gt_pr_octree *o, int level, size_t v, const fl
     return s;
 }
 
-
 /* w[27 k + j]: the level's function of neighbour j of point k's node at
  * the point (0 where there is no such node; gt_pr_eval_node's terms), kept
  * for the level's right-hand side and CG iterations */
