@@ -126,26 +126,6 @@ static inline int32_t up(const gt_pr_octree *o, int32_t v, int levels)
     return v;
 }
 
-/* sum over the points in the 27 neighbour cells of node v of F_v(p) * w(p) * val(p) */
-static double gather_points(const gt_pr_octree *o, int level, size_t v, const float *u, const double *pv,
-                            const float *pw)
-{
-    int64_t c[3];
-    node_xyz(o, v, c);
-    double s = 0.0;
-    for (int i = 0; i < 27; i++) {
-        int32_t nb = o->nbr[27 * v + i];
-        if (nb < 0) continue;
-        uint32_t st = o->pt_start[nb], cn = o->pt_count[nb];
-        for (uint32_t k = st; k < st + cn; k++) {
-            double f = gt_pr_basis(level, c, u + 3 * (size_t)k);
-            if (f == 0.0) continue;
-            s += f * (pw ? pw[k] : 1.0) * (pv ? pv[k] : 1.0);
-        }
-    }
-    return s;
-}
-
 /* w[27 k + j]: the level's function of neighbour j of point k's node at
  * the point (0 where there is no such node; gt_pr_eval_node's terms), kept
  * for the level's right-hand side and CG iterations */
@@ -165,8 +145,9 @@ static void point_weights(const gt_pr_octree *o, int level, const int32_t *lnode
             w[27 * k + j] = f;
         }
 }
-/* gather_points(o, level, v, u, pv, pw) from the kept values: a point in v's
- * neighbour cell i sees v as its node's neighbour 26 - i */
+/* sum over the points in the 27 neighbour cells of node v of F_v(p) pw(p)
+ * pv(p) (NULL: 1), F_v(p) from the kept values w: a point in v's neighbour
+ * cell i sees v as its node's neighbour 26 - i */
 static double gather_points_w(const gt_pr_octree *o, size_t v, const double *w, const double *pv, const float *pw)
 {
     double s = 0.0;
@@ -177,7 +158,7 @@ static double gather_points_w(const gt_pr_octree *o, size_t v, const double *w, 
         for (uint32_t k = st; k < st + cn; k++) {
             double f = w[27 * (size_t)k + 26 - i];
             if (f == 0.0) continue;
-            s += f * pw[k] * pv[k];
+            s += f * (pw ? pw[k] : 1.0) * (pv ? pv[k] : 1.0);
         }
     }
     return s;
@@ -340,9 +321,12 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     const int Dw = D >= 2 ? D - 2 : 0, dlo = Dw < F ? Dw : F;
     s->density_depth = Dw;
     for (int l = dlo; l <= Dw; l++) {
+#pragma omp parallel for schedule(static)
+        for (size_t k = 0; k < N; k++) lnode[k] = up(o, leaf[k], D - l);
+        point_weights(o, l, lnode, s->u, N, pw);
         const long v0 = (long)o->level_start[l], v1 = (long)o->level_start[l + 1];
 #pragma omp parallel for schedule(dynamic, 1024)
-        for (long v = v0; v < v1; v++) s->wdens[v] = gather_points(o, l, (size_t)v, s->u, NULL, NULL);
+        for (long v = v0; v < v1; v++) s->wdens[v] = gather_points_w(o, (size_t)v, pw, NULL, NULL);
     }
     if (s->rgb && (st = gt_pr_colors_cpu(s)) != GT_OK) goto done;
     {
