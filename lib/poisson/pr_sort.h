@@ -1,4 +1,4 @@
-/* Sorting and searching of 64-bit keys for the CPU extraction (sort64.c);
+/* Sorting and searching of 64-bit keys for the CPU octree and extraction (sort64.c);
  * the searches are shared with the GPU extraction. */
 #ifndef GT_PR_SORT_H
 #define GT_PR_SORT_H
