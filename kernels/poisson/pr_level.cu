@@ -114,17 +114,28 @@ __global__ void k_stencil(const gt_pr_dev_octree o, size_t s0, size_t n, const d
         ap[q] = acc;
     }
 }
-__global__ void k_update_xr(double *x, double *r, const double *pp, const double *ap, double al, size_t n)
+__global__ void k_jacobi_inv(double *dinv, double centre, size_t n)
+{
+    GRID_LOOP(q, n) dinv[q] = 1.0 / (centre + dinv[q]);
+}
+__global__ void k_mul(double *z, const double *dinv, const double *r, size_t n)
+{
+    GRID_LOOP(q, n) z[q] = dinv[q] * r[q];
+}
+__global__ void k_update_xrz(double *x, double *r, double *z, const double *pp, const double *ap,
+                             const double *__restrict__ dinv, double al, size_t n)
 {
     GRID_LOOP(q, n)
     {
         x[q] += al * pp[q];
-        r[q] -= al * ap[q];
+        const double rq = r[q] - al * ap[q];
+        r[q] = rq;
+        z[q] = dinv[q] * rq;
     }
 }
-__global__ void k_update_p(double *pp, const double *r, double be, size_t n)
+__global__ void k_update_p(double *pp, const double *z, double be, size_t n)
 {
-    GRID_LOOP(q, n) pp[q] = r[q] + be * pp[q];
+    GRID_LOOP(q, n) pp[q] = z[q] + be * pp[q];
 }
 
 gt_status pr_level_stencil(int d)
@@ -145,14 +156,25 @@ gt_status pr_stencil(const gt_pr_dev_octree &o, size_t s0, size_t n, const doubl
     LAUNCH(k_stencil, n, o, s0, n, pp, ap);
     return GT_OK;
 }
-gt_status pr_update_xr(double *x, double *r, const double *pp, const double *ap, double al, size_t n)
+gt_status pr_jacobi_inv(double *dinv, double centre, size_t n)
 {
-    LAUNCH(k_update_xr, n, x, r, pp, ap, al, n);
+    LAUNCH(k_jacobi_inv, n, dinv, centre, n);
     return GT_OK;
 }
-gt_status pr_update_p(double *pp, const double *r, double be, size_t n)
+gt_status pr_mul(double *z, const double *dinv, const double *r, size_t n)
 {
-    LAUNCH(k_update_p, n, pp, r, be, n);
+    LAUNCH(k_mul, n, z, dinv, r, n);
+    return GT_OK;
+}
+gt_status pr_update_xrz(double *x, double *r, double *z, const double *pp, const double *ap, const double *dinv,
+                        double al, size_t n)
+{
+    LAUNCH(k_update_xrz, n, x, r, z, pp, ap, dinv, al, n);
+    return GT_OK;
+}
+gt_status pr_update_p(double *pp, const double *z, double be, size_t n)
+{
+    LAUNCH(k_update_p, n, pp, z, be, n);
     return GT_OK;
 }
 gt_status pr_ddot(const double *a, const double *b, size_t n, double *d_scal, double *out)

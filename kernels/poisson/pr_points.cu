@@ -21,9 +21,10 @@
  *   out[t - ooff] += scale * w_k * F_t(p_k),
  * w_k = 1 (MODE_ONE), area_k val[k] (MODE_VAL) or area_k sum_t' pp[t'] F_t'(p_k)
  * (MODE_PP: the level's functions with coefficients pp at the point, i.e.
- * one application of the screening matrix without a per-point array).
+ * one application of the screening matrix without a per-point array);
+ * MODE_SQ adds scale * area_k * F_t(p_k)^2 (the screening matrix's diagonal).
  * The same sums as the CPU's node-side gather over the 27 neighbour cells. */
-enum { MODE_ONE = PR_SCATTER_ONE, MODE_VAL = PR_SCATTER_VAL, MODE_PP = PR_SCATTER_PP };
+enum { MODE_ONE = PR_SCATTER_ONE, MODE_VAL = PR_SCATTER_VAL, MODE_PP = PR_SCATTER_PP, MODE_SQ = PR_SCATTER_SQ };
 template <int MODE>
 __global__ void k_point_scatter(const gt_pr_dev_octree o, int d, const int32_t *__restrict__ lnode,
                                 const float *__restrict__ u, const float *__restrict__ area,
@@ -56,6 +57,8 @@ __global__ void k_point_scatter(const gt_pr_dev_octree o, int d, const int32_t *
                 w = scale;
             } else if (MODE == MODE_VAL) {
                 w = scale * (double)area[k] * val[k];
+            } else if (MODE == MODE_SQ) {
+                w = scale * (double)area[k];
             } else {
                 double uv = 0.0;
                 for (int i = 0; i < 27; i++) {
@@ -68,7 +71,8 @@ __global__ void k_point_scatter(const gt_pr_dev_octree o, int d, const int32_t *
         const pr_seg sg = pr_seg_of(node, lane);
         for (int i = 0; i < 27; i++) {
             const int32_t t = act ? o.nbr[27 * (size_t)node + i] : -1;
-            const double v = pr_seg_sum(w * (f[0][i % 3] * f[1][(i / 3) % 3] * f[2][i / 9]), sg, lane);
+            const double ft = f[0][i % 3] * f[1][(i / 3) % 3] * f[2][i / 9];
+            const double v = pr_seg_sum(w * (MODE == MODE_SQ ? ft * ft : ft), sg, lane);
             if (act && sg.tail && t >= 0 && v != 0.0) atomicAdd(&out[t - ooff], v);
         }
     }
@@ -141,7 +145,8 @@ gt_status pr_point_scatter(int mode, const gt_pr_dev_octree &o, int d, const int
 {
     if (mode == MODE_ONE) LAUNCH(k_point_scatter<MODE_ONE>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N);
     else if (mode == MODE_VAL) LAUNCH(k_point_scatter<MODE_VAL>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N);
-    else LAUNCH(k_point_scatter<MODE_PP>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N);
+    else if (mode == MODE_PP) LAUNCH(k_point_scatter<MODE_PP>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N);
+    else LAUNCH(k_point_scatter<MODE_SQ>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N);
     return GT_OK;
 }
 gt_status pr_sample_depths(const gt_pr_dev_octree &o, int Dw, int F, const int32_t *lnode, const float *u,

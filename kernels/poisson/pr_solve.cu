@@ -31,7 +31,7 @@ typedef struct {
     uint8_t *flag;
     uint32_t *src;
     int32_t *leaf, *lnode;
-    double *wdens, *rhs, *coef, *vf, *ptval, *b, *r, *pp, *ap, *scal;
+    double *wdens, *rhs, *coef, *vf, *ptval, *b, *r, *pp, *ap, *z, *dinv, *scal;
 } bufs_t;
 
 static void free_bufs(bufs_t *m)
@@ -108,6 +108,8 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     GT_TRY(gt_cu_malloc((void **)&m->r, nmax * sizeof(double), "cg"));
     GT_TRY(gt_cu_malloc((void **)&m->pp, nmax * sizeof(double), "cg"));
     GT_TRY(gt_cu_malloc((void **)&m->ap, nmax * sizeof(double), "cg"));
+    GT_TRY(gt_cu_malloc((void **)&m->z, nmax * sizeof(double), "cg"));
+    GT_TRY(gt_cu_malloc((void **)&m->dinv, nmax * sizeof(double), "cg"));
     GT_TRY(gt_cu_malloc((void **)&m->flag, nmax, "divergence sources"));
     GT_TRY(gt_cu_malloc((void **)&m->src, nmax * sizeof(uint32_t), "divergence sources"));
     GT_TRY(gt_cu_memset(m->wdens, 0, NN * sizeof(double), NULL));
@@ -180,27 +182,36 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         if (tm) gt_timings_add(tm, "solve: right-hand sides", gt_timer_stop(&sub));
         gt_timer_start(&sub, true, NULL);
         double *x = m->coef + s0;
+        /* Jacobi-preconditioned CG, as gt_pr_solve_cpu: the diagonal is the
+         * stencil's centre plus the screening's sum over the points */
+        GT_TRY(gt_cu_memset(m->dinv, 0, n * sizeof(double), NULL));
+        if (alpha > 0)
+            GT_TRY(pr_point_scatter(PR_SCATTER_SQ, o, d, m->lnode, m->u, m->area, NULL, 0, alpha, m->dinv, s0, N));
+        GT_TRY(pr_jacobi_inv(m->dinv, gt_pr_stencil_centre(d), n));
         GT_TRY(gt_cu_memcpy_d2d(m->r, m->b, n * sizeof(double), NULL));
-        GT_TRY(gt_cu_memcpy_d2d(m->pp, m->b, n * sizeof(double), NULL));
-        double rr, bb;
+        GT_TRY(pr_mul(m->pp, m->dinv, m->b, n));
+        double rr, bb, rz;
         GT_TRY(pr_ddot(m->r, m->r, n, m->scal, &rr));
+        GT_TRY(pr_ddot(m->r, m->pp, n, m->scal, &rz));
         bb = rr;
         int it = 0;
         const int iters = gt_pr_level_iters(p, d, F, D);
-        for (; it < iters && rr > 0 && rr > tol * tol * bb; it++) {
+        for (; it < iters && rz > 0 && (tol == 0 || rr > tol * tol * bb); it++) {
             GT_TRY(pr_stencil(o, s0, n, m->pp, m->ap));
             if (alpha > 0)
                 GT_TRY(pr_point_scatter(PR_SCATTER_PP, o, d, m->lnode, m->u, m->area, m->pp, s0, alpha, m->ap, s0, N));
             double pap;
             GT_TRY(pr_ddot(m->pp, m->ap, n, m->scal, &pap));
             if (!(pap > 0)) break;
-            double al = rr / pap, rr2;
-            GT_TRY(pr_update_xr(x, m->r, m->pp, m->ap, al, n));
-            GT_TRY(pr_ddot(m->r, m->r, n, m->scal, &rr2));
-            double be = rr2 / rr;
-            rr = rr2;
-            GT_TRY(pr_update_p(m->pp, m->r, be, n));
+            double al = rz / pap, rz2;
+            GT_TRY(pr_update_xrz(x, m->r, m->z, m->pp, m->ap, m->dinv, al, n));
+            GT_TRY(pr_ddot(m->r, m->z, n, m->scal, &rz2));
+            if (tol > 0) GT_TRY(pr_ddot(m->r, m->r, n, m->scal, &rr));
+            double be = rz2 / rz;
+            rz = rz2;
+            GT_TRY(pr_update_p(m->pp, m->z, be, n));
         }
+        if (tol == 0 && it > 0) GT_TRY(pr_ddot(m->r, m->r, n, m->scal, &rr));
         if (tm) gt_timings_add(tm, "solve: cg", gt_timer_stop(&sub));
         gt_info("solve: level %d, %zu nodes: %d CG iterations, residual %.3g of the right-hand side's", d, n, it,
                 bb > 0 ? sqrt(rr / bb) : 0.0);

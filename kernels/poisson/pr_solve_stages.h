@@ -71,8 +71,9 @@ __device__ __forceinline__ double pr_seg_sum(double v, const pr_seg &s, int lane
 
 /* pr_points.cu. Modes of the point scatter: weight 1 (density), area * val
  * (screening of the coarser levels' values), area * (the level's functions
- * with coefficients val at the point) (one application of the screening). */
-enum { PR_SCATTER_ONE = 0, PR_SCATTER_VAL = 1, PR_SCATTER_PP = 2 };
+ * with coefficients val at the point) (one application of the screening),
+ * area with the function's value squared (the screening's diagonal). */
+enum { PR_SCATTER_ONE = 0, PR_SCATTER_VAL = 1, PR_SCATTER_PP = 2, PR_SCATTER_SQ = 3 };
 gt_status pr_gather_sorted(const float *src, const uint32_t *order, float *dst, size_t n);
 gt_status pr_leaves(const gt_pr_dev_octree &o, size_t s0, size_t n, int32_t *leaf);
 gt_status pr_up(const int32_t *parent, const int32_t *leaf, int levels, int32_t *out, size_t n);
@@ -109,8 +110,14 @@ gt_status pr_level_stencil(int d); /* the level's 125-point stencil to constant 
 gt_status pr_rhs(const gt_pr_dev_octree &o, int d, int F, size_t s0, size_t n, const double *rhs, const double *coef,
                  const xtab &T, double *b);
 gt_status pr_stencil(const gt_pr_dev_octree &o, size_t s0, size_t n, const double *pp, double *ap);
-gt_status pr_update_xr(double *x, double *r, const double *pp, const double *ap, double al, size_t n);
-gt_status pr_update_p(double *pp, const double *r, double be, size_t n);
+/* Jacobi-preconditioned CG: dinv = 1 / (centre + dinv) in place (dinv holds
+ * the screening's diagonal); z = dinv r; x += al pp, r -= al ap, z = dinv r;
+ * pp = z + be pp */
+gt_status pr_jacobi_inv(double *dinv, double centre, size_t n);
+gt_status pr_mul(double *z, const double *dinv, const double *r, size_t n);
+gt_status pr_update_xrz(double *x, double *r, double *z, const double *pp, const double *ap, const double *dinv,
+                        double al, size_t n);
+gt_status pr_update_p(double *pp, const double *z, double be, size_t n);
 /* a.b through a device scalar (one small copy back) */
 gt_status pr_ddot(const double *a, const double *b, size_t n, double *d_scal, double *out);
 

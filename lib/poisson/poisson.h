@@ -106,6 +106,14 @@ double gt_pr_integral1d(int df, int64_t i, int a, int dg, int64_t j, int b);
 void gt_pr_cross_fill(int df, int dg, int a, int b, double *t);
 /* The level-d 125-point Laplacian stencil, index (dx+2)+5(dy+2)+25(dz+2). */
 void gt_pr_stencil125(int d, double stencil[125]);
+/* Its centre: the diagonal of the level's Laplacian, to which the screening's
+ * diagonal is added for the Jacobi preconditioner of both paths' CG. */
+static inline double gt_pr_stencil_centre(int d)
+{
+    double s[125];
+    gt_pr_stencil125(d, s);
+    return s[62];
+}
 
 typedef enum gt_pr_solver { GT_PR_SOLVER_MULTIGRID = 0, GT_PR_SOLVER_CG = 1 } gt_pr_solver;
 
