@@ -147,8 +147,10 @@ static void point_weights(const gt_pr_octree *o, int level, const int32_t *lnode
 }
 /* sum over the points in the 27 neighbour cells of node v of F_v(p) pw(p)
  * pv(p) (NULL: 1), F_v(p) from the kept values w: a point in v's neighbour
- * cell i sees v as its node's neighbour 26 - i */
-static double gather_points_w(const gt_pr_octree *o, size_t v, const double *w, const double *pv, const float *pw)
+ * cell i sees v as its node's neighbour 26 - i; square: F_v(p)^2 instead of
+ * F_v(p) (the screening's diagonal) */
+static double gather_points_w(const gt_pr_octree *o, size_t v, const double *w, const double *pv, const float *pw,
+                              bool square)
 {
     double s = 0.0;
     for (int i = 0; i < 27; i++) {
@@ -158,23 +160,7 @@ static double gather_points_w(const gt_pr_octree *o, size_t v, const double *w, 
         for (uint32_t k = st; k < st + cn; k++) {
             double f = w[27 * (size_t)k + 26 - i];
             if (f == 0.0) continue;
-            s += f * (pw ? pw[k] : 1.0) * (pv ? pv[k] : 1.0);
-        }
-    }
-    return s;
-}
-/* the screening's diagonal at node v: sum over the points in its 27
- * neighbour cells of F_v(p)^2 pw(p) */
-static double diag_points_w(const gt_pr_octree *o, size_t v, const double *w, const float *pw)
-{
-    double s = 0.0;
-    for (int i = 0; i < 27; i++) {
-        int32_t nb = o->nbr[27 * v + i];
-        if (nb < 0) continue;
-        uint32_t st = o->pt_start[nb], cn = o->pt_count[nb];
-        for (uint32_t k = st; k < st + cn; k++) {
-            double f = w[27 * (size_t)k + 26 - i];
-            s += f * f * pw[k];
+            s += f * (square ? f : 1.0) * (pw ? pw[k] : 1.0) * (pv ? pv[k] : 1.0);
         }
     }
     return s;
@@ -343,7 +329,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         point_weights(o, l, lnode, s->u, N, pw);
         const long v0 = (long)o->level_start[l], v1 = (long)o->level_start[l + 1];
 #pragma omp parallel for schedule(dynamic, 1024)
-        for (long v = v0; v < v1; v++) s->wdens[v] = gather_points_w(o, (size_t)v, pw, NULL, NULL);
+        for (long v = v0; v < v1; v++) s->wdens[v] = gather_points_w(o, (size_t)v, pw, NULL, NULL, false);
     }
     if (s->rgb && (st = gt_pr_colors_cpu(s)) != GT_OK) goto done;
     {
@@ -472,7 +458,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 }
                 if (dc == F) break;
             }
-            if (alpha > 0) acc -= alpha * gather_points_w(o, v, pw, ptval, s->area);
+            if (alpha > 0) acc -= alpha * gather_points_w(o, v, pw, ptval, s->area, false);
             b[q] = acc;
         }
         for (int dc = F; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
@@ -493,7 +479,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
          * unconverged by 0.1 cell in the bunny's open base) */
 #pragma omp parallel for schedule(static)
         for (size_t q = 0; q < n; q++)
-            dinv[q] = 1.0 / (stencil[62] + (alpha > 0 ? alpha * diag_points_w(o, s0 + q, pw, s->area) : 0.0));
+            dinv[q] = 1.0 / (stencil[62] + (alpha > 0 ? alpha * gather_points_w(o, s0 + q, pw, NULL, s->area, true) : 0.0));
         memcpy(r, b, n * sizeof *r);
 #pragma omp parallel for schedule(static)
         for (size_t q = 0; q < n; q++) pp[q] = dinv[q] * b[q];
@@ -514,7 +500,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 const int32_t *nq = n125 + 125 * q;
                 for (int i = 0; i < 125; i++)
                     if (nq[i] >= 0) acc += stencil[i] * pp[nq[i]];
-                if (alpha > 0) acc += alpha * gather_points_w(o, v, pw, uval, s->area);
+                if (alpha > 0) acc += alpha * gather_points_w(o, v, pw, uval, s->area, false);
                 ap[q] = acc;
             }
             const double pap = dot_blocked(pp, ap, n, part);
