@@ -188,6 +188,129 @@ gt_status gt_points_read_any(const char *path, double **xyz, size_t *n)
     return st;
 }
 
+/* one line's values (at most kmax) into v; *nv: their count (0: blank) */
+static gt_status parse_values(gt_reader *r, char *s, double *v, int kmax, int *nv)
+{
+    char *hash = strchr(s, '#');
+    if (hash) *hash = '\0';
+    int n = 0;
+    bool need_value = false; /* after a comma */
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\f' || *s == '\v') s++;
+        if (!*s) break;
+        if (*s == ',') {
+            if (n == 0 || need_value) return gt_fail_at(GT_ERR_DATA, r->name, r->line, "empty field before ','");
+            need_value = true;
+            s++;
+            continue;
+        }
+        const char *end;
+        double x;
+        if (!gt_scan_double(s, &end, &x) || !is_sep(*end)) return bad_token(r, "not a number: ", s);
+        if (!isfinite(x)) return bad_token(r, "non-finite value ", s);
+        if (n == kmax) return gt_fail_at(GT_ERR_DATA, r->name, r->line, "more than %d numbers on a line", kmax);
+        v[n++] = x;
+        need_value = false;
+        s = (char *)end;
+    }
+    if (need_value) return gt_fail_at(GT_ERR_DATA, r->name, r->line, "line ends with ','");
+    *nv = n;
+    return GT_OK;
+}
+
+/* the columns for messages: "x y z nx ny nz" (kmin names), then the others
+ * in brackets when kmax > kmin */
+static void join_names(const char *const *names, int kmin, int kmax, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < kmax && o + 1 < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s%s%s", i ? " " : "", i == kmin ? "[" : "", names[i],
+                              i == kmax - 1 && kmax > kmin ? "]" : "");
+}
+
+static gt_status read_table_text(gt_reader *r, const char *const *names, int kmin, int kmax, gt_ply_mesh *m)
+{
+    double v[64];
+    float *data = NULL;
+    size_t n = 0, cap = 0;
+    int k = 0;
+    gt_status st = GT_OK;
+    char want[512];
+    join_names(names, kmin, kmax, want, sizeof want);
+    for (;;) {
+        char *line;
+        if ((st = gt_rd_line(r, &line, NULL)) != GT_OK) goto fail;
+        if (!line) break;
+        int nv = 0;
+        if ((st = parse_values(r, line, v, kmax, &nv)) != GT_OK) {
+            if (k == 0) gt_errmsg_prefix("not a PLY file, nor point text with %s per line", want);
+            goto fail;
+        }
+        if (nv == 0) continue;
+        if (k == 0) {
+            if (nv != kmin && nv != kmax) {
+                if (kmin == kmax) st = gt_fail_at(GT_ERR_DATA, r->name, r->line, "expected %d numbers per line (%s), got %d",
+                                                  kmin, want, nv);
+                else st = gt_fail_at(GT_ERR_DATA, r->name, r->line, "expected %d or %d numbers per line (%s), got %d",
+                                     kmin, kmax, want, nv);
+                goto fail;
+            }
+            k = nv;
+        } else if (nv != k) {
+            st = gt_fail_at(GT_ERR_DATA, r->name, r->line, "%d numbers on this line, %d on the first", nv, k);
+            goto fail;
+        }
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 4096;
+            float *d = realloc(data, nc * (size_t)k * sizeof *d);
+            if (!d) { st = gt_fail(GT_ERR_RUNTIME, "out of memory for %zu points", nc); goto fail; }
+            data = d;
+            cap = nc;
+        }
+        for (int i = 0; i < k; i++) data[n * (size_t)k + (size_t)i] = (float)v[i];
+        n++;
+    }
+    if (k == 0) {
+        st = gt_fail_at(GT_ERR_DATA, r->name, 1, "not a PLY file, and no point text (%s per line) in it%s", want,
+                        r->line <= 1 ? ": it is empty" : "");
+        goto fail;
+    }
+    memset(m, 0, sizeof *m);
+    m->props = calloc((size_t)k, sizeof *m->props);
+    if (!m->props) { st = gt_fail(GT_ERR_RUNTIME, "out of memory"); goto fail; }
+    for (int i = 0; i < k; i++) {
+        snprintf(m->props[i].name, sizeof m->props[i].name, "%s", names[i]);
+        m->props[i].type = GT_PLY_FLOAT32;
+    }
+    m->nprops = k;
+    m->nvert = n;
+    m->vdata = data ? data : malloc(sizeof(float));
+    m->format = GT_PLY_ASCII;
+    if (!m->vdata) { free(m->props); memset(m, 0, sizeof *m); return gt_fail(GT_ERR_RUNTIME, "out of memory"); }
+    return GT_OK;
+fail:
+    free(data);
+    return st;
+}
+
+gt_status gt_points_read_table(const char *path, const char *const *names, int kmin, int kmax, gt_ply_mesh *m)
+{
+    memset(m, 0, sizeof *m);
+    if (kmin < 1 || kmax < kmin || kmax > 64) return gt_fail(GT_ERR_RUNTIME, "gt_points_read_table: bad column counts");
+    gt_reader r;
+    GT_TRY(gt_rd_open(&r, path));
+    char magic[4];
+    size_t k = gt_rd_peek(&r, magic, 4);
+    gt_status st;
+    if (k == 4 && memcmp(magic, "ply", 3) == 0 && (magic[3] == '\n' || magic[3] == '\r'))
+        st = gt_ply_read_reader(&r, m);
+    else
+        st = read_table_text(&r, names, kmin, kmax, m);
+    gt_rd_close(&r);
+    return st;
+}
+
 gt_status gt_points_write(const char *path, const double *xyz, size_t n)
 {
     gt_out o;

@@ -8,6 +8,8 @@
 
 #include "common/status.h"
 
+struct gt_ply_mesh;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -17,6 +19,13 @@ gt_status gt_points_read(const char *path, double **xyz, size_t *n);
 /* Read points from PLY (x,y,z vertex properties) or text, chosen by content
  * (a file starting with "ply\n" is PLY). */
 gt_status gt_points_read_any(const char *path, double **xyz, size_t *n);
+/* Read a PLY (gt_ply_read) or, when the file does not start as one, point
+ * text (separators and comments as above) with the same number k of values
+ * on every line, k = kmin or kmax, as a vertex-only gt_ply_mesh whose
+ * float32 properties are names[0..k-1] (PoissonRecon's .npts/.xyz-style
+ * "x y z nx ny nz [red green blue]" for poissonrec). "-": stdin. */
+gt_status gt_points_read_table(const char *path, const char *const *names, int kmin, int kmax,
+                               struct gt_ply_mesh *m);
 /* Whether the file at path starts as a PLY does ("ply" and a line end), the
  * test gt_points_read_any applies; false for "-" and unreadable paths. */
 bool gt_points_is_ply_file(const char *path);

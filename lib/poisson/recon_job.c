@@ -38,6 +38,10 @@ static gt_status gather_points(const gt_ply_mesh *pm, const char *in_path, const
     GT_TRY(gt_points_check_finite(*xyz, pm->nvert, 3, pn, in_path));
     GT_TRY(gt_points_check_finite(*nrm, pm->nvert, 3, nn, in_path));
     if (p->want_colors) {
+        if (gt_ply_find(pm, "red") < 0 || gt_ply_find(pm, "green") < 0 || gt_ply_find(pm, "blue") < 0)
+            return gt_fail_at(GT_ERR_DATA, in_path, 0,
+                              "--colors: the points have no colours (PLY vertex properties red green blue, or the "
+                              "7th to 9th numbers of a text line)");
         *rgb = malloc(pm->nvert * 3 * sizeof(float) + 4);
         if (!*rgb) return gt_fail(GT_ERR_RUNTIME, "out of memory");
         GT_TRY(gt_ply_gather(pm, in_path, cn, 3, *rgb));
@@ -100,7 +104,9 @@ gt_status gt_poisson_reconstruct_job(const gt_poisson_job *job, gt_timings *tm, 
     double t0 = gt_now_ms();
     gt_ply_mesh pm;
     memset(&pm, 0, sizeof pm);
-    gt_status rs = gt_ply_read(job->input, &pm);
+    /* PLY, or PoissonRecon's text points (.npts/.xyz: x y z nx ny nz [r g b] per line) */
+    static const char *const cols[] = {"x", "y", "z", "nx", "ny", "nz", "red", "green", "blue"};
+    gt_status rs = gt_points_read_table(job->input, cols, 6, 9, &pm);
     if (tm) gt_timings_add(tm, "read", gt_now_ms() - t0);
     gt_trace("input read");
     if (rs == GT_OK) rs = gt_device_prepare_finish(&prep, &res->device);

@@ -133,6 +133,57 @@ static gt_status read_pts(const char *path)
     return st;
 }
 
+/* gt_points_read_table: k = kmin or kmax values per line into float
+ * properties named by names; the same count on every line; a PLY passes
+ * through gt_ply_read */
+static void test_read_table(void **state)
+{
+    (void)state;
+    static const char *const cols[] = {"x", "y", "z", "nx", "ny", "nz", "red", "green", "blue"};
+    const char *f = io_tmp("t.npts");
+    FILE *fp = fopen(f, "w");
+    fputs("# PoissonRecon-style oriented points\n1 2 3 0 0 1\n\n-1.5,2.25,3e-3, 1,0,0  # comma separated\n", fp);
+    fclose(fp);
+    gt_ply_mesh m;
+    GT_ASSERT_OK(gt_points_read_table(f, cols, 6, 9, &m));
+    assert_int_equal(m.nvert, 2);
+    assert_int_equal(m.nprops, 6);
+    assert_string_equal(m.props[3].name, "nx");
+    assert_true(m.vdata[0] == 1.0f && m.vdata[5] == 1.0f);
+    assert_true(m.vdata[6] == -1.5f && m.vdata[7] == 2.25f && m.vdata[8] == 3e-3f && m.vdata[9] == 1.0f);
+    gt_ply_free(&m);
+    fp = fopen(f, "w");
+    fputs("0 0 0 0 0 1 255 128 0\n", fp);
+    fclose(fp);
+    GT_ASSERT_OK(gt_points_read_table(f, cols, 6, 9, &m));
+    assert_int_equal(m.nprops, 9);
+    assert_int_equal(gt_ply_find(&m, "green"), 7);
+    assert_true(m.vdata[7] == 128.0f);
+    gt_ply_free(&m);
+    /* counts: 3 (no normals), 7, a line shorter than the first, too many */
+    static const char *const bad[] = {"1 2 3\n", "1 2 3 4 5 6 7\n", "1 2 3 4 5 6\n1 2 3 4 5\n",
+                                      "1 2 3 4 5 6 7 8 9 10\n", "", "# nothing\n"};
+    static const char *const msg[] = {"expected 6 or 9 numbers", "expected 6 or 9 numbers", "on the first",
+                                      "more than 9 numbers", "it is empty", "no point text"};
+    for (int i = 0; i < 6; i++) {
+        fp = fopen(f, "w");
+        fputs(bad[i], fp);
+        fclose(fp);
+        assert_int_equal(gt_points_read_table(f, cols, 6, 9, &m), GT_ERR_DATA);
+        if (!strstr(gt_errmsg(), msg[i])) fail_msg("case %d: '%s' lacks '%s'", i, gt_errmsg(), msg[i]);
+    }
+    /* a PLY goes through the PLY reader */
+    const char *g = io_tmp("t.ply");
+    fp = fopen(g, "w");
+    fputs("ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\n"
+          "property float nx\nproperty float ny\nproperty float nz\nend_header\n4 5 6 0 1 0\n", fp);
+    fclose(fp);
+    GT_ASSERT_OK(gt_points_read_table(g, cols, 6, 9, &m));
+    assert_int_equal(m.nvert, 1);
+    assert_true(m.vdata[0] == 4.0f && m.vdata[4] == 1.0f);
+    gt_ply_free(&m);
+}
+
 static void test_broken_folder(void **state)
 {
     (void)state;
@@ -149,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_mixed_separators),
         cmocka_unit_test(test_read_any_ply_and_pipe),
         cmocka_unit_test(test_token_syntax),
+        cmocka_unit_test(test_read_table),
         cmocka_unit_test(test_broken_folder),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

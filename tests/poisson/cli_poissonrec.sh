@@ -94,6 +94,21 @@ has colors-red "$tmp/col_out.ply" "property float red"
 "$prog" --device cpu -d 4 --colors "$tmp/s.ply" -o "$tmp/col2.ply" 2> "$tmp/err"; check colors-missing 3 $?
 has colors-missing-msg "$tmp/err" "red"
 
+# PoissonRecon's text points (x y z nx ny nz per line, .npts): the same mesh as
+# the same points in a PLY; a line without normals is refused
+awk 'BEGIN{srand(7); print "ply\nformat ascii 1.0\nelement vertex 2000\nproperty float x\nproperty float y\nproperty float z\nproperty float nx\nproperty float ny\nproperty float nz\nend_header";
+  for(i=0;i<2000;i++){z=2*rand()-1; p=6.2831853*rand(); s=sqrt(1-z*z); printf "%.6f %.6f %.6f %.6f %.6f %.6f\n", s*cos(p), s*sin(p), z, s*cos(p), s*sin(p), z}}' > "$tmp/t.ply"
+sed '1,/end_header/d' "$tmp/t.ply" > "$tmp/t.npts"
+"$prog" --device cpu -d 5 "$tmp/t.ply" -o "$tmp/t_ply.ply" 2> "$tmp/err"; check npts-ply 0 $?
+"$prog" --device cpu -d 5 "$tmp/t.npts" -o "$tmp/t_txt.ply" 2> "$tmp/err"; check npts-text 0 $?
+if cmp -s "$tmp/t_ply.ply" "$tmp/t_txt.ply"; then echo "ok   npts-same-mesh"; else echo "FAIL npts-same-mesh"; fails=$((fails+1)); fi
+"$prog" --device cpu -d 5 - -o "$tmp/t_in.ply" < "$tmp/t.npts" 2> "$tmp/err"; check npts-stdin 0 $?
+if cmp -s "$tmp/t_ply.ply" "$tmp/t_in.ply"; then echo "ok   npts-stdin-same-mesh"; else echo "FAIL npts-stdin-same-mesh"; fails=$((fails+1)); fi
+awk '{print $1, $2, $3}' "$tmp/t.npts" > "$tmp/xyz.txt"
+"$prog" --device cpu -d 5 "$tmp/xyz.txt" -o "$tmp/x.ply" 2> "$tmp/err"; check npts-no-normals 3 $?
+has npts-no-normals-msg "$tmp/err" "expected 6 or 9 numbers per line"
+absent npts-no-normals-no-output "$tmp/x.ply"
+
 # --device cuda without a GPU: exit 4
 if [ -n "${GT_NO_GPU:-}" ] || ! nvidia-smi > /dev/null 2>&1; then
   GT_NO_GPU=1 "$prog" --device cuda -d 4 "$tmp/s.ply" -o "$tmp/g.ply" 2> "$tmp/err"; check no-gpu 4 $?
