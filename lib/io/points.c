@@ -41,11 +41,10 @@ static gt_status bad_token(const gt_reader *r, const char *what, const char *s)
     return gt_fail_at(GT_ERR_DATA, r->name, r->line, "%s'%.*s'", what, (int)(tl < 40 ? tl : 40), s);
 }
 
-/* parse one line into up to 3 values; returns count, -1 on a bad token */
-static gt_status parse_line(gt_reader *r, char *s, double v[3], int *nv)
+/* one line's values (at most kmax) into v; *nv: their count (0: blank);
+ * noun names a value in messages ("coordinate", "number") */
+static gt_status parse_values(gt_reader *r, char *s, double *v, int kmax, int *nv, const char *noun)
 {
-    const char *fn = r->name;
-    long ln = r->line;
     char *hash = strchr(s, '#');
     if (hash) *hash = '\0';
     int n = 0;
@@ -54,7 +53,7 @@ static gt_status parse_line(gt_reader *r, char *s, double v[3], int *nv)
         while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\f' || *s == '\v') s++;
         if (!*s) break;
         if (*s == ',') {
-            if (n == 0 || need_value) return gt_fail_at(GT_ERR_DATA, fn, ln, "empty field before ','");
+            if (n == 0 || need_value) return gt_fail_at(GT_ERR_DATA, r->name, r->line, "empty field before ','");
             need_value = true;
             s++;
             continue;
@@ -64,16 +63,27 @@ static gt_status parse_line(gt_reader *r, char *s, double v[3], int *nv)
         const char *end;
         double x;
         if (!gt_scan_double(s, &end, &x) || !is_sep(*end)) return bad_token(r, "not a number: ", s);
-        if (!isfinite(x)) return bad_token(r, "non-finite coordinate ", s);
-        if (n == 3) return gt_fail_at(GT_ERR_DATA, fn, ln, "more than 3 coordinates on a line");
+        if (!isfinite(x)) {
+            char what[64];
+            snprintf(what, sizeof what, "non-finite %s ", noun);
+            return bad_token(r, what, s);
+        }
+        if (n == kmax) return gt_fail_at(GT_ERR_DATA, r->name, r->line, "more than %d %ss on a line", kmax, noun);
         v[n++] = x;
         need_value = false;
         s = (char *)end;
     }
-    if (need_value) return gt_fail_at(GT_ERR_DATA, fn, ln, "line ends with ','");
-    if (n == 1) return gt_fail_at(GT_ERR_DATA, fn, ln, "expected 'x y' or 'x y z', got one number");
-    if (n == 2) v[2] = 0;
+    if (need_value) return gt_fail_at(GT_ERR_DATA, r->name, r->line, "line ends with ','");
     *nv = n;
+    return GT_OK;
+}
+
+/* x y [z] on one line into v (z = 0 when absent); *nv: the count (0: blank) */
+static gt_status parse_line(gt_reader *r, char *s, double v[3], int *nv)
+{
+    GT_TRY(parse_values(r, s, v, 3, nv, "coordinate"));
+    if (*nv == 1) return gt_fail_at(GT_ERR_DATA, r->name, r->line, "expected 'x y' or 'x y z', got one number");
+    if (*nv == 2) v[2] = 0;
     return GT_OK;
 }
 
@@ -188,36 +198,6 @@ gt_status gt_points_read_any(const char *path, double **xyz, size_t *n)
     return st;
 }
 
-/* one line's values (at most kmax) into v; *nv: their count (0: blank) */
-static gt_status parse_values(gt_reader *r, char *s, double *v, int kmax, int *nv)
-{
-    char *hash = strchr(s, '#');
-    if (hash) *hash = '\0';
-    int n = 0;
-    bool need_value = false; /* after a comma */
-    for (;;) {
-        while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\f' || *s == '\v') s++;
-        if (!*s) break;
-        if (*s == ',') {
-            if (n == 0 || need_value) return gt_fail_at(GT_ERR_DATA, r->name, r->line, "empty field before ','");
-            need_value = true;
-            s++;
-            continue;
-        }
-        const char *end;
-        double x;
-        if (!gt_scan_double(s, &end, &x) || !is_sep(*end)) return bad_token(r, "not a number: ", s);
-        if (!isfinite(x)) return bad_token(r, "non-finite value ", s);
-        if (n == kmax) return gt_fail_at(GT_ERR_DATA, r->name, r->line, "more than %d numbers on a line", kmax);
-        v[n++] = x;
-        need_value = false;
-        s = (char *)end;
-    }
-    if (need_value) return gt_fail_at(GT_ERR_DATA, r->name, r->line, "line ends with ','");
-    *nv = n;
-    return GT_OK;
-}
-
 /* the columns for messages: "x y z nx ny nz" (kmin names), then the others
  * in brackets when kmax > kmin */
 static void join_names(const char *const *names, int kmin, int kmax, char *buf, size_t cap)
@@ -243,7 +223,7 @@ static gt_status read_table_text(gt_reader *r, const char *const *names, int kmi
         if ((st = gt_rd_line(r, &line, NULL)) != GT_OK) goto fail;
         if (!line) break;
         int nv = 0;
-        if ((st = parse_values(r, line, v, kmax, &nv)) != GT_OK) {
+        if ((st = parse_values(r, line, v, kmax, &nv, "number")) != GT_OK) {
             if (k == 0) gt_errmsg_prefix("not a PLY file, nor point text with %s per line", want);
             goto fail;
         }
