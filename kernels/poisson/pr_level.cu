@@ -5,7 +5,8 @@
  *
  * Launch shape: one thread per node of the level (grid-stride, PR_BLOCK
  * threads); the 125 neighbours are visited as the children of the parent's
- * 27 (for_nbr125), so siblings in a warp share those loads. The dot product
+ * 27 (for_nbr125), so siblings in a warp share those loads; the CG's stencil
+ * product takes one thread per octet of siblings (k_stencil_octet). The dot product
  * reduces in blocks of PR_BLOCK, at most 1024 blocks, into one device
  * scalar. */
 #include <cuda_runtime.h>
@@ -114,6 +115,47 @@ __global__ void k_stencil(const gt_pr_dev_octree o, size_t s0, size_t n, const d
         ap[q] = acc;
     }
 }
+/* The same product over a level >= 1, whose nodes come as the 8 children of
+ * each parent (child c at 8m + c, bits x, y, z of c): one thread per octet
+ * walks the parent's 27 neighbours' children once (the 6^3 block around the
+ * octet) and adds each value into the children within +-2 of it. Each link
+ * and each pp value is loaded once per octet instead of once per child, and
+ * the stencil index is the same across a warp (a constant-cache broadcast,
+ * where a thread per node indexes it by its own child position). Every
+ * child's terms are added in k_stencil's order (neighbour j, then child cc):
+ * the same ap, bit for bit. */
+__global__ void k_stencil_octet(const gt_pr_dev_octree o, size_t s0, size_t n8, const double *__restrict__ pp,
+                                double *__restrict__ ap)
+{
+    GRID_LOOP(m, n8)
+    {
+        const size_t c0 = s0 + 8 * m;
+        const int32_t P = o.parent[c0];
+        double acc[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++) acc[k] = 0.0;
+        for (int j = 0; j < 27; j++) {
+            const int32_t pn = o.nbr[27 * (size_t)P + j];
+            if (pn < 0) continue;
+            const int32_t ch = o.child[pn];
+            if (ch < 0) continue;
+            const int jx = j % 3 - 1, jy = (j / 3) % 3 - 1, jz = j / 9 - 1;
+#pragma unroll
+            for (int cc = 0; cc < 8; cc++) {
+                const double v = pp[(size_t)ch + (size_t)cc - s0];
+                const int X = 2 * jx + (cc & 1), Y = 2 * jy + ((cc >> 1) & 1), Z = 2 * jz + (cc >> 2);
+#pragma unroll
+                for (int k = 0; k < 8; k++) {
+                    const int dx = X - (k & 1), dy = Y - ((k >> 1) & 1), dz = Z - (k >> 2);
+                    if (dx < -2 || dx > 2 || dy < -2 || dy > 2 || dz < -2 || dz > 2) continue;
+                    acc[k] += c_stencil[(dx + 2) + 5 * (dy + 2) + 25 * (dz + 2)] * v;
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < 8; k++) ap[8 * m + k] = acc[k];
+    }
+}
 __global__ void k_jacobi_inv(double *dinv, double centre, size_t n)
 {
     GRID_LOOP(q, n) dinv[q] = 1.0 / (centre + dinv[q]);
@@ -153,7 +195,8 @@ gt_status pr_rhs(const gt_pr_dev_octree &o, int d, int F, size_t s0, size_t n, c
 }
 gt_status pr_stencil(const gt_pr_dev_octree &o, size_t s0, size_t n, const double *pp, double *ap)
 {
-    LAUNCH(k_stencil, n, o, s0, n, pp, ap);
+    if (s0 > 0 && n % 8 == 0) LAUNCH(k_stencil_octet, n / 8, o, s0, n / 8, pp, ap);
+    else LAUNCH(k_stencil, n, o, s0, n, pp, ap); /* the root */
     return GT_OK;
 }
 gt_status pr_jacobi_inv(double *dinv, double centre, size_t n)
