@@ -147,20 +147,21 @@ static inline int gt_pr_full_depth(const gt_pr_params *p)
 
 /* CG iterations at level d of a solve from level F to D (both paths):
  * --iters at every level when given; else the cg solver's cap of 200, and
- * for the cascade 48 at the first level, which starts from nothing and
- * carries the low frequencies; 12 at the finest, which starts from the
- * coarser levels' solution with mostly high-frequency error left, the part
- * CG removes first, and holds two thirds of the nodes; 24 in between.
- * Measured (CPU, depth 8, each mesh against one from 4x the iterations, mean
- * change in finest cells): the first level's 24 -> 48 took the bunny from
- * 1.24e-3 to 2.5e-4 and the bumpy sphere from 6.3e-4 to 1.3e-4, doubling the
- * next level changed nothing, and at depth 10 the finest level's 24 -> 12 left
- * the distances to the true surface equal to 3 digits. */
+ * for the cascade 24 at the finest level, which starts from the coarser
+ * levels' solution with mostly high-frequency error left, the part CG
+ * removes first, and holds two thirds of the nodes; 48 below it (and in a
+ * one-level solve).
+ * Measured with the Jacobi preconditioner (default against every level
+ * doubled, max change of the mesh in finest cells): 48/24/12 (first, middle,
+ * finest) left 0.026 (bunny, depth 8) and 0.051 (noisy disk, 1M points,
+ * depth 10); 48/48/24 leaves at most 3e-4 on the depth-8 bunny, noisy bumpy
+ * sphere, torus and disk, 3.8e-4 and 9.0e-4 on the 1M-point bumpy sphere and
+ * noisy disk at depth 10 (issue 17: at most 1e-3). */
 static inline int gt_pr_level_iters(const gt_pr_params *p, int d, int F, int D)
 {
     if (p->iters > 0) return p->iters;
     if (p->solver == GT_PR_SOLVER_CG) return 200;
-    return d == F ? 48 : d == D ? 12 : 24;
+    return d == D && d > F ? 24 : 48; /* a one-level solve starts from nothing */
 }
 
 /* Input: n points, xyz + normals (+ rgb 0..255 when colors != NULL). */
