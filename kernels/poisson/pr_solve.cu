@@ -195,8 +195,9 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         GT_TRY(pr_ddot(m->r, m->pp, n, m->scal, &rz));
         bb = rr;
         int it = 0;
-        const int iters = gt_pr_level_iters(p, d, F, D);
-        for (; it < iters && rz > 0 && (tol == 0 || rr > tol * tol * bb); it++) {
+        const int iters = gt_pr_level_iters(p, d, F, D), iters_max = gt_pr_level_iters_max(p, d, F, D);
+        const double ext = GT_PR_FINEST_RESIDUAL * GT_PR_FINEST_RESIDUAL;
+        for (; it < iters_max && rz > 0 && (tol == 0 || rr > tol * tol * bb) && (it < iters || rr > ext * bb); it++) {
             GT_TRY(pr_stencil(o, s0, n, m->pp, m->ap));
             if (alpha > 0)
                 GT_TRY(pr_point_scatter(PR_SCATTER_PP, o, d, m->lnode, m->u, m->area, m->pp, s0, alpha, m->ap, s0, N));
@@ -206,12 +207,12 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
             double al = rz / pap, rz2;
             GT_TRY(pr_update_xrz(x, m->r, m->z, m->pp, m->ap, m->dinv, al, n));
             GT_TRY(pr_ddot(m->r, m->z, n, m->scal, &rz2));
-            if (tol > 0) GT_TRY(pr_ddot(m->r, m->r, n, m->scal, &rr));
+            if (tol > 0 || it + 1 >= iters) GT_TRY(pr_ddot(m->r, m->r, n, m->scal, &rr));
             double be = rz2 / rz;
             rz = rz2;
             GT_TRY(pr_update_p(m->pp, m->z, be, n));
         }
-        if (tol == 0 && it > 0) GT_TRY(pr_ddot(m->r, m->r, n, m->scal, &rr));
+        if (tol == 0 && it > 0 && it < iters) GT_TRY(pr_ddot(m->r, m->r, n, m->scal, &rr));
         if (tm) gt_timings_add(tm, "solve: cg", gt_timer_stop(&sub));
         gt_info("solve: level %d, %zu nodes: %d CG iterations, residual %.3g of the right-hand side's", d, n, it,
                 bb > 0 ? sqrt(rr / bb) : 0.0);

@@ -486,8 +486,9 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         double rr = dot_blocked(r, r, n, part), bb = rr;
         double rz = dot_blocked(r, pp, n, part);
         int it = 0;
-        const int iters = gt_pr_level_iters(p, d, F, D);
-        for (; it < iters && rz > 0 && (tol == 0 || rr > tol * tol * bb); it++) {
+        const int iters = gt_pr_level_iters(p, d, F, D), iters_max = gt_pr_level_iters_max(p, d, F, D);
+        const double ext = GT_PR_FINEST_RESIDUAL * GT_PR_FINEST_RESIDUAL;
+        for (; it < iters_max && rz > 0 && (tol == 0 || rr > tol * tol * bb) && (it < iters || rr > ext * bb); it++) {
             /* ap = L pp + S pp */
             if (alpha > 0) {
 #pragma omp parallel for schedule(static)
@@ -512,14 +513,14 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 r[q] -= al * ap[q];
                 z[q] = dinv[q] * r[q];
             }
-            if (tol > 0) rr = dot_blocked(r, r, n, part);
+            if (tol > 0 || it + 1 >= iters) rr = dot_blocked(r, r, n, part);
             const double rz2 = dot_blocked(r, z, n, part), be = rz2 / rz;
             rz = rz2;
 #pragma omp parallel for schedule(static)
             for (size_t q = 0; q < n; q++) pp[q] = z[q] + be * pp[q];
         }
         free(n125);
-        if (tol == 0 && it > 0) rr = dot_blocked(r, r, n, part);
+        if (tol == 0 && it > 0 && it < iters) rr = dot_blocked(r, r, n, part);
         gt_info("solve: level %d, %zu nodes: %d CG iterations, residual %.3g of the right-hand side's", d, n, it,
                 bb > 0 ? sqrt(rr / bb) : 0.0);
         /* the level's contribution at the samples */

@@ -319,8 +319,10 @@ static void test_bunny_closed(void **state)
  * at depth 7, the default schedule against CG run to a relative residual of
  * 1e-10 at every level, on the same octree. At each vertex of the default's
  * mesh the converged surface is |chi_c - iso_c - (chi - iso)| / |grad chi_c|
- * away (first order): at most 1e-2 cell. (Unpreconditioned, the finest
- * level's 12 iterations left 0.1 cell at depth 8.) */
+ * away (first order): at most 1e-3 cell, issue 17's bound. (Unpreconditioned,
+ * the finest level's 12 iterations left 0.1 cell at depth 8; preconditioned,
+ * a fixed 24 there left 0.0064 here; the finest level's residual stop
+ * GT_PR_FINEST_RESIDUAL leaves 5e-5.) */
 static void test_default_converged(void **state)
 {
     (void)state;
@@ -362,7 +364,7 @@ static void test_default_converged(void **state)
     print_message("  %zu vertices: the converged surface lies at most %.3g cell (mean %.3g) from the default's\n",
                   m.nvert, mx, mean);
     assert_true(m.nvert > 10000);
-    assert_true(mx <= 1e-2);
+    assert_true(mx <= 1e-3);
     gt_pr_mesh_free(&m);
     gt_pr_state_free(&sa);
     gt_pr_state_free(&sb);
