@@ -2,8 +2,11 @@
 // sparse product C = A B by hashing, a warp per row of C, in two passes:
 // count (the distinct columns of the row), scan, fill (values summed in the
 // hash table with shared-memory atomics, then the table compacted in place
-// and each entry written at its rank, so rows come out sorted). Tables of
-// 512 slots live in shared memory; a row that does not fit (more than 512
+// and each entry written at its rank, so rows come out sorted). A row's
+// table is sized to it (twice its products when counting, twice its entries
+// when filling, 32 to 512 slots): clearing and compacting 512 slots for the
+// ~40 products of a fine row of A P cost more than the products. Tables of
+// up to 512 slots live in shared memory; a row that does not fit (more than 512
 // distinct columns) is flagged and redone with a table in global memory
 // sized from its product count, in batches. The Galerkin operator is
 // R (A P), as on the CPU; values agree up to the order of the sums.
@@ -27,11 +30,34 @@ struct mat {
     const double *val;
 };
 
+// The number of products of row i of A B (a warp's sum, in all lanes).
+__device__ int64_t row_products(int64_t i, mat a, mat b)
+{
+    int64_t ub = 0;
+    for (int64_t p = a.ptr[i] + (threadIdx.x & 31); p < a.ptr[i + 1]; p += 32) ub += b.ptr[a.col[p] + 1] - b.ptr[a.col[p]];
+    for (int o = 16; o > 0; o /= 2) ub += __shfl_xor_sync(0xffffffffu, ub, o);
+    return ub;
+}
+
+// A table of at least twice `need` slots (a power of two, 32 to cap).
+__device__ int table_size(int64_t need, int cap)
+{
+    int c = 32;
+    while (c < cap && c < 2 * need) c *= 2;
+    return c;
+}
+
 // One row of C = A B by a warp: insert the products into the table
-// (keys -1 = empty). Returns false (in all lanes) when the table filled up.
+// (keys -1 = empty). The row's products are dealt out flat: 32 entries of
+// A's row at a time, their B-row lengths scanned across the warp, and lane
+// t takes product t, t + 32, ... of the chunk, so a warp stays busy however
+// short B's rows are, and neighbouring lanes mostly read one B row (distinct
+// keys: few lanes collide on a slot). Returns false (in all lanes) when the
+// table filled up.
 template <bool FILL>
 __device__ bool row_hash(int64_t i, mat a, mat b, int32_t *keys, double *vals, int cap, int *count)
 {
+    const unsigned full = 0xffffffffu;
     int lane = threadIdx.x & 31;
     for (int s = lane; s < cap; s += 32) {
         keys[s] = -1;
@@ -40,30 +66,49 @@ __device__ bool row_hash(int64_t i, mat a, mat b, int32_t *keys, double *vals, i
     __syncwarp();
     bool fail = false;
     int cnt = 0;
-    for (int64_t p = a.ptr[i] + lane; p < a.ptr[i + 1] && !fail; p += 32) {
-        int32_t k = a.col[p];
-        double av = FILL ? a.val[p] : 0;
-        for (int64_t q = b.ptr[k]; q < b.ptr[k + 1]; q++) {
-            int32_t c = b.col[q];
-            uint32_t h = gt_amg_hash((uint32_t)c) & (uint32_t)(cap - 1);
-            int t = 0;
-            for (; t < cap; t++) {
-                int32_t old = atomicCAS(keys + h, -1, c);
-                if (old == -1 || old == c) {
-                    cnt += old == -1;
-                    if (FILL) atomicAdd(vals + h, av * b.val[q]);
-                    break;
+    for (int64_t p0 = a.ptr[i], e = a.ptr[i + 1]; p0 < e && !fail; p0 += 32) {
+        int64_t p = p0 + lane, bs = 0;
+        int len = 0;
+        double av = 0;
+        if (p < e) {
+            int32_t k = a.col[p];
+            bs = b.ptr[k], len = (int)(b.ptr[k + 1] - bs);
+            if (FILL) av = a.val[p];
+        }
+        int incl = len; // inclusive scan of the lengths
+        for (int o = 1; o < 32; o *= 2) {
+            int v = __shfl_up_sync(full, incl, o);
+            if (lane >= o) incl += v;
+        }
+        int total = __shfl_sync(full, incl, 31);
+        for (int base = 0; base < total && !fail; base += 32) {
+            int t = base + lane, j = 0; // j: the entry holding product t (lanes whose scan is <= t)
+            for (int s = 16; s > 0; s /= 2) {
+                int v = __shfl_sync(full, incl, j + s - 1);
+                if (v <= t) j += s;
+            }
+            int excl = __shfl_sync(full, incl - len, j);
+            int64_t q = __shfl_sync(full, bs, j) + (t - excl);
+            double f = __shfl_sync(full, av, j);
+            if (t < total) {
+                int32_t c = b.col[q];
+                uint32_t h = gt_amg_hash((uint32_t)c) & (uint32_t)(cap - 1);
+                int u = 0;
+                for (; u < cap; u++) {
+                    int32_t old = atomicCAS(keys + h, -1, c);
+                    if (old == -1 || old == c) {
+                        cnt += old == -1;
+                        if (FILL) atomicAdd(vals + h, f * b.val[q]);
+                        break;
+                    }
+                    h = (h + 1) & (uint32_t)(cap - 1);
                 }
-                h = (h + 1) & (uint32_t)(cap - 1);
+                fail = u == cap;
             }
-            if (t == cap) {
-                fail = true;
-                break;
-            }
+            fail = __any_sync(full, fail);
         }
     }
-    fail = __any_sync(0xffffffffu, fail);
-    for (int o = 16; o > 0; o /= 2) cnt += __shfl_xor_sync(0xffffffffu, cnt, o);
+    for (int o = 16; o > 0; o /= 2) cnt += __shfl_xor_sync(full, cnt, o);
     *count = cnt;
     __syncwarp();
     return !fail;
@@ -103,14 +148,18 @@ __global__ void k_spgemm_shared(int64_t n, mat a, mat b, int64_t *__restrict__ c
     __shared__ int32_t keys[WPB][HS];
     __shared__ double vals[WPB][FILL ? HS : 1];
     int w = threadIdx.x >> 5;
+    int32_t *keys_w = keys[w];
+    double *vals_w = FILL ? vals[w] : nullptr;
     for (int64_t i = (int64_t)blockIdx.x * WPB + w; i < n; i += (int64_t)gridDim.x * WPB) {
         if (FILL && over[i]) continue;
         int cnt = 0;
-        bool ok = row_hash<FILL>(i, a, b, keys[w], FILL ? vals[w] : nullptr, HS, &cnt);
+        // the table: twice the products (count) or the entries (fill), at most HS
+        int cap = table_size(FILL ? cptr[i + 1] - cptr[i] : row_products(i, a, b), HS);
+        bool ok = row_hash<FILL>(i, a, b, keys_w, vals_w, cap, &cnt);
         if (!FILL) {
             if ((threadIdx.x & 31) == 0) cptr[i + 1] = ok ? cnt : 0, over[i] = !ok;
         } else {
-            row_write(keys[w], vals[w], HS, ccol + cptr[i], cval + cptr[i]);
+            row_write(keys_w, vals_w, cap, ccol + cptr[i], cval + cptr[i]);
         }
     }
 }

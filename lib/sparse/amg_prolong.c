@@ -5,7 +5,8 @@
  * D^-1/2 A D^-1/2. Row i of P is formed directly from row i of A (no
  * product): its columns are the aggregates of row i's columns (and agg[i]).
  * Each output column's value starts from the T term and adds the row's
- * entries in their order, the same order the GPU's thread per row uses. */
+ * entries in their order (the GPU forms A T by its hash product and then
+ * scales and adds T: the same pattern, values equal up to rounding). */
 #include <math.h>
 #include <stdlib.h>
 
