@@ -1,5 +1,5 @@
 // AMG on the GPU, the V-cycle (twin of lib/sparse/amg_cycle.c and
-// amg_smoother.c): a CSR SpMV with a subwarp per row (y = alpha A x + beta z,
+// amg_smoother.c): a CSR SpMV with a thread or a subwarp per row (y = alpha A x + beta z,
 // which also forms residuals and adds corrections), the smoothers as small
 // elementwise kernels around it, the restriction and prolongation as SpMVs
 // with R and P, the coarsest level as a dense product with its inverse.
@@ -130,10 +130,13 @@ void cycle(const amg_dhier *h, int l, const double *b, double *x, cudaStream_t s
 
 } // namespace
 
+// A thread per row up to 8 entries a row (the 7-point Laplacian's finest
+// level and its P): on 7-point 100^3 the sparse SpMV's csr-scalar ran at
+// 2330 GB/s against csr-vector's 1718 (scripts/bench/RESULTS.md, issue 2).
 int amg_cu_vec_width(const amg_dcsr *a)
 {
     double mean = a->n ? (double)a->nnz / (double)a->n : 1;
-    return mean <= 4 ? 4 : mean <= 8 ? 8 : mean <= 16 ? 16 : 32;
+    return mean <= 8 ? 1 : mean <= 16 ? 16 : 32;
 }
 
 void amg_cu_spmv(const amg_dcsr *a, int vw, const double *x, double *y, double alpha, double beta, const double *z,
@@ -141,6 +144,7 @@ void amg_cu_spmv(const amg_dcsr *a, int vw, const double *x, double *y, double a
 {
     unsigned g = gt_grid((size_t)a->n * vw, B);
     switch (vw) {
+    case 1: k_spmv<1><<<g, B, 0, st>>>(a->n, a->ptr, a->col, a->val, x, y, alpha, beta, z); break;
     case 4: k_spmv<4><<<g, B, 0, st>>>(a->n, a->ptr, a->col, a->val, x, y, alpha, beta, z); break;
     case 8: k_spmv<8><<<g, B, 0, st>>>(a->n, a->ptr, a->col, a->val, x, y, alpha, beta, z); break;
     case 16: k_spmv<16><<<g, B, 0, st>>>(a->n, a->ptr, a->col, a->val, x, y, alpha, beta, z); break;
