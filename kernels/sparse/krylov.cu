@@ -123,7 +123,9 @@ gt_status solve(gt_spd *d, gt_sp_format f, const gt_csr *host, const double *hb,
     cudaStream_t st = S.st;
 
     // host-side setup: b, x0, 1/diag, colouring
+    // (threads: one pass over every entry, 71 ms on one core for the 28.6M of 7-point 160^3)
     std::vector<double> dinv((size_t)n, 0.0);
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++)
         for (int64_t p = host->ptr[i]; p < host->ptr[i + 1]; p++)
             if (host->col[p] == i && host->val[p] != 0) dinv[(size_t)i] = 1.0 / host->val[p];
