@@ -67,7 +67,8 @@ static void usage(FILE *f)
             "                          --spmv-bench RCM when x is over 1 MB and fewer than half the\n"
             "                          entries lie within 4096 columns of the diagonal, never for\n"
             "                          DIA; -v says why)\n"
-            "      --check-every N     GPU: iterations between convergence checks (default 16)\n"
+            "      --check-every N     GPU: iterations between convergence checks (default 16;\n"
+            "                          1 under --precond amg|ic0|ilu0)\n"
             "\n" GT_COMMON_HELP
             "\n"
             "Exit status: 0 converged; 1 not converged (iteration limit, breakdown, NaN,\n"

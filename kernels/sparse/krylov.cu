@@ -185,7 +185,7 @@ gt_status solve(gt_spd *d, gt_sp_format f, const gt_csr *host, const double *hb,
     GT_CU_LAUNCH("init");
     // BiCGStab uses p[0] only and needs v = 0, p = 0 (done by init)
 
-    int chunk = o->check_every < 1 ? 1 : (o->check_every > CH ? CH : o->check_every);
+    int chunk = o->check_every < 1 ? 16 : (o->check_every > CH ? CH : o->check_every);
     cudaGraphExec_t exec = nullptr;
     cudaGraph_t graph = nullptr;
     S.dry = true; // the grids (occupancy queries) before the capture

@@ -408,7 +408,12 @@ gt_status scalar_methods(Dev &D, Vecs &V, const gt_solve_opts *o, double bn, gt_
     } else {
         res->tau = tau;
     }
-    int ce = o->check_every > 0 ? o->check_every : 16;
+    // chunks of 16 iterations between host checks, but one under AMG, IC0 or
+    // ILU0: a chunk's iterations past convergence skip their own kernels
+    // (device flag) but not the preconditioner's apply, and on 7-point 160^3
+    // the AMG V-cycles queued past its 11 iterations cost more than 11 syncs
+    const bool cheap = D.m->kind == GT_PRECOND_NONE || D.m->kind == GT_PRECOND_JACOBI;
+    int ce = o->check_every > 0 ? o->check_every : cheap ? 16 : 1;
     if (ce > CH) ce = CH;
     gt_solve_track tr = {INFINITY, 0, o->stagnation > 0 ? o->stagnation : 1000};
     long long seen = 0;

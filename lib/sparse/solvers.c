@@ -23,7 +23,7 @@ void gt_solve_opts_init(gt_solve_opts *o)
     o->maxiter = 10000;
     o->omega = 1.0;
     o->tau = 0;
-    o->check_every = 16;
+    o->check_every = 0; /* the GPU solvers choose (gt_solve_opts.check_every) */
     o->stagnation = 0;
 }
 

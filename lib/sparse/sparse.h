@@ -170,7 +170,10 @@ typedef struct gt_solve_opts {
     int64_t maxiter;
     double omega;      /* Jacobi / Gauss-Seidel relaxation (default 1; Jacobi 2/3 is typical) */
     double tau;        /* Richardson step; <= 0: estimated */
-    int check_every;   /* GPU: iterations between host convergence checks */
+    int check_every;   /* GPU: iterations between host convergence checks; 0:
+                          16, or 1 under a preconditioner whose apply costs far
+                          more than a check (AMG, IC0, ILU0: the iterations
+                          queued past convergence would each run it) */
     int cg_kernels;    /* GPU CG/PCG: 0 (default) split for CSR/ELL, fused for DIA; 1 fused (one
                           kernel, neighbours' p formed on the fly); 2 classic two kernels; 3 split
                           (p stored: an update kernel and a product kernel, krylov_cg.cu) */
