@@ -5,8 +5,9 @@
  * D^-1/2 A D^-1/2. Row i of P is formed directly from row i of A (no
  * product): its columns are the aggregates of row i's columns (and agg[i]).
  * Each output column's value starts from the T term and adds the row's
- * entries in their order (the GPU forms A T by its hash product and then
- * scales and adds T: the same pattern, values equal up to rounding). */
+ * entries in their order (the GPU runs this loop on short rows; on long
+ * rows it forms A T by its hash product and then scales and adds T: the
+ * same pattern, values equal up to rounding). */
 #include <math.h>
 #include <stdlib.h>
 
