@@ -41,11 +41,15 @@ static const char *usage_text =
     "                           the data's box)\n"
     "      --solver NAME        multigrid (cascadic: coarse to fine, --iters CG\n"
     "                           iterations per level, default 48, 24 at the\n"
-    "                           finest)\n"
+    "                           finest, which goes on to --residual)\n"
     "                           or cg (each level to relative residual 1e-7, at most\n"
     "                           --iters, default 200)\n"
     "      --iters N            CG iterations per level, the finest included (see\n"
     "                           --solver)\n"
+    "      --residual R         multigrid without --iters: the finest level goes on\n"
+    "                           while its relative residual is above R, up to 96\n"
+    "                           iterations (default 1e-4; lower it where points are\n"
+    "                           sparse for the depth)\n"
     "      --density            add a per-vertex 'density' property (samples per\n"
     "                           node at depth D-2 around the vertex)\n"
     "      --trim Q             drop triangles touching the lowest Q fraction\n"
@@ -58,7 +62,7 @@ static const char *usage_text =
     "Exit status: 0 ok, 1 runtime error, 2 usage, 3 bad input, 4 GPU unavailable\n"
     "or out of memory.\n";
 
-enum { OPT_PW = GT_OPT_TOOL_BASE, OPT_FULLDEPTH, OPT_SPN, OPT_SCALE, OPT_SOLVER, OPT_ITERS, OPT_DENSITY, OPT_TRIM, OPT_COLORS,
+enum { OPT_PW = GT_OPT_TOOL_BASE, OPT_FULLDEPTH, OPT_SPN, OPT_SCALE, OPT_SOLVER, OPT_ITERS, OPT_RESIDUAL, OPT_DENSITY, OPT_TRIM, OPT_COLORS,
        OPT_VOLUME, OPT_VOLDEPTH, OPT_OUTFMT };
 
 typedef struct args {
@@ -81,6 +85,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"scale", required_argument, 0, OPT_SCALE},
         {"solver", required_argument, 0, OPT_SOLVER},
         {"iters", required_argument, 0, OPT_ITERS},
+        {"residual", required_argument, 0, OPT_RESIDUAL},
         {"density", no_argument, 0, OPT_DENSITY},
         {"trim", required_argument, 0, OPT_TRIM},
         {"colors", no_argument, 0, OPT_COLORS},
@@ -119,6 +124,7 @@ static int parse_args(int argc, char **argv, args *a)
             break;
         }
         case OPT_ITERS: st = gt_parse_int("--iters", optarg, 1, 100000, &p->iters); break;
+        case OPT_RESIDUAL: st = gt_parse_double("--residual", optarg, 1e-15, 1, &p->finest_residual); break;
         case OPT_DENSITY: p->want_density = true; break;
         case OPT_TRIM: st = gt_parse_double("--trim", optarg, 0, 0.99, &p->trim); break;
         case OPT_COLORS: p->want_colors = true; break;

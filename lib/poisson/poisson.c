@@ -25,6 +25,7 @@ void gt_pr_params_default(gt_pr_params *p)
     p->scale = 1.1;
     p->iters = 0;
     p->solver = GT_PR_SOLVER_MULTIGRID;
+    p->finest_residual = GT_PR_FINEST_RESIDUAL;
     p->trim = 0.0;
 }
 

@@ -126,6 +126,8 @@ typedef struct gt_pr_params {
     int iters;               /* CG iterations per level (0: gt_pr_level_iters's defaults) */
     gt_pr_solver solver;
     double cg_tol;           /* relative residual to stop CG (default 1e-7 for cg, 0 for multigrid) */
+    double finest_residual;  /* multigrid, iters 0: the finest level goes on while its relative residual
+                              * is above this (default GT_PR_FINEST_RESIDUAL; gt_pr_level_iters_max) */
     bool want_density;       /* per-vertex density in the result */
     double trim;             /* drop triangles touching the lowest `trim` fraction of densities */
     bool want_colors;
@@ -164,8 +166,8 @@ static inline int gt_pr_level_iters(const gt_pr_params *p, int d, int F, int D)
     return d == D && d > F ? 24 : 48; /* a one-level solve starts from nothing */
 }
 /* The default cascade's finest level goes on past gt_pr_level_iters while
- * its relative residual |b - A x| / |b| is above GT_PR_FINEST_RESIDUAL, up
- * to four times as many iterations (both paths; --iters, --solver cg and the
+ * its relative residual |b - A x| / |b| is above p->finest_residual (default
+ * GT_PR_FINEST_RESIDUAL, --residual), up to four times as many iterations (both paths; --iters, --solver cg and the
  * levels below run their own counts). Where points are sparse for the depth
  * (the bunny's 35k points at depth 10: 7.3M finest nodes) 24 iterations
  * leave 0.03 of the residual, and the mesh moved by 0.06 cell when they were
@@ -173,14 +175,17 @@ static inline int gt_pr_level_iters(const gt_pr_params *p, int d, int F, int D)
  * (CPU) stopping at 1e-3 (31 iterations) left 0.0075 cell, at 1e-4 (44)
  * 6.6e-4; at depth 10 (GPU) 1e-4 (81) left 0.0028. Dense inputs end near it
  * at 24 (1M points at depth 10: 7e-5 and 1.9e-4) and gain a few at most.
- * The same stop at every level was tried: the bunny at depth 10 then ended
- * 0.09 cell from the converged mesh (level 9 ran 64 iterations; the finest
- * level started elsewhere), so the levels below keep their fixed count. */
+ * Below 1e-4 the levels under the finest limit: the bunny at depth 10 with
+ * 1e-5 (96 iterations) ends where it did with 1e-4, and --iters 96 at every
+ * level brings it to 3e-4. The same stop at every level was tried: the
+ * bunny at depth 10 then ended 0.09 cell from the converged mesh (level 9
+ * ran 64 iterations), so the levels below keep their fixed count. */
 #define GT_PR_FINEST_RESIDUAL 1e-4
 static inline int gt_pr_level_iters_max(const gt_pr_params *p, int d, int F, int D)
 {
     const int n = gt_pr_level_iters(p, d, F, D);
-    return p->iters <= 0 && p->solver == GT_PR_SOLVER_MULTIGRID && d == D && d > F ? 4 * n : n;
+    return p->iters <= 0 && p->solver == GT_PR_SOLVER_MULTIGRID && p->finest_residual > 0 && d == D && d > F ? 4 * n
+                                                                                                             : n;
 }
 
 /* Input: n points, xyz + normals (+ rgb 0..255 when colors != NULL). */
