@@ -5,8 +5,8 @@
 // and each entry written at its rank, so rows come out sorted). A row's
 // table is sized to it (twice its products when counting, twice its entries
 // when filling, 32 to 512 slots): clearing and compacting 512 slots for the
-// ~40 products of a fine row of A P cost more than the products. Tables of
-// up to 512 slots live in shared memory; a row that does not fit (more than 512
+// ~40 products of a fine row of A P cost more than the products. The
+// tables live in shared memory; a row that does not fit (more than 512
 // distinct columns) is flagged and redone with a table in global memory
 // sized from its product count, in batches. The Galerkin operator is
 // R (A P), as on the CPU; values agree up to the order of the sums.
@@ -30,11 +30,18 @@ struct mat {
     const double *val;
 };
 
-// The number of products of row i of A B (a warp's sum, in all lanes).
+// The products of row i of A B from A's entries first, first + step, ...
+__device__ int64_t products(int64_t i, mat a, mat b, int first, int step)
+{
+    int64_t s = 0;
+    for (int64_t p = a.ptr[i] + first; p < a.ptr[i + 1]; p += step) s += b.ptr[a.col[p] + 1] - b.ptr[a.col[p]];
+    return s;
+}
+
+// All of them, summed across the warp (in all lanes).
 __device__ int64_t row_products(int64_t i, mat a, mat b)
 {
-    int64_t ub = 0;
-    for (int64_t p = a.ptr[i] + (threadIdx.x & 31); p < a.ptr[i + 1]; p += 32) ub += b.ptr[a.col[p] + 1] - b.ptr[a.col[p]];
+    int64_t ub = products(i, a, b, threadIdx.x & 31, 32);
     for (int o = 16; o > 0; o /= 2) ub += __shfl_xor_sync(0xffffffffu, ub, o);
     return ub;
 }
@@ -188,9 +195,7 @@ __global__ void k_spgemm_global(int64_t nr, const uint32_t *__restrict__ rows, m
 __global__ void k_products(int64_t nr, const uint32_t *__restrict__ rows, mat a, mat b, int64_t *__restrict__ ub)
 {
     for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < nr; r += (int64_t)gridDim.x * blockDim.x) {
-        int64_t i = rows[r], s = 0;
-        for (int64_t p = a.ptr[i]; p < a.ptr[i + 1]; p++) s += b.ptr[a.col[p] + 1] - b.ptr[a.col[p]];
-        ub[r] = s;
+        ub[r] = products(rows[r], a, b, 0, 1);
     }
 }
 

@@ -166,26 +166,23 @@ static inline int gt_pr_level_iters(const gt_pr_params *p, int d, int F, int D)
     return d == D && d > F ? 24 : 48; /* a one-level solve starts from nothing */
 }
 /* The default cascade's finest level goes on past gt_pr_level_iters while
- * its relative residual |b - A x| / |b| is above p->finest_residual (default
- * GT_PR_FINEST_RESIDUAL, --residual), up to four times as many iterations (both paths; --iters, --solver cg and the
- * levels below run their own counts). Where points are sparse for the depth
- * (the bunny's 35k points at depth 10: 7.3M finest nodes) 24 iterations
- * leave 0.03 of the residual, and the mesh moved by 0.06 cell when they were
- * doubled. Against 192 iterations at every level, on the bunny: at depth 9
- * (CPU) stopping at 1e-3 (31 iterations) left 0.0075 cell, at 1e-4 (44)
- * 6.6e-4; at depth 10 (GPU) 1e-4 (81) left 0.0028. Dense inputs end near it
- * at 24 (1M points at depth 10: 7e-5 and 1.9e-4) and gain a few at most.
- * Below 1e-4 the levels under the finest limit: the bunny at depth 10 with
- * 1e-5 (96 iterations) ends where it did with 1e-4, and --iters 96 at every
- * level brings it to 3e-4. The same stop at every level was tried: the
- * bunny at depth 10 then ended 0.09 cell from the converged mesh (level 9
- * ran 64 iterations), so the levels below keep their fixed count. */
+ * its relative residual |b - A x| / |b| is above p->finest_residual
+ * (--residual, default GT_PR_FINEST_RESIDUAL), up to four times as many
+ * iterations; --iters, --solver cg and the levels below keep their counts
+ * (both paths). Where points are sparse for the depth the finest level
+ * converges slowly (the bunny's 35k points at depth 10, 7.3M finest nodes:
+ * 81 iterations to 1e-4, 0.0028 cell from the converged mesh, against 0.06
+ * moved when 24 were doubled); dense inputs reach 1e-4 in about 24 (1M
+ * points at depth 10). Below 1e-4 the levels under the finest limit the
+ * mesh, and the same stop on them made it worse (scripts/bench/RESULTS.md,
+ * 2026-11-28, eighth). */
 #define GT_PR_FINEST_RESIDUAL 1e-4
 static inline int gt_pr_level_iters_max(const gt_pr_params *p, int d, int F, int D)
 {
     const int n = gt_pr_level_iters(p, d, F, D);
-    return p->iters <= 0 && p->solver == GT_PR_SOLVER_MULTIGRID && p->finest_residual > 0 && d == D && d > F ? 4 * n
-                                                                                                             : n;
+    const bool goes_on =
+        p->iters <= 0 && p->solver == GT_PR_SOLVER_MULTIGRID && p->finest_residual > 0 && d == D && d > F;
+    return goes_on ? 4 * n : n;
 }
 
 /* Input: n points, xyz + normals (+ rgb 0..255 when colors != NULL). */
