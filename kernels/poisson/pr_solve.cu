@@ -196,7 +196,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         bb = rr;
         int it = 0;
         const int iters = gt_pr_level_iters(p, d, F, D), iters_max = gt_pr_level_iters_max(p, d, F, D);
-        const double ext = p->finest_residual * p->finest_residual;
+        const double stop = gt_pr_level_residual(p, d, F, D), ext = stop * stop;
         for (; it < iters_max && rz > 0 && (tol == 0 || rr > tol * tol * bb) && (it < iters || rr > ext * bb); it++) {
             GT_TRY(pr_stencil(o, s0, n, m->pp, m->ap));
             if (alpha > 0)

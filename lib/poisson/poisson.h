@@ -127,7 +127,8 @@ typedef struct gt_pr_params {
     gt_pr_solver solver;
     double cg_tol;           /* relative residual to stop CG (default 1e-7 for cg, 0 for multigrid) */
     double finest_residual;  /* multigrid, iters 0: the finest level goes on while its relative residual
-                              * is above this (default GT_PR_FINEST_RESIDUAL; gt_pr_level_iters_max) */
+                              * is above this, the levels below to a 30th of it (default
+                              * GT_PR_FINEST_RESIDUAL; gt_pr_level_residual) */
     bool want_density;       /* per-vertex density in the result */
     double trim;             /* drop triangles touching the lowest `trim` fraction of densities */
     bool want_colors;
@@ -165,24 +166,30 @@ static inline int gt_pr_level_iters(const gt_pr_params *p, int d, int F, int D)
     if (p->solver == GT_PR_SOLVER_CG) return 200;
     return d == D && d > F ? 24 : 48; /* a one-level solve starts from nothing */
 }
-/* The default cascade's finest level goes on past gt_pr_level_iters while
- * its relative residual |b - A x| / |b| is above p->finest_residual
- * (--residual, default GT_PR_FINEST_RESIDUAL), up to four times as many
- * iterations; --iters, --solver cg and the levels below keep their counts
- * (both paths). Where points are sparse for the depth the finest level
- * converges slowly (the bunny's 35k points at depth 10, 7.3M finest nodes:
- * 81 iterations to 1e-4, 0.0028 cell from the converged mesh, against 0.06
- * moved when 24 were doubled); dense inputs reach 1e-4 in about 24 (1M
- * points at depth 10). Below 1e-4 the levels under the finest limit the
- * mesh, and the same stop on them made it worse (scripts/bench/RESULTS.md,
- * 2026-11-28, eighth). */
-#define GT_PR_FINEST_RESIDUAL 1e-4
+/* The default cascade stops each level on its residual as well as its
+ * count: past gt_pr_level_iters a level goes on while its relative residual
+ * |b - A x| / |b| is above its stop, up to four times the count. The finest
+ * level's stop is p->finest_residual (--residual, default
+ * GT_PR_FINEST_RESIDUAL); the levels below it stop GT_PR_COARSE_FACTOR times
+ * lower, because a coarser level's error passes whole into the finer levels'
+ * right-hand sides as smooth error, the part their Jacobi-CG removes slowest.
+ * --iters, --solver cg and a one-level solve keep their counts (both paths).
+ * Dense inputs meet the stops in about their counts (1M points at depth 10);
+ * where points are sparse for the depth the levels converge slowly, and the
+ * stops hold the mesh within 1e-3 finest cell of the converged one (the
+ * bunny's 35k points at depth 10: 4.5e-4; with the finest level's stop
+ * alone 0.0028; scripts/bench/RESULTS.md, 2026-11-28, ninth). */
+#define GT_PR_FINEST_RESIDUAL 3e-5
+#define GT_PR_COARSE_FACTOR 30
+static inline double gt_pr_level_residual(const gt_pr_params *p, int d, int F, int D)
+{
+    if (p->iters > 0 || p->solver != GT_PR_SOLVER_MULTIGRID || p->finest_residual <= 0 || F == D) return 0;
+    return d == D ? p->finest_residual : p->finest_residual / GT_PR_COARSE_FACTOR;
+}
 static inline int gt_pr_level_iters_max(const gt_pr_params *p, int d, int F, int D)
 {
     const int n = gt_pr_level_iters(p, d, F, D);
-    const bool goes_on =
-        p->iters <= 0 && p->solver == GT_PR_SOLVER_MULTIGRID && p->finest_residual > 0 && d == D && d > F;
-    return goes_on ? 4 * n : n;
+    return gt_pr_level_residual(p, d, F, D) > 0 ? 4 * n : n;
 }
 
 /* Input: n points, xyz + normals (+ rgb 0..255 when colors != NULL). */

@@ -487,7 +487,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         double rz = dot_blocked(r, pp, n, part);
         int it = 0;
         const int iters = gt_pr_level_iters(p, d, F, D), iters_max = gt_pr_level_iters_max(p, d, F, D);
-        const double ext = p->finest_residual * p->finest_residual;
+        const double stop = gt_pr_level_residual(p, d, F, D), ext = stop * stop;
         for (; it < iters_max && rz > 0 && (tol == 0 || rr > tol * tol * bb) && (it < iters || rr > ext * bb); it++) {
             /* ap = L pp + S pp */
             if (alpha > 0) {

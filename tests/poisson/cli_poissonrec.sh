@@ -67,18 +67,21 @@ sed -i '13s/.*/0 0 0 0 0 0/' "$tmp/s.ply"
 has zero-warn "$tmp/err" "skipped 1 points with zero normals"
 has zero-out-faces "$tmp/s_out.ply" "element face"
 
-# --residual: the finest level goes on to the residual asked for (-v prints
-# each level's iterations and residual); out of range is a usage error
+# --residual: the finest level goes on to the residual asked for, the level
+# below it to a 30th of it (-v prints each level's iterations and
+# residual); out of range is a usage error
 "$prog" --residual 0 "$tmp/s.ply" -o "$tmp/r.ply" 2> "$tmp/err"; check bad-residual 2 $?
 has bad-residual-msg "$tmp/err" "residual"
-lvl() { grep "solve: level 6," "$1" | sed 's/.*: \([0-9]*\) CG iterations, residual \([0-9.e+-]*\) .*/\1 \2/'; }
+lvl() { grep "solve: level $2," "$1" | sed 's/.*: \([0-9]*\) CG iterations, residual \([0-9.e+-]*\) .*/\1 \2/'; }
 "$prog" --device cpu -v -d 6 "$tmp/s.ply" -o "$tmp/r.ply" 2> "$tmp/err1"; check residual-default 0 $?
 "$prog" --device cpu -v -d 6 --residual 1e-9 "$tmp/s.ply" -o "$tmp/r.ply" 2> "$tmp/err2"; check residual-tight 0 $?
-if lvl "$tmp/err1" | awk '{exit !($1 >= 24 && $1 <= 96 && $2 <= 1e-4)}' &&
-   lvl "$tmp/err2" | awk '{exit !($1 <= 96 && $2 <= 1e-9)}' &&
-   [ "$(lvl "$tmp/err2" | cut -d' ' -f1)" -gt "$(lvl "$tmp/err1" | cut -d' ' -f1)" ]; then
-  echo "ok   residual-stop ($(lvl "$tmp/err1") / $(lvl "$tmp/err2"))"
-else echo "FAIL residual-stop: '$(lvl "$tmp/err1")' / '$(lvl "$tmp/err2")'"; fails=$((fails+1)); fi
+if lvl "$tmp/err1" 6 | awk '{exit !($1 >= 24 && $1 <= 96 && $2 <= 3e-5)}' &&
+   lvl "$tmp/err1" 5 | awk '{exit !($1 >= 48 && $1 <= 192 && $2 <= 1e-6)}' &&
+   lvl "$tmp/err2" 6 | awk '{exit !($1 <= 96 && $2 <= 1e-9)}' &&
+   lvl "$tmp/err2" 5 | awk '{exit !($1 > 48 && $1 <= 192 && $2 <= 1e-9 / 30)}' &&
+   [ "$(lvl "$tmp/err2" 6 | cut -d' ' -f1)" -gt "$(lvl "$tmp/err1" 6 | cut -d' ' -f1)" ]; then
+  echo "ok   residual-stop ($(lvl "$tmp/err1" 5), $(lvl "$tmp/err1" 6) / $(lvl "$tmp/err2" 5), $(lvl "$tmp/err2" 6))"
+else echo "FAIL residual-stop: '$(lvl "$tmp/err1" 5)', '$(lvl "$tmp/err1" 6)' / '$(lvl "$tmp/err2" 5)', '$(lvl "$tmp/err2" 6)'"; fails=$((fails+1)); fi
 
 # the bunny, with density, timings and trimming
 "$prog" --device cpu -d 5 --density --timings "$td/poisson/bunny_8k.ply" -o "$tmp/b.ply" 2> "$tmp/err"; check bunny 0 $?
