@@ -6,9 +6,10 @@
  * Launch shape: one thread per node of the level (grid-stride, PR_BLOCK
  * threads); the 125 neighbours are visited as the children of the parent's
  * 27 (for_nbr125), so siblings in a warp share those loads; the CG's stencil
- * product takes one thread per octet of siblings (k_stencil_octet). The dot product
- * reduces in blocks of PR_BLOCK, at most 1024 blocks, into one device
- * scalar. */
+ * product takes one thread per octet of siblings (k_stencil_octet). Dot
+ * products reduce in blocks of PR_BLOCK, at most 1024 blocks, into device
+ * scalars; the CG's iteration reads its alpha and beta from the device
+ * (pr_cg_tail), so that the host queues iterations without waiting. */
 #include <cuda_runtime.h>
 
 #include "kernels/common/cu_check.h"
@@ -63,20 +64,36 @@ __device__ __forceinline__ void for_nbr125(const gt_pr_dev_octree &o, int32_t no
     for_nbr125_masked(o, node, 31u, 31u, 31u, f);
 }
 
-/* block partial sums of a.b added into *out (zeroed by the caller) */
-__global__ void k_dot(const double *__restrict__ a, const double *__restrict__ b, size_t n, double *out)
+/* the block's sums of s[0..K) added into out[0..K) (every thread calls it) */
+template <int K>
+__device__ __forceinline__ void block_sums_add(double (&s)[K], double *const (&out)[K])
 {
-    __shared__ double part[32];
-    double s = 0.0;
-    GRID_LOOP(i, n) s += a[i] * b[i];
-    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
-    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
+    __shared__ double part[K][32];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        for (int off = 16; off > 0; off >>= 1) s[k] += __shfl_down_sync(0xffffffffu, s[k], off);
+        if ((threadIdx.x & 31) == 0) part[k][threadIdx.x >> 5] = s[k];
+    }
     __syncthreads();
     if (threadIdx.x < 32) {
-        s = threadIdx.x < (blockDim.x >> 5) ? part[threadIdx.x] : 0.0;
-        for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
-        if (threadIdx.x == 0) atomicAdd(out, s);
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            double v = threadIdx.x < (blockDim.x >> 5) ? part[k][threadIdx.x] : 0.0;
+            for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+            if (threadIdx.x == 0) atomicAdd(out[k], v);
+        }
     }
+}
+
+/* block partial sums of a.b added into *out (zeroed by the caller); skip
+ * as pr_stencil's */
+__global__ void k_dot(const double *__restrict__ a, const double *__restrict__ b, size_t n, double *out,
+                      const int *skip)
+{
+    if (skip && *skip) return;
+    double s[1] = {0.0};
+    GRID_LOOP(i, n) s[0] += a[i] * b[i];
+    block_sums_add<1>(s, {out});
 }
 
 /* b = divergence - the coarser levels' Laplacian applied to their solution
@@ -106,8 +123,9 @@ __global__ void k_rhs(const gt_pr_dev_octree o, int d, int F, size_t s0, size_t 
 }
 /* ap = L pp, the level's 125-point Laplacian stencil (pp, ap level-local) */
 __global__ void k_stencil(const gt_pr_dev_octree o, size_t s0, size_t n, const double *__restrict__ pp,
-                          double *__restrict__ ap)
+                          double *__restrict__ ap, const int *skip)
 {
+    if (skip && *skip) return;
     GRID_LOOP(q, n)
     {
         double acc = 0;
@@ -125,8 +143,9 @@ __global__ void k_stencil(const gt_pr_dev_octree o, size_t s0, size_t n, const d
  * child's terms are added in k_stencil's order (neighbour j, then child cc):
  * the same ap, bit for bit. */
 __global__ void k_stencil_octet(const gt_pr_dev_octree o, size_t s0, size_t n8, const double *__restrict__ pp,
-                                double *__restrict__ ap)
+                                double *__restrict__ ap, const int *skip)
 {
+    if (skip && *skip) return;
     GRID_LOOP(m, n8)
     {
         const size_t c0 = s0 + 8 * m;
@@ -164,20 +183,47 @@ __global__ void k_mul(double *z, const double *dinv, const double *r, size_t n)
 {
     GRID_LOOP(q, n) z[q] = dinv[q] * r[q];
 }
-__global__ void k_update_xrz(double *x, double *r, double *z, const double *pp, const double *ap,
-                             const double *__restrict__ dinv, double al, size_t n)
+
+/* pr_cg_tail's kernels: x += al pp, r -= al ap, z = dinv r and pp = z + be pp
+ * with alpha and beta from the state, the new r.z and r.r summed on the
+ * way; each does nothing
+ * once the loop is done or p.Ap <= 0 (gt_pr_solve_cpu's break) */
+__global__ void k_cg_xrz(pr_cg_state *st, double *x, double *r, double *z, const double *__restrict__ pp,
+                         const double *__restrict__ ap, const double *__restrict__ dinv, size_t n)
 {
+    if (st->done || !(st->pap > 0)) return;
+    const double al = st->rz / st->pap;
+    double s[2] = {0.0, 0.0};
     GRID_LOOP(q, n)
     {
         x[q] += al * pp[q];
-        const double rq = r[q] - al * ap[q];
+        const double rq = r[q] - al * ap[q], zq = dinv[q] * rq;
         r[q] = rq;
-        z[q] = dinv[q] * rq;
+        z[q] = zq;
+        s[0] += rq * zq;
+        s[1] += rq * rq;
     }
+    block_sums_add<2>(s, {&st->rz_next, &st->rr_next});
 }
-__global__ void k_update_p(double *pp, const double *z, double be, size_t n)
+__global__ void k_cg_p(pr_cg_state *st, double *pp, const double *__restrict__ z, size_t n)
 {
+    if (st->done || !(st->pap > 0)) return;
+    const double be = st->rz_next / st->rz;
     GRID_LOOP(q, n) pp[q] = z[q] + be * pp[q];
+}
+/* one thread: the iteration's scalars, then the loop's condition */
+__global__ void k_cg_step(pr_cg_state *st)
+{
+    if (st->done) return;
+    if (!(st->pap > 0)) {
+        st->done = 1;
+        return;
+    }
+    st->rz = st->rz_next, st->rr = st->rr_next, st->it++;
+    st->pap = st->rz_next = st->rr_next = 0.0;
+    const double bb = st->bb;
+    st->done = !(st->it < st->iters_max && st->rz > 0 && (st->tol2 == 0 || st->rr > st->tol2 * bb) &&
+                 (st->it < st->iters || st->rr > st->ext * bb));
 }
 
 gt_status pr_level_stencil(int d)
@@ -193,10 +239,10 @@ gt_status pr_rhs(const gt_pr_dev_octree &o, int d, int F, size_t s0, size_t n, c
     LAUNCH(k_rhs, n, o, d, F, s0, n, rhs, coef, T, b);
     return GT_OK;
 }
-gt_status pr_stencil(const gt_pr_dev_octree &o, size_t s0, size_t n, const double *pp, double *ap)
+gt_status pr_stencil(const gt_pr_dev_octree &o, size_t s0, size_t n, const double *pp, double *ap, const int *skip)
 {
-    if (s0 > 0 && n % 8 == 0) LAUNCH(k_stencil_octet, n / 8, o, s0, n / 8, pp, ap);
-    else LAUNCH(k_stencil, n, o, s0, n, pp, ap); /* the root */
+    if (s0 > 0 && n % 8 == 0) LAUNCH(k_stencil_octet, n / 8, o, s0, n / 8, pp, ap, skip);
+    else LAUNCH(k_stencil, n, o, s0, n, pp, ap, skip); /* the root */
     return GT_OK;
 }
 gt_status pr_jacobi_inv(double *dinv, double centre, size_t n)
@@ -209,25 +255,27 @@ gt_status pr_mul(double *z, const double *dinv, const double *r, size_t n)
     LAUNCH(k_mul, n, z, dinv, r, n);
     return GT_OK;
 }
-gt_status pr_update_xrz(double *x, double *r, double *z, const double *pp, const double *ap, const double *dinv,
-                        double al, size_t n)
-{
-    LAUNCH(k_update_xrz, n, x, r, z, pp, ap, dinv, al, n);
-    return GT_OK;
-}
-gt_status pr_update_p(double *pp, const double *z, double be, size_t n)
-{
-    LAUNCH(k_update_p, n, pp, z, be, n);
-    return GT_OK;
-}
 gt_status pr_ddot(const double *a, const double *b, size_t n, double *d_scal, double *out)
 {
     GT_TRY(gt_cu_memset(d_scal, 0, sizeof(double), NULL));
     if (n) {
         int grid = (int)gt_grid(n, PR_BLOCK);
         if (grid > 1024) grid = 1024;
-        k_dot<<<grid, PR_BLOCK>>>(a, b, n, d_scal);
+        k_dot<<<grid, PR_BLOCK>>>(a, b, n, d_scal, nullptr);
         GT_CU_LAUNCH("k_dot");
     }
     return gt_cu_memcpy_d2h(out, d_scal, sizeof(double), NULL);
+}
+gt_status pr_cg_tail(pr_cg_state *st, double *x, double *r, double *z, double *pp, const double *ap,
+                     const double *dinv, size_t n)
+{
+    const unsigned grid = gt_grid(n, PR_BLOCK, 1024); /* few atomics per sum */
+    k_dot<<<grid, PR_BLOCK>>>(pp, ap, n, &st->pap, &st->done);
+    GT_CU_LAUNCH("k_dot");
+    k_cg_xrz<<<grid, PR_BLOCK>>>(st, x, r, z, pp, ap, dinv, n);
+    GT_CU_LAUNCH("k_cg_xrz");
+    LAUNCH(k_cg_p, n, st, pp, z, n);
+    k_cg_step<<<1, 1>>>(st);
+    GT_CU_LAUNCH("k_cg_step");
+    return GT_OK;
 }

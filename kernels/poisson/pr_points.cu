@@ -29,8 +29,9 @@ template <int MODE>
 __global__ void k_point_scatter(const gt_pr_dev_octree o, int d, const int32_t *__restrict__ lnode,
                                 const float *__restrict__ u, const float *__restrict__ area,
                                 const double *__restrict__ val, size_t voff, double scale, double *out, size_t ooff,
-                                size_t N)
+                                size_t N, const int *skip)
 {
+    if (skip && *skip) return;
     const int lane = threadIdx.x & 31;
     const size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
     const size_t nwarps = ((size_t)gridDim.x * blockDim.x) >> 5;
@@ -141,12 +142,12 @@ gt_status pr_up(const int32_t *parent, const int32_t *leaf, int levels, int32_t 
 }
 gt_status pr_point_scatter(int mode, const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u,
                            const float *area, const double *val, size_t voff, double scale, double *out,
-                           size_t ooff, size_t N)
+                           size_t ooff, size_t N, const int *skip)
 {
-    if (mode == MODE_ONE) LAUNCH(k_point_scatter<MODE_ONE>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N);
-    else if (mode == MODE_VAL) LAUNCH(k_point_scatter<MODE_VAL>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N);
-    else if (mode == MODE_PP) LAUNCH(k_point_scatter<MODE_PP>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N);
-    else LAUNCH(k_point_scatter<MODE_SQ>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N);
+    if (mode == MODE_ONE) LAUNCH(k_point_scatter<MODE_ONE>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
+    else if (mode == MODE_VAL) LAUNCH(k_point_scatter<MODE_VAL>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
+    else if (mode == MODE_PP) LAUNCH(k_point_scatter<MODE_PP>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
+    else LAUNCH(k_point_scatter<MODE_SQ>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
     return GT_OK;
 }
 gt_status pr_sample_depths(const gt_pr_dev_octree &o, int Dw, int F, const int32_t *lnode, const float *u,

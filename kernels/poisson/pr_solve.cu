@@ -32,6 +32,7 @@ typedef struct {
     uint32_t *src;
     int32_t *leaf, *lnode;
     double *wdens, *rhs, *coef, *vf, *ptval, *b, *r, *pp, *ap, *z, *dinv, *scal;
+    pr_cg_state *cg;
 } bufs_t;
 
 static void free_bufs(bufs_t *m)
@@ -104,6 +105,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     GT_TRY(gt_cu_memset(m->any, 0, (GT_PR_MAX_DEPTH + 1) * sizeof(int), NULL));
     GT_TRY(gt_cu_malloc((void **)&m->ptval, N * sizeof(double), "point values"));
     GT_TRY(gt_cu_malloc((void **)&m->scal, 4 * sizeof(double), "cg scalars"));
+    GT_TRY(gt_cu_malloc((void **)&m->cg, sizeof(pr_cg_state), "cg state"));
     GT_TRY(gt_cu_malloc((void **)&m->b, nmax * sizeof(double), "cg"));
     GT_TRY(gt_cu_malloc((void **)&m->r, nmax * sizeof(double), "cg"));
     GT_TRY(gt_cu_malloc((void **)&m->pp, nmax * sizeof(double), "cg"));
@@ -194,25 +196,32 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         GT_TRY(pr_ddot(m->r, m->r, n, m->scal, &rr));
         GT_TRY(pr_ddot(m->r, m->pp, n, m->scal, &rz));
         bb = rr;
-        int it = 0;
-        const int iters = gt_pr_level_iters(p, d, F, D), iters_max = gt_pr_level_iters_max(p, d, F, D);
-        const double stop = gt_pr_level_residual(p, d, F, D), ext = stop * stop;
-        for (; it < iters_max && rz > 0 && (tol == 0 || rr > tol * tol * bb) && (it < iters || rr > ext * bb); it++) {
-            GT_TRY(pr_stencil(o, s0, n, m->pp, m->ap));
-            if (alpha > 0)
-                GT_TRY(pr_point_scatter(PR_SCATTER_PP, o, d, m->lnode, m->u, m->area, m->pp, s0, alpha, m->ap, s0, N));
-            double pap;
-            GT_TRY(pr_ddot(m->pp, m->ap, n, m->scal, &pap));
-            if (!(pap > 0)) break;
-            double al = rz / pap, rz2;
-            GT_TRY(pr_update_xrz(x, m->r, m->z, m->pp, m->ap, m->dinv, al, n));
-            GT_TRY(pr_ddot(m->r, m->z, n, m->scal, &rz2));
-            if (tol > 0 || it + 1 >= iters) GT_TRY(pr_ddot(m->r, m->r, n, m->scal, &rr));
-            double be = rz2 / rz;
-            rz = rz2;
-            GT_TRY(pr_update_p(m->pp, m->z, be, n));
+        /* gt_pr_solve_cpu's loop, its condition evaluated on the device
+         * (pr_cg_state): the level's count queued at once, then four
+         * iterations at a time while the residual stop goes on */
+        const double stop = gt_pr_level_residual(p, d, F, D);
+        pr_cg_state h = {};
+        h.rz = rz, h.rr = rr, h.bb = bb, h.ext = stop * stop, h.tol2 = tol * tol;
+        h.iters = gt_pr_level_iters(p, d, F, D), h.iters_max = gt_pr_level_iters_max(p, d, F, D);
+        h.done = !(h.iters_max > 0 && rz > 0 && (tol == 0 || rr > h.tol2 * bb) && (h.iters > 0 || rr > h.ext * bb));
+        if (!h.done) {
+            GT_TRY(gt_cu_memcpy_h2d(m->cg, &h, sizeof h, NULL));
+            for (int queued = 0; !h.done && queued < h.iters_max;) {
+                int k = queued < h.iters ? h.iters - queued : 4;
+                if (k > h.iters_max - queued) k = h.iters_max - queued;
+                for (int j = 0; j < k; j++) {
+                    GT_TRY(pr_stencil(o, s0, n, m->pp, m->ap, &m->cg->done));
+                    if (alpha > 0)
+                        GT_TRY(pr_point_scatter(PR_SCATTER_PP, o, d, m->lnode, m->u, m->area, m->pp, s0, alpha, m->ap,
+                                                s0, N, &m->cg->done));
+                    GT_TRY(pr_cg_tail(m->cg, x, m->r, m->z, m->pp, m->ap, m->dinv, n));
+                }
+                queued += k;
+                GT_TRY(gt_cu_memcpy_d2h(&h, m->cg, sizeof h, NULL));
+            }
         }
-        if (tol == 0 && it > 0 && it < iters) GT_TRY(pr_ddot(m->r, m->r, n, m->scal, &rr));
+        const int it = h.it;
+        if (it > 0) rr = h.rr;
         if (tm) gt_timings_add(tm, "solve: cg", gt_timer_stop(&sub));
         gt_info("solve: level %d, %zu nodes: %d CG iterations, residual %.3g of the right-hand side's", d, n, it,
                 bb > 0 ? sqrt(rr / bb) : 0.0);

@@ -79,7 +79,7 @@ gt_status pr_leaves(const gt_pr_dev_octree &o, size_t s0, size_t n, int32_t *lea
 gt_status pr_up(const int32_t *parent, const int32_t *leaf, int levels, int32_t *out, size_t n);
 gt_status pr_point_scatter(int mode, const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u,
                            const float *area, const double *val, size_t voff, double scale, double *out,
-                           size_t ooff, size_t N);
+                           size_t ooff, size_t N, const int *skip = nullptr); /* skip: as pr_stencil's */
 /* gt_pr_sample_depth and gt_pr_sample_area of each point (lnode: its level-Dw node) */
 gt_status pr_sample_depths(const gt_pr_dev_octree &o, int Dw, int F, const int32_t *lnode, const float *u,
                            const double *w, double spn, float *depth, float *area, size_t n);
@@ -109,16 +109,31 @@ gt_status pr_level_stencil(int d); /* the level's 125-point stencil to constant 
 /* the coarser levels F..d-1's Laplacian moved to the right-hand side */
 gt_status pr_rhs(const gt_pr_dev_octree &o, int d, int F, size_t s0, size_t n, const double *rhs, const double *coef,
                  const xtab &T, double *b);
-gt_status pr_stencil(const gt_pr_dev_octree &o, size_t s0, size_t n, const double *pp, double *ap);
+/* skip (may be NULL): a device flag; when set, the launch does nothing */
+gt_status pr_stencil(const gt_pr_dev_octree &o, size_t s0, size_t n, const double *pp, double *ap,
+                     const int *skip = nullptr);
 /* Jacobi-preconditioned CG: dinv = 1 / (centre + dinv) in place (dinv holds
- * the screening's diagonal); z = dinv r; x += al pp, r -= al ap, z = dinv r;
- * pp = z + be pp */
+ * the screening's diagonal); z = dinv r */
 gt_status pr_jacobi_inv(double *dinv, double centre, size_t n);
 gt_status pr_mul(double *z, const double *dinv, const double *r, size_t n);
-gt_status pr_update_xrz(double *x, double *r, double *z, const double *pp, const double *ap, const double *dinv,
-                        double al, size_t n);
-gt_status pr_update_p(double *pp, const double *z, double be, size_t n);
 /* a.b through a device scalar (one small copy back) */
 gt_status pr_ddot(const double *a, const double *b, size_t n, double *d_scal, double *out);
+
+/* A level's CG on the device without the host in the loop: the kernels sum
+ * the dot products into this state and read alpha and beta from it, and
+ * pr_cg_tail's last kernel evaluates gt_pr_solve_cpu's loop condition for
+ * the next iteration (done = 1 when it fails or p.Ap <= 0), so the host
+ * queues iterations ahead and reads the state back only to see whether the
+ * loop ended; iterations queued past the end do nothing. */
+typedef struct pr_cg_state {
+    double rz, pap, rz_next, rr_next; /* r.z; p.Ap, the new r.z and r.r as the kernels sum them */
+    double rr, bb, ext, tol2;         /* r.r, |b|^2; the stops (squared relative residuals): ext past
+                                       * `iters`, tol2 throughout (0: none) */
+    int it, iters, iters_max, done;
+} pr_cg_state;
+/* the iteration after ap = (L + S) pp: p.Ap; x += al pp, r -= al ap,
+ * z = dinv r with r.z and r.r; pp = z + be pp; the state's step */
+gt_status pr_cg_tail(pr_cg_state *st, double *x, double *r, double *z, double *pp, const double *ap,
+                     const double *dinv, size_t n);
 
 #endif
