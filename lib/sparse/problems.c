@@ -53,6 +53,10 @@ static void flow_at(gt_flow flow, int dim, const int64_t *c, double h, double *w
         w[0] = 1 / wl, w[1] = 0.5 / wl, w[2] = 0.25 / wl;
         return;
     }
+    if (flow == GT_FLOW_DIAGONAL) {
+        w[0] = w[1] = 1 / sqrt((double)dim), w[2] = dim == 3 ? w[0] : 0;
+        return;
+    }
     /* recirculating: X, Y in (-1, 1); w = (Y (1 - X^2), -X (1 - Y^2), 0), the
        IFISS field halved so that max |w| = 1 (at X = 0, Y = +-1) */
     double X = 2 * (double)(c[0] + 1) * h - 1, Y = 2 * (double)(c[1] + 1) * h - 1;
@@ -62,7 +66,8 @@ static void flow_at(gt_flow flow, int dim, const int64_t *c, double h, double *w
 gt_status gt_convdiff(int dim, int64_t n, double peclet, gt_flow flow, gt_csr *out)
 {
     if (dim != 2 && dim != 3) return gt_fail(GT_ERR_USAGE, "convection-diffusion in %d dimensions", dim);
-    if (flow != GT_FLOW_UNIFORM && flow != GT_FLOW_RECIRC) return gt_fail(GT_ERR_USAGE, "unknown flow field");
+    if (flow != GT_FLOW_UNIFORM && flow != GT_FLOW_RECIRC && flow != GT_FLOW_DIAGONAL)
+        return gt_fail(GT_ERR_USAGE, "unknown flow field");
     GT_TRY(grid_check(n, dim));
     if (!(peclet >= 0) || !isfinite(peclet)) return gt_fail(GT_ERR_USAGE, "Peclet number %g out of range", peclet);
     int64_t nz = dim == 3 ? n : 1, N = n * n * nz;

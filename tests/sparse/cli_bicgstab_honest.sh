@@ -3,9 +3,13 @@
 #  - rotated anisotropic diffusion (eps 1e-3, 30 degrees, 64^2), the member
 #    of issue 16's family where BiCGStab is slowest: GMRES(30)+ILU0 reaches
 #    1e-8 (true residual read back, x = 1) in N iterations; BiCGStab capped at
-#    10 N stops with exit 1, says so and writes no x. No small member of the
-#    family makes BiCGStab stall outright (scripts/gen/sparse-problems): left
-#    to run, it converges, after more than 10 N iterations;
+#    10 N stops with exit 1, says so and writes no x; left to run, it
+#    converges, after more than 10 N iterations;
+#  - a stall: convection-diffusion along the cube's diagonal at Pe 1000,
+#    64^3 (GT_FLOW_DIAGONAL): BiCGStab's residual grows by ~1e11 on the way
+#    down, its recurrence residual reaches tol while the true one stays near
+#    4e-6: exit 1 naming both, no x; GMRES(30)+ILU0 reaches 1e-8 (x = 1) in
+#    about 20 iterations;
 #  - single precision at --tol 1e-7 on convection-diffusion Pe 100: the
 #    recurrence residual goes below tol while the true residual stays near
 #    1e-5: exit 1 naming both, no x;
@@ -53,6 +57,21 @@ check "bicgstab uncapped converges (slowly, no stall)" 0 $?
 nb=$(field 'converged after')
 [ -n "$nb" ] && [ "$nb" -gt "$cap" ] && ok "bicgstab: $nb iterations > $cap" || bad "bicgstab: '$nb' iterations, cap $cap"
 within "bicgstab uncapped: true residual" "$(field 'true relative residual')" 1e-8
+
+"$G" diag 64 1000 "$T/dg.mtx" 2>"$T/e"; check "generate the diagonal-flow problem" 0 $?
+rm -f "$T/x.mtx"
+"$S" --device cpu -m bicgstab --tol 1e-8 --maxiter 20000 "$T/dg.mtx" -o "$T/x.mtx" 2>"$T/e"
+check "diagonal flow: bicgstab stalls, exit 1" 1 $?
+matches "diagonal flow: both residuals named" "$T/e" "error: the solver's residual reached .* but the true residual is"
+grep -q ": converged after" "$T/e" && bad "diagonal flow: bicgstab claims convergence" || ok "diagonal flow: no 'converged'"
+awk -v r="$(field 'true relative residual')" 'BEGIN { exit !(r > 1e-7) }' && ok "diagonal flow: bicgstab's true residual $(field 'true relative residual') > 1e-7" \
+    || bad "diagonal flow: bicgstab's true residual '$(field 'true relative residual')' near tol"
+no_x "diagonal flow: bicgstab"
+"$S" --device cpu -m gmres --restart 30 --precond ilu0 --tol 1e-8 "$T/dg.mtx" -o "$T/x.mtx" 2>"$T/e"
+check "diagonal flow: gmres+ilu0 converges" 0 $?
+within "diagonal flow: gmres+ilu0's true residual" "$(field 'true relative residual')" 1e-8
+ones "diagonal flow: gmres+ilu0: x = 1" "$T/x.mtx"
+within "diagonal flow: gmres+ilu0's iterations" "$(field 'converged after')" 40
 
 "$G" convdiff 32 100 "$T/cd.mtx" 2>"$T/e"; check "generate convection-diffusion" 0 $?
 rm -f "$T/x.mtx"

@@ -7,6 +7,9 @@
  *   gen_problem recirc N PECLET OUT.mtx       3-D upwind convection-diffusion in the
  *                                             recirculating flow (GT_FLOW_RECIRC), N^3
  *   gen_problem recirc2d N PECLET OUT.mtx     the same in 2-D, N^2
+ *   gen_problem diag N PECLET OUT.mtx         3-D upwind convection-diffusion along the
+ *                                             cube's diagonal (GT_FLOW_DIAGONAL), N^3
+ *   gen_problem diag2d N PECLET OUT.mtx       the same in 2-D, N^2
  *   gen_problem aniso N EPS THETA OUT.mtx     2-D rotated anisotropic diffusion, N^2
  *   gen_problem neumann NX NY OUT.mtx         singular pure-Neumann 5-point Laplacian
  *   gen_problem lap7 N OUT.mtx                7-point Dirichlet Laplacian, N^3 */
@@ -23,7 +26,7 @@
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: gen_problem convdiff|convdiff2d|recirc|recirc2d N PECLET OUT | aniso N EPS THETA OUT | "
+    fprintf(stderr, "usage: gen_problem convdiff|convdiff2d|recirc|recirc2d|diag|diag2d N PECLET OUT | aniso N EPS THETA OUT | "
                     "neumann NX NY OUT | lap7 N OUT\n");
     return 2;
 }
@@ -43,15 +46,18 @@ int main(int argc, char **argv)
         if (s == GT_OK) s = gt_parse_double("PECLET", argv[3], 0, 1e9, &p1);
         if (s == GT_OK) s = gt_convdiff3d(n, p1, &a);
         snprintf(comment, sizeof comment, "3-D convection-diffusion, upwind, %ld^3, Peclet %g", n, p1);
-    } else if ((!strcmp(kind, "recirc") || !strcmp(kind, "recirc2d") || !strcmp(kind, "convdiff2d")) &&
+    } else if ((!strcmp(kind, "recirc") || !strcmp(kind, "recirc2d") || !strcmp(kind, "convdiff2d") ||
+                !strcmp(kind, "diag") || !strcmp(kind, "diag2d")) &&
                argc == 5) {
-        int dim = strcmp(kind, "recirc") ? 2 : 3;
-        gt_flow fl = strncmp(kind, "recirc", 6) ? GT_FLOW_UNIFORM : GT_FLOW_RECIRC;
+        int dim = strcmp(kind, "recirc") && strcmp(kind, "diag") ? 2 : 3;
+        gt_flow fl = !strncmp(kind, "recirc", 6) ? GT_FLOW_RECIRC
+                     : !strncmp(kind, "diag", 4) ? GT_FLOW_DIAGONAL
+                                                 : GT_FLOW_UNIFORM;
         s = gt_parse_long("N", argv[2], 1, dim == 3 ? 1290 : 46340, &n);
         if (s == GT_OK) s = gt_parse_double("PECLET", argv[3], 0, 1e9, &p1);
         if (s == GT_OK) s = gt_convdiff(dim, n, p1, fl, &a);
         snprintf(comment, sizeof comment, "%d-D convection-diffusion, upwind, %s flow, %ld^%d, Peclet %g", dim,
-                 fl == GT_FLOW_RECIRC ? "recirculating" : "uniform", n, dim, p1);
+                 fl == GT_FLOW_RECIRC ? "recirculating" : fl == GT_FLOW_DIAGONAL ? "diagonal" : "uniform", n, dim, p1);
     } else if (!strcmp(kind, "aniso") && argc == 6) {
         s = gt_parse_long("N", argv[2], 1, 46340, &n);
         if (s == GT_OK) s = gt_parse_double("EPS", argv[3], 1e-12, 1, &p1);

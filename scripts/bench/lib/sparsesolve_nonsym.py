@@ -4,7 +4,9 @@ AMG-preconditioned GMRES reaches 1e-8 where unpreconditioned BiCGStab
 stalls"): the problems of scripts/gen/sparse-problems (3-D upwind
 convection-diffusion Pe 10/100/1000 in a uniform and in the recirculating
 flow, 2-D recirculating Pe 1000, rotated anisotropic diffusion eps 1e-3 at 30
-and 45 degrees), and for each, in one run:
+and 45 degrees, 3-D convection-diffusion along the cube's diagonal Pe
+100/1000 on (2N)^3, where plain BiCGStab stalls at Pe 1000), and for each,
+in one run:
   ours   -m bicgstab (no preconditioner) with a generous --maxiter: iterations,
          true residual, converged or how it stopped (breakdown, stagnation,
          limit), and its iterations over GMRES+ILU0's;
@@ -110,8 +112,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True, help="meson build dir (tools/sparsesolve, tests/sparse/gen_problem)")
     ap.add_argument("--device", default="cuda")
-    ap.add_argument("--n", type=int, default=48, help="sparse-problems -n: N^3 and (8N)^2 rows (default 48: "
-                    "110,592 and 147,456 rows, so that scipy's peer keeps the run near two minutes)")
+    ap.add_argument("--n", type=int, default=48, help="sparse-problems -n: N^3, (8N)^2 and (2N)^3 rows (default 48: "
+                    "110,592, 147,456 and 884,736 rows, so that scipy's peer keeps the run near three minutes)")
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--bicgstab-maxiter", type=int, default=20000)
     ap.add_argument("--scipy-maxiter", type=int, default=450, help="scipy gmres inner iterations at most")
@@ -130,13 +132,13 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     gen = os.path.join(here, "..", "..", "gen", "sparse-problems")
     t0 = time.perf_counter()
-    if not os.path.exists(os.path.join(data, "recirc2d-pe1000.mtx")):
+    if not os.path.exists(os.path.join(data, "diag-pe1000.mtx")):
         rc, wall, so, se = sh([gen, "-B", a.build, "-n", str(a.n), data], 600)
         if rc:
             sys.exit(f"sparse-problems failed: {se}")
         say(f"== generated the problems (-n {a.n}) in {data} ({wall:.1f} s)")
     names = ["convdiff-pe10", "convdiff-pe100", "convdiff-pe1000", "recirc-pe100", "recirc-pe1000",
-             "recirc2d-pe1000", "aniso-1e-3-30", "aniso-1e-3-45"]
+             "recirc2d-pe1000", "aniso-1e-3-30", "aniso-1e-3-45", "diag-pe100", "diag-pe1000"]
     if a.only:
         names = [n for n in names if n in a.only.split(",")]
     log, table = [], []
