@@ -128,22 +128,57 @@ __global__ void k_cg_b(int64_t n, T *x, T *r, T *z, const T *dinv, T *const *pbu
 __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 __device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
 
+// One fused iteration's view of the vectors (k_cg1, k_cg1_csr): the previous
+// r, q, p (ping-pong by the iteration's parity) and the next ones, with
+// p_k formed at any row from the previous vectors, and row i's own updates
+// and dot products once its q_k = (A p_k)_i is known.
+template <typename T, bool PRE>
+struct cg1_step {
+    const T *r0, *q0, *p0, *dinv;
+    T *r1, *q1, *p1;
+    T alpha, beta, nalpha;
+    __device__ cg1_step(T *const *bufs, const T *dinv_, const Sc *sc)
+    {
+        int c = (int)(sc->iter & 1);
+        r0 = bufs[c], q0 = bufs[2 + c], p0 = bufs[4 + c];
+        r1 = bufs[1 - c], q1 = bufs[3 - c], p1 = bufs[5 - c];
+        dinv = dinv_;
+        alpha = (T)sc->alpha, beta = (T)sc->beta, nalpha = -alpha;
+    }
+    __device__ __forceinline__ T p_at(int64_t j) const
+    {
+        T rj = fma(nalpha, __ldg(q0 + j), __ldg(r0 + j));
+        T zj = PRE ? mul_rn(__ldg(dinv + j), rj) : rj;
+        return fma(beta, __ldg(p0 + j), zj);
+    }
+    __device__ __forceinline__ void finish_row(int64_t i, T qi, T *x, double (&d)[5]) const
+    {
+        T ri = fma(nalpha, __ldg(q0 + i), __ldg(r0 + i));
+        T di = PRE ? __ldg(dinv + i) : (T)1;
+        T zi = PRE ? mul_rn(di, ri) : ri;
+        T pold = __ldg(p0 + i);
+        T pi = fma(beta, pold, zi);
+        x[i] = fma(alpha, pold, x[i]);
+        r1[i] = ri;
+        p1[i] = pi;
+        q1[i] = qi;
+        double dq = (double)qi;
+        d[0] += (double)pi * dq;
+        d[1] += (double)ri * (double)zi;
+        d[2] += (double)ri * (double)ri;
+        d[3] += (double)zi * dq;
+        d[4] += PRE ? dq * (double)di * dq : dq * dq;
+    }
+};
+
 template <typename T, int F, int ND, bool PRE>
 __global__ void __launch_bounds__(BLOCK) k_cg1(Mat<T> A, Offs<ND> off, T *const *bufs, T *x, const T *dinv, Sc *sc,
                                                double *part)
 {
     if (sc->flag) return;
     long long it = sc->iter;
-    int c = (int)(it & 1);
-    const T *r0 = bufs[c], *q0 = bufs[2 + c], *p0 = bufs[4 + c];
-    T *r1 = bufs[1 - c], *q1 = bufs[3 - c], *p1 = bufs[5 - c];
-    const T alpha = (T)sc->alpha, beta = (T)sc->beta, nalpha = -alpha;
-    // p_k at any row j, from the previous vectors
-    auto pv = [&](int64_t j) -> T {
-        T rj = fma(nalpha, __ldg(q0 + j), __ldg(r0 + j));
-        T zj = PRE ? mul_rn(__ldg(dinv + j), rj) : rj;
-        return fma(beta, __ldg(p0 + j), zj);
-    };
+    const cg1_step<T, PRE> st(bufs, dinv, sc);
+    auto pv = [&](int64_t j) -> T { return st.p_at(j); };
     double d[5] = {0, 0, 0, 0, 0};
     const int64_t n = A.n, stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -162,21 +197,7 @@ __global__ void __launch_bounds__(BLOCK) k_cg1(Mat<T> A, Offs<ND> off, T *const 
         } else {
             qi = row_apply<T, F>(A, i, pv);
         }
-        T ri = fma(nalpha, __ldg(q0 + i), __ldg(r0 + i));
-        T di = PRE ? __ldg(dinv + i) : (T)1;
-        T zi = PRE ? mul_rn(di, ri) : ri;
-        T pold = __ldg(p0 + i);
-        T pi = fma(beta, pold, zi);
-        x[i] = fma(alpha, pold, x[i]);
-        r1[i] = ri;
-        p1[i] = pi;
-        q1[i] = qi;
-        double dq = (double)qi;
-        d[0] += (double)pi * dq;
-        d[1] += (double)ri * (double)zi;
-        d[2] += (double)ri * (double)ri;
-        d[3] += (double)zi * dq;
-        d[4] += PRE ? dq * (double)di * dq : dq * dq;
+        st.finish_row(i, qi, x, d);
     }
     double tot[5];
     if (reduce_last<5>(d, part, &sc->counter, tot) && threadIdx.x == 0) cg_finish(sc, it, tot);
@@ -296,15 +317,8 @@ __global__ void __launch_bounds__(BLOCK) k_cg1_csr(Mat<T> A, T *const *bufs, T *
 {
     if (sc->flag) return;
     long long it = sc->iter;
-    int c = (int)(it & 1);
-    const T *r0 = bufs[c], *q0 = bufs[2 + c], *p0 = bufs[4 + c];
-    T *r1 = bufs[1 - c], *q1 = bufs[3 - c], *p1 = bufs[5 - c];
-    const T alpha = (T)sc->alpha, beta = (T)sc->beta, nalpha = -alpha;
-    auto pv = [&](int64_t j) -> T {
-        T rj = fma(nalpha, __ldg(q0 + j), __ldg(r0 + j));
-        T zj = PRE ? mul_rn(__ldg(dinv + j), rj) : rj;
-        return fma(beta, __ldg(p0 + j), zj);
-    };
+    const cg1_step<T, PRE> st(bufs, dinv, sc);
+    auto pv = [&](int64_t j) -> T { return st.p_at(j); };
     double d[5] = {0, 0, 0, 0, 0};
     const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const int lane = (int)(t % V);
@@ -312,21 +326,7 @@ __global__ void __launch_bounds__(BLOCK) k_cg1_csr(Mat<T> A, T *const *bufs, T *
     for (int64_t i = t / V; i < A.n; i += nsub) {
         T qi = gt_csr_row::row_sum_f<T, V>(A.col, A.val, __ldg(A.ptr + i), __ldg(A.ptr + i + 1), lane, pv);
         if (lane != 0) continue;
-        T ri = fma(nalpha, __ldg(q0 + i), __ldg(r0 + i));
-        T di = PRE ? __ldg(dinv + i) : (T)1;
-        T zi = PRE ? mul_rn(di, ri) : ri;
-        T pold = __ldg(p0 + i);
-        T pi = fma(beta, pold, zi);
-        x[i] = fma(alpha, pold, x[i]);
-        r1[i] = ri;
-        p1[i] = pi;
-        q1[i] = qi;
-        double dq = (double)qi;
-        d[0] += (double)pi * dq;
-        d[1] += (double)ri * (double)zi;
-        d[2] += (double)ri * (double)ri;
-        d[3] += (double)zi * dq;
-        d[4] += PRE ? dq * (double)di * dq : dq * dq;
+        st.finish_row(i, qi, x, d);
     }
     double tot[5];
     if (reduce_last<5>(d, part, &sc->counter, tot) && threadIdx.x == 0) cg_finish(sc, it, tot);
