@@ -90,6 +90,49 @@ static gt_status coarsen(gt_amg *h, int l, bool *stop)
     return GT_OK;
 }
 
+/* One coarsening step on grid level l (amg_grid.h): rho by Gershgorin, the
+   trilinear P, R, A_{l+1} = R A P. mask: the slots of A_l's stencil.
+   *stop when the grid no longer shrinks. */
+static gt_status coarsen_grid(gt_amg *h, int l, uint32_t mask, bool *stop)
+{
+    gt_amg_level *L = &h->lev[l];
+    gt_amg_grid c = gt_amg_grid_coarse(L->grid);
+    int64_t nc = gt_amg_grid_size(c);
+    *stop = nc >= L->a.nrows;
+    if (*stop) return GT_OK;
+    double t0 = gt_now_ms();
+    gt_amg_grid_end_weights(&L->a, &L->grid);
+    L->rho = gt_amg_grid_rho(&L->a, L->dinv);
+    L->nagg = nc;
+    GT_TRY(gt_amg_grid_prolong(L->grid, &L->p));
+    GT_TRY(gt_csr_transpose(&L->p, &L->r));
+    double t1 = gt_now_ms();
+    gt_amg_level *C = &h->lev[l + 1];
+    GT_TRY(gt_amg_grid_galerkin(&L->a, L->grid, mask, &C->a));
+    C->grid = c;
+    h->stage_ms[GT_AMG_ST_PROLONG] += t1 - t0, h->stage_ms[GT_AMG_ST_GALERKIN] += gt_now_ms() - t1;
+    return GT_OK;
+}
+
+gt_status gt_amg_grid_decide(const gt_csr *a, const gt_precond_opts *o, gt_amg_grid_info *gi, bool *grid)
+{
+    memset(gi, 0, sizeof *gi);
+    *grid = false;
+    if (o->amg_coarsening == GT_AMG_COARSEN_AGGREGATION) return GT_OK;
+    GT_TRY(gt_amg_grid_detect(a, gi));
+    if (o->amg_coarsening == GT_AMG_COARSEN_AUTO) {
+        *grid = gt_amg_grid_choose(gi, o->amg_smoother);
+        return GT_OK;
+    }
+    if (gi->g.nx == 0)
+        return gt_fail(GT_ERR_DATA, "amg: grid coarsening: the matrix is not a stencil on a grid (some entry couples "
+                       "rows that are not neighbours on any nx x ny x nz grid); use --amg-coarsening aggregation");
+    if (o->amg_smoother != GT_AMG_SMOOTH_CHEBYSHEV)
+        return gt_fail(GT_ERR_USAGE, "amg: grid coarsening takes the Chebyshev smoother");
+    *grid = true;
+    return GT_OK;
+}
+
 gt_status gt_amg_setup(const gt_csr *a, const gt_precond_opts *o, gt_amg *h)
 {
     memset(h, 0, sizeof *h);
@@ -103,7 +146,12 @@ gt_status gt_amg_setup(const gt_csr *a, const gt_precond_opts *o, gt_amg *h)
     h->lev = gt_calloc((size_t)h->opts.amg_max_levels, sizeof *h->lev, "amg levels");
     if (!h->lev) return GT_ERR_RUNTIME;
     h->nlevels = 1;
-    gt_status s = csr_copy(a, &h->lev[0].a);
+    gt_amg_grid_info gi;
+    bool grid;
+    gt_status s = gt_amg_grid_decide(a, &h->opts, &gi, &grid);
+    h->stage_ms[GT_AMG_ST_STRENGTH] += gt_now_ms() - t0;
+    if (s == GT_OK) s = csr_copy(a, &h->lev[0].a);
+    if (grid) h->lev[0].grid = gi.g;
     for (int l = 0; s == GT_OK; l++) {
         gt_amg_level *L = &h->lev[l];
         int64_t n = L->a.nrows;
@@ -117,7 +165,7 @@ gt_status gt_amg_setup(const gt_csr *a, const gt_precond_opts *o, gt_amg *h)
         if (l + 1 >= h->opts.amg_max_levels || n <= h->opts.amg_coarse_size) break;
         bool stop = false;
         h->nlevels = l + 2; /* so that gt_amg_free frees the next level on failure */
-        s = coarsen(h, l, &stop);
+        s = grid ? coarsen_grid(h, l, l == 0 ? gi.mask : (1u << GT_AMG_GRID_SLOTS) - 1, &stop) : coarsen(h, l, &stop);
         if (stop) h->nlevels = l + 1;
         if (stop || s != GT_OK) break;
     }
@@ -172,7 +220,11 @@ void gt_amg_summary(const gt_amg *h, const char *where, char *buf, size_t len)
     static const char *const sm[] = {"chebyshev", "l1-jacobi", "mc-gauss-seidel"};
     size_t k = 0;
 #define PUT(...) (k < len ? (void)(k += (size_t)snprintf(buf + k, len - k, __VA_ARGS__)) : (void)0)
-    PUT("amg (%s): %d levels, theta %g, smoother %s x%d, coarsest %s\n", where, h->nlevels, h->opts.amg_theta,
+    const gt_amg_grid *g = h->nlevels ? &h->lev[0].grid : NULL;
+    char co[96];
+    if (g && g->nx) snprintf(co, sizeof co, "grid %lldx%lldx%lld", (long long)g->nx, (long long)g->ny, (long long)g->nz);
+    else snprintf(co, sizeof co, "aggregation, theta %g", h->opts.amg_theta);
+    PUT("amg (%s): %d levels, coarsening %s, smoother %s x%d, coarsest %s\n", where, h->nlevels, co,
         sm[(unsigned)h->opts.amg_smoother < 3 ? h->opts.amg_smoother : 0], h->opts.amg_sweeps,
         h->coarse_inverse ? "dense inverse" : h->cpiv ? "dense LU" : "dense Cholesky");
     PUT("  level %12s %14s %8s\n", "rows", "nnz", "nnz/row");

@@ -29,6 +29,7 @@
 
 #include "common/hostdev.h"
 #include "common/status.h"
+#include "sparse/amg_grid.h"
 #include "sparse/precond.h"
 #include "sparse/sparse.h"
 
@@ -104,7 +105,8 @@ const char *gt_amg_stage_name(gt_amg_stage s); /* "strength", ... */
 typedef struct gt_amg_level {
     gt_csr a;        /* A_l */
     gt_csr p, r;     /* P_l (n_l x n_{l+1}) and R_l = P_l^T; empty on the coarsest */
-    int32_t *agg;    /* aggregate of each row (n_l); NULL on the coarsest */
+    gt_amg_grid grid; /* the level's grid (amg_grid.h); nx 0 under aggregation */
+    int32_t *agg;    /* aggregate of each row (n_l); NULL on the coarsest and on grid levels */
     int64_t nagg;
     double *dinv;    /* 1 / a_ii */
     double rho;      /* estimate of rho(D^-1 A) */

@@ -35,6 +35,7 @@ void gt_precond_opts_init(gt_precond_opts *o)
     o->amg_smoother = GT_AMG_SMOOTH_CHEBYSHEV;
     o->amg_sweeps = 1;
     o->amg_omega = 4.0 / 3.0;
+    o->amg_coarsening = GT_AMG_COARSEN_AUTO;
     o->verbose = false;
 }
 

@@ -42,6 +42,10 @@ const char *gt_precond_name(gt_precond_kind k);
 gt_status gt_precond_parse(const char *opt, const char *s, gt_precond_kind *k);
 
 typedef enum { GT_AMG_SMOOTH_CHEBYSHEV = 0, GT_AMG_SMOOTH_L1JACOBI, GT_AMG_SMOOTH_MCGS } gt_amg_smoother;
+/* How AMG coarsens: auto (the grid when the matrix is an isotropic symmetric
+   grid stencil, amg_grid.h; else aggregation), smoothed aggregation, or the
+   grid (an error when the matrix is not on a grid). */
+typedef enum { GT_AMG_COARSEN_AUTO = 0, GT_AMG_COARSEN_AGGREGATION, GT_AMG_COARSEN_GRID } gt_amg_coarsening;
 
 typedef struct gt_precond_opts {
     /* smoothed aggregation AMG */
@@ -51,6 +55,7 @@ typedef struct gt_precond_opts {
     gt_amg_smoother amg_smoother; /* default Chebyshev */
     int amg_sweeps;          /* pre- and post-smoothing sweeps (default 1; Chebyshev: polynomial degree 2 per sweep) */
     double amg_omega;        /* prolongator smoothing weight factor (default 4/3, divided by rho(D^-1 A)) */
+    gt_amg_coarsening amg_coarsening; /* default auto */
     bool verbose;            /* fill summary with the hierarchy table */
 } gt_precond_opts;
 void gt_precond_opts_init(gt_precond_opts *o);

@@ -188,6 +188,7 @@ static void test_galerkin(void **st)
         gt_csr *a = &mats[k];
         gt_precond_opts o;
         gt_precond_opts_init(&o);
+        o.amg_coarsening = GT_AMG_COARSEN_AGGREGATION;
         o.amg_coarse_size = 10;
         o.amg_max_levels = 2;
         gt_amg h;
@@ -267,6 +268,7 @@ static void test_vcycle_reduces_error(void **st)
         for (int d = 0; d < 2; d++) {
             gt_precond_opts o;
             gt_precond_opts_init(&o);
+            o.amg_coarsening = GT_AMG_COARSEN_AGGREGATION;
             o.amg_smoother = sm[k];
             o.amg_coarse_size = 50;
             gt_amg h;
@@ -347,9 +349,11 @@ static void test_pcg_40cubed(void **st)
     int64_t n = a.nrows;
     gt_precond_opts o;
     gt_precond_opts_init(&o);
+    o.amg_coarsening = GT_AMG_COARSEN_AGGREGATION;
     o.verbose = true;
     gt_precond pc;
     GT_ASSERT_OK(gt_amg_precond_cpu(&a, &o, &pc));
+    assert_non_null(strstr(pc.summary, "coarsening aggregation"));
     assert_int_equal(pc.kind, GT_PRECOND_AMG);
     assert_false(pc.on_gpu);
     assert_true(pc.levels >= 3);
@@ -404,6 +408,228 @@ static void test_pcg_40cubed(void **st)
     gt_csr_free(&a), gt_csr_free(&g);
 }
 
+/* ------------------------------------------------ grid coarsening */
+/* gt_laplacian with the couplings along x scaled by sx (anisotropy) */
+static void scale_x(gt_csr *a, int64_t nx, double sx)
+{
+    for (int64_t i = 0; i < a->nrows; i++) {
+        double off = 0;
+        for (int64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++)
+            if (a->col[p] != i && (a->col[p] == i - 1 || a->col[p] == i + 1) && i / nx == a->col[p] / nx)
+                a->val[p] *= sx;
+        for (int64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++)
+            if (a->col[p] != i) off += fabs(a->val[p]);
+        for (int64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++)
+            if (a->col[p] == i) a->val[p] = off + 1e-3;
+    }
+}
+
+static void test_grid_detect(void **st)
+{
+    (void)st;
+    static const struct {
+        int pts;
+        int64_t nx, ny, nz;
+        int slots;
+    } c[] = {{7, 20, 13, 9, 7},  {27, 10, 7, 5, 27}, {5, 17, 11, 1, 5}, {9, 12, 9, 1, 9},
+             {3, 50, 1, 1, 3},   {7, 2, 5, 4, 7},    {27, 3, 3, 3, 27}, {7, 160, 3, 2, 7}};
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        gt_csr a;
+        GT_ASSERT_OK(gt_laplacian(c[k].pts, c[k].nx, c[k].ny, c[k].nz, &a));
+        gt_amg_grid_info gi;
+        GT_ASSERT_OK(gt_amg_grid_detect(&a, &gi));
+        if (gi.g.nx * gi.g.ny * gi.g.nz != a.nrows || gi.g.nx != c[k].nx || gi.g.ny != c[k].ny)
+            fail_msg("%d-point %lldx%lldx%lld: found %lldx%lldx%lld", c[k].pts, (long long)c[k].nx,
+                     (long long)c[k].ny, (long long)c[k].nz, (long long)gi.g.nx, (long long)gi.g.ny, (long long)gi.g.nz);
+        assert_int_equal(__builtin_popcount(gi.mask), c[k].slots);
+        assert_true(gi.symmetric);
+        assert_true(gt_amg_grid_choose(&gi, GT_AMG_SMOOTH_CHEBYSHEV));
+        assert_false(gt_amg_grid_choose(&gi, GT_AMG_SMOOTH_L1JACOBI));
+        /* 20:1 anisotropy along x: found, not chosen */
+        if (c[k].pts == 7 && c[k].nx > 2) {
+            scale_x(&a, c[k].nx, 20);
+            GT_ASSERT_OK(gt_amg_grid_detect(&a, &gi));
+            assert_int_equal(gi.g.nx, c[k].nx);
+            assert_true(gi.axis[0] > 10 * gi.axis[1]);
+            assert_false(gt_amg_grid_choose(&gi, GT_AMG_SMOOTH_CHEBYSHEV));
+        }
+        /* one coupling made nonsymmetric */
+        a.val[a.ptr[a.nrows / 2]] *= 1.5;
+        GT_ASSERT_OK(gt_amg_grid_detect(&a, &gi));
+        assert_false(gi.symmetric);
+        assert_false(gt_amg_grid_choose(&gi, GT_AMG_SMOOTH_CHEBYSHEV));
+        gt_csr_free(&a);
+    }
+    /* not on a grid: the tetrahedral mesh, a random graph, a 7-point
+       Laplacian with one far coupling added */
+    gt_csr t, g, l;
+    GT_ASSERT_OK(gt_test_tet_laplacian(12, &t)); /* lattice order: on the 11^3 grid, 15 of the 27 slots */
+    {
+        gt_amg_grid_info gi;
+        GT_ASSERT_OK(gt_amg_grid_detect(&t, &gi));
+        assert_int_equal(gi.g.nx, 11);
+        assert_int_equal(__builtin_popcount(gi.mask), 15);
+        gt_csr_free(&t);
+    }
+    GT_ASSERT_OK(gt_tetmesh_laplacian(11, 0.2, 1, true, &t)); /* numbered in a random order */
+    gt_rng r = {4};
+    gt_test_graph_spd(&r, 2000, 8, &g);
+    const gt_csr *none[2] = {&t, &g};
+    for (int k = 0; k < 2; k++) {
+        gt_amg_grid_info gi;
+        GT_ASSERT_OK(gt_amg_grid_detect(none[k], &gi));
+        assert_int_equal(gi.g.nx, 0);
+    }
+    GT_ASSERT_OK(gt_laplacian(7, 8, 8, 8, &l));
+    int32_t *ri = malloc((size_t)(l.nnz + 2) * 4), *ci = malloc((size_t)(l.nnz + 2) * 4);
+    double *v = malloc((size_t)(l.nnz + 2) * 8);
+    int64_t q = 0;
+    for (int64_t i = 0; i < l.nrows; i++)
+        for (int64_t p = l.ptr[i]; p < l.ptr[i + 1]; p++) ri[q] = (int32_t)i, ci[q] = l.col[p], v[q++] = l.val[p];
+    ri[q] = 0, ci[q] = 100, v[q++] = -0.1;
+    ri[q] = 100, ci[q] = 0, v[q++] = -0.1;
+    gt_csr far;
+    GT_ASSERT_OK(gt_csr_from_triplets(l.nrows, l.ncols, q, ri, ci, v, &far));
+    gt_amg_grid_info gi;
+    GT_ASSERT_OK(gt_amg_grid_detect(&far, &gi));
+    assert_int_equal(gi.g.nx, 0);
+    /* forcing the grid on it is a data error naming the option */
+    gt_precond_opts o;
+    gt_precond_opts_init(&o);
+    o.amg_coarsening = GT_AMG_COARSEN_GRID;
+    gt_amg h;
+    assert_int_equal(gt_amg_setup(&far, &o, &h), GT_ERR_DATA);
+    assert_non_null(strstr(gt_errmsg(), "aggregation"));
+    /* and the grid with another smoother is a usage error */
+    o.amg_smoother = GT_AMG_SMOOTH_L1JACOBI;
+    assert_int_equal(gt_amg_setup(&l, &o, &h), GT_ERR_USAGE);
+    free(ri), free(ci), free(v);
+    gt_csr_free(&t), gt_csr_free(&g), gt_csr_free(&l), gt_csr_free(&far);
+}
+
+/* P reproduces functions linear in each coordinate at every fine point
+   whose interpolation is complete; A_c = R A P equals the SpGEMM product of
+   the same P (dense comparison), on odd and even sizes, 2-D and 3-D */
+static void test_grid_galerkin(void **st)
+{
+    (void)st;
+    static const struct {
+        int pts;
+        int64_t nx, ny, nz;
+    } c[] = {{7, 9, 8, 7}, {27, 7, 6, 5}, {5, 15, 10, 1}, {9, 8, 11, 1}, {3, 21, 1, 1}, {7, 2, 3, 6}};
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        gt_csr a;
+        GT_ASSERT_OK(gt_laplacian(c[k].pts, c[k].nx, c[k].ny, c[k].nz, &a));
+        /* variable coefficients keep the test from passing on symmetry alone */
+        gt_rng r = {(uint64_t)k + 1};
+        for (int64_t i = 0; i < a.nrows; i++)
+            for (int64_t p = a.ptr[i]; p < a.ptr[i + 1]; p++) a.val[p] *= 1 + 0.5 * gt_rng_range(&r, 0, 1);
+        gt_amg_grid f = {c[k].nx, c[k].ny, c[k].nz, {0.5, 0.5, 0.5}};
+        gt_amg_grid_end_weights(&a, &f);
+        for (int d = 0; d < 3; d++) assert_true(f.wend[d] >= 0.5 && f.wend[d] <= 1);
+        gt_amg_grid cg = gt_amg_grid_coarse(f);
+        gt_csr p, rt, ac, ref;
+        GT_ASSERT_OK(gt_amg_grid_prolong(f, &p));
+        int64_t n = a.nrows, m = p.ncols;
+        assert_int_equal(m, cg.nx * cg.ny * cg.nz);
+        double *lin = malloc((size_t)m * 8), *pl = malloc((size_t)n * 8);
+        for (int64_t I = 0; I < m; I++)
+            lin[I] = 1 + 2.0 * (double)(I % cg.nx * 2) - 3.0 * (double)(I / cg.nx % cg.ny * 2) +
+                     0.5 * (double)(I / (cg.nx * cg.ny) * 2);
+        gt_csr_spmv(&p, lin, pl);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t x = i % f.nx, y = i / f.nx % f.ny, z = i / (f.nx * f.ny);
+            bool full = (x % 2 == 0 || x + 1 < f.nx) && (y % 2 == 0 || y + 1 < f.ny) && (z % 2 == 0 || z + 1 < f.nz);
+            double want = 1 + 2.0 * (double)x - 3.0 * (double)y + 0.5 * (double)z;
+            if (full && fabs(pl[i] - want) > 1e-12 * (1 + fabs(want)))
+                fail_msg("P at (%lld,%lld,%lld): %g, linear %g", (long long)x, (long long)y, (long long)z, pl[i], want);
+        }
+        free(lin), free(pl);
+        GT_ASSERT_OK(gt_csr_transpose(&p, &rt));
+        GT_ASSERT_OK(gt_amg_galerkin(&a, &p, &rt, &ref));
+        gt_amg_grid_info gi;
+        GT_ASSERT_OK(gt_amg_grid_detect(&a, &gi));
+        assert_int_equal(gi.g.nx, f.nx);
+        GT_ASSERT_OK(gt_amg_grid_galerkin(&a, f, gi.mask, &ac));
+        assert_int_equal(ac.nrows, m);
+        double *d = calloc((size_t)(m * m), 8);
+        double scale = 0;
+        for (int64_t i = 0; i < m; i++) {
+            for (int64_t q = ref.ptr[i]; q < ref.ptr[i + 1]; q++)
+                d[i * m + ref.col[q]] += ref.val[q], scale = fmax(scale, fabs(ref.val[q]));
+            for (int64_t q = ac.ptr[i]; q < ac.ptr[i + 1]; q++) {
+                d[i * m + ac.col[q]] -= ac.val[q];
+                if (q > ac.ptr[i]) assert_true(ac.col[q - 1] < ac.col[q]);
+            }
+        }
+        for (int64_t i = 0; i < m * m; i++)
+            if (fabs(d[i]) > 1e-13 * scale)
+                fail_msg("%d-point %lldx%lldx%lld: R A P differs from the SpGEMM's by %g of %g", c[k].pts,
+                         (long long)f.nx, (long long)f.ny, (long long)f.nz, d[i], scale);
+        /* the stencil of the coarse level is found on the coarse grid */
+        GT_ASSERT_OK(gt_amg_grid_detect(&ac, &gi));
+        assert_true(m < 2 || gi.g.nx * gi.g.ny * gi.g.nz == m);
+        free(d);
+        gt_csr_free(&a), gt_csr_free(&p), gt_csr_free(&rt), gt_csr_free(&ac), gt_csr_free(&ref);
+    }
+}
+
+/* AMG-PCG with grid coarsening: the hierarchy, its -v line, and the
+   iterations on Laplacians (2-D, 3-D, 27-point, odd sizes) and on a
+   variable-coefficient one */
+static void test_grid_pcg(void **st)
+{
+    (void)st;
+    static const struct {
+        int pts;
+        int64_t nx, ny, nz;
+        int maxit;
+    } c[] = {{7, 40, 40, 40, 10}, {7, 37, 23, 19, 10}, {27, 20, 20, 20, 10}, {5, 200, 150, 1, 10}, {7, 48, 48, 48, 12}};
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        gt_csr a;
+        GT_ASSERT_OK(gt_laplacian(c[k].pts, c[k].nx, c[k].ny, c[k].nz, &a));
+        if (k == 4) { /* coefficients varying smoothly by a factor of 10 over the cube */
+            for (int64_t i = 0; i < a.nrows; i++) {
+                double off = 0;
+                for (int64_t p = a.ptr[i]; p < a.ptr[i + 1]; p++) {
+                    int64_t j = a.col[p], lo = i < j ? i : j;
+                    if (j == i) continue;
+                    double x = (double)(lo % 48) / 47;
+                    a.val[p] *= pow(10.0, x);
+                    off += fabs(a.val[p]);
+                }
+                for (int64_t p = a.ptr[i]; p < a.ptr[i + 1]; p++)
+                    if (a.col[p] == i) a.val[p] = off * 1.0001;
+            }
+        }
+        int64_t n = a.nrows;
+        gt_precond_opts o;
+        gt_precond_opts_init(&o);
+        o.verbose = true;
+        gt_precond pc;
+        GT_ASSERT_OK(gt_amg_precond_cpu(&a, &o, &pc));
+        const gt_amg *h = gt_amg_precond_hierarchy(&pc);
+        assert_int_equal(h->lev[0].grid.nx, c[k].nx);
+        assert_non_null(strstr(pc.summary, "coarsening grid"));
+        assert_true(h->lev[h->nlevels - 1].a.nrows <= o.amg_coarse_size);
+        for (int l = 0; l + 1 < h->nlevels; l++) assert_null(h->lev[l].agg);
+        double *b = malloc((size_t)n * 8), *x = malloc((size_t)n * 8), *one = malloc((size_t)n * 8);
+        for (int64_t i = 0; i < n; i++) one[i] = 1;
+        gt_csr_spmv(&a, one, b);
+        int it = pcg(&a, &pc, b, x, 1e-8, 100);
+        double err = 0;
+        for (int64_t i = 0; i < n; i++) err = fmax(err, fabs(x[i] - 1));
+        print_message("grid AMG-PCG %d-point %lldx%lldx%lld: %d levels, complexity %.2f, %d iterations, error %.1e\n",
+                      c[k].pts, (long long)c[k].nx, (long long)c[k].ny, (long long)c[k].nz, pc.levels, pc.complexity,
+                      it, err);
+        assert_true(it <= c[k].maxit);
+        assert_true(err < 1e-5);
+        pc.destroy(pc.ctx);
+        free(b), free(x), free(one);
+        gt_csr_free(&a);
+    }
+}
+
 /* The coarse LU path (nonsymmetric, not SPD) and bad input */
 static void test_coarse_and_errors(void **st)
 {
@@ -445,7 +671,8 @@ int main(void)
         cmocka_unit_test(test_aggregates),          cmocka_unit_test(test_prolongator),
         cmocka_unit_test(test_galerkin),            cmocka_unit_test(test_vcycle_reduces_error),
         cmocka_unit_test(test_vcycle_symmetric),    cmocka_unit_test(test_pcg_40cubed),
-        cmocka_unit_test(test_coarse_and_errors),
+        cmocka_unit_test(test_coarse_and_errors),   cmocka_unit_test(test_grid_detect),
+        cmocka_unit_test(test_grid_galerkin),       cmocka_unit_test(test_grid_pcg),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
