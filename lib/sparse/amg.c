@@ -114,12 +114,10 @@ static gt_status coarsen_grid(gt_amg *h, int l, uint32_t mask, bool *stop)
     return GT_OK;
 }
 
-gt_status gt_amg_grid_decide(const gt_csr *a, const gt_precond_opts *o, gt_amg_grid_info *gi, bool *grid)
+gt_status gt_amg_grid_verdict(const gt_amg_grid_info *gi, const gt_precond_opts *o, bool *grid)
 {
-    memset(gi, 0, sizeof *gi);
     *grid = false;
     if (o->amg_coarsening == GT_AMG_COARSEN_AGGREGATION) return GT_OK;
-    GT_TRY(gt_amg_grid_detect(a, gi));
     if (o->amg_coarsening == GT_AMG_COARSEN_AUTO) {
         *grid = gt_amg_grid_choose(gi, o->amg_smoother);
         return GT_OK;
@@ -131,6 +129,15 @@ gt_status gt_amg_grid_decide(const gt_csr *a, const gt_precond_opts *o, gt_amg_g
         return gt_fail(GT_ERR_USAGE, "amg: grid coarsening takes the Chebyshev smoother");
     *grid = true;
     return GT_OK;
+}
+
+gt_status gt_amg_grid_decide(const gt_csr *a, const gt_precond_opts *o, gt_amg_grid_info *gi, bool *grid)
+{
+    memset(gi, 0, sizeof *gi);
+    *grid = false;
+    if (o->amg_coarsening == GT_AMG_COARSEN_AGGREGATION) return GT_OK;
+    GT_TRY(gt_amg_grid_detect(a, gi));
+    return gt_amg_grid_verdict(gi, o, grid);
 }
 
 gt_status gt_amg_setup(const gt_csr *a, const gt_precond_opts *o, gt_amg *h)
@@ -162,7 +169,9 @@ gt_status gt_amg_setup(const gt_csr *a, const gt_precond_opts *o, gt_amg *h)
             if (l > 0) gt_errmsg_prefix("amg level %d", l);
             break;
         }
-        if (l + 1 >= h->opts.amg_max_levels || n <= h->opts.amg_coarse_size) break;
+        if (l + 1 >= h->opts.amg_max_levels || n <= h->opts.amg_coarse_size) {
+            if (!grid || gt_amg_grid_last(n, h->opts.amg_coarse_size) || l + 1 >= h->opts.amg_max_levels) break;
+        }
         bool stop = false;
         h->nlevels = l + 2; /* so that gt_amg_free frees the next level on failure */
         s = grid ? coarsen_grid(h, l, l == 0 ? gi.mask : (1u << GT_AMG_GRID_SLOTS) - 1, &stop) : coarsen(h, l, &stop);

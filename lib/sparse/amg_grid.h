@@ -47,6 +47,27 @@ typedef struct gt_amg_grid {
    (face neighbours) is at most this times the smallest. */
 #define GT_AMG_GRID_ANISO 4.0
 
+/* The Chebyshev smoother's interval on grid levels, times the Gershgorin
+   bound of rho(D^-1 A) (an upper bound already, so no margin above it).
+   CPU AMG-PCG iterations over a variable-coefficient 7-point, the 7-point
+   Laplacian, the tetrahedral mesh (jittered and not), the 27-point, a 2-D
+   5-point and an odd-sized 7-point, at 64^3-96^3: [0.1, 1.1] (aggregation's)
+   9 8 9 8 8 8 8; [0.15, 1.0] 8 6 7 7 6 6 6; [0.12, 1.0] 8 7 8 7 7 7 7;
+   [0.18, 1.0] 8 6 8 6 6 6 6; hi 0.9 with lo 0.1: 17 on the Laplacian. */
+#define GT_AMG_GRID_CHEB_LO 0.15
+#define GT_AMG_GRID_CHEB_HI 1.0
+
+/* Grid hierarchies stop at min(amg_coarse_size, this) rows: the dense
+   inverse of the coarsest level (one block of Gauss-Jordan) costs about 8 us
+   a row on the GPU (125 rows: 1.05 ms of a 5.5 ms set-up on the 160^3
+   Laplacian), one more grid level some 20 us a V-cycle. */
+#define GT_AMG_GRID_COARSE_MAX 64
+/* Whether grid level l of n rows is the coarsest under coarse_size. */
+GT_HD bool gt_amg_grid_last(int64_t n, int64_t coarse_size)
+{
+    return n <= (coarse_size < GT_AMG_GRID_COARSE_MAX ? coarse_size : GT_AMG_GRID_COARSE_MAX);
+}
+
 GT_HD int gt_amg_grid_slot(int dx, int dy, int dz) { return (dz + 1) * 9 + (dy + 1) * 3 + (dx + 1); }
 GT_HD int gt_amg_grid_sdx(int s) { return s % 3 - 1; }
 GT_HD int gt_amg_grid_sdy(int s) { return s / 3 % 3 - 1; }
@@ -102,46 +123,47 @@ GT_HD bool gt_amg_grid_inside(gt_amg_grid g, int64_t x, int64_t y, int64_t z)
     return x >= 0 && x < g.nx && y >= 0 && y < g.ny && z >= 0 && z < g.nz;
 }
 
-/* acc[s] = (R A P)[I, I + offset(s)] for coarse point I = (cx, cy, cz):
-   the sum over the fine points i that I restricts from (weight wi) and
-   their stencil entries a_ij of wi a_ij P[j, J]. A in DIA form on grid f
-   (nd slots slot[k], values val[k n + i]); c = gt_amg_grid_coarse(f). */
+/* The part of (R A P)[I, I + offset(s)] that fine point (fx, fy, fz)
+   brings to coarse point I = (cx, cy, cz), added into acc[s]: its
+   restriction weight wi times its stencil entries a_ij times P[j, J]. A in
+   DIA form on grid f (nd slots slot[k], values val[k n + i]);
+   c = gt_amg_grid_coarse(f); points outside f add nothing. */
+GT_HD void gt_amg_grid_galerkin_fine(gt_amg_grid f, gt_amg_grid c, int nd, const int8_t *slot, const double *val,
+                                     int64_t cx, int64_t cy, int64_t cz, int64_t fx, int64_t fy, int64_t fz,
+                                     double *acc)
+{
+    if (!gt_amg_grid_inside(f, fx, fy, fz)) return;
+    int64_t n = gt_amg_grid_size(f), i = fx + f.nx * (fy + f.ny * fz);
+    double wi = gt_amg_grid_rweight(fx, cx, f.nx, f.wend[0]) *
+                (gt_amg_grid_rweight(fy, cy, f.ny, f.wend[1]) * gt_amg_grid_rweight(fz, cz, f.nz, f.wend[2]));
+    for (int k = 0; k < nd; k++) {
+        double a = val[(int64_t)k * n + i];
+        if (a == 0) continue;
+        int s = slot[k];
+        int64_t jx = fx + gt_amg_grid_sdx(s), jy = fy + gt_amg_grid_sdy(s), jz = fz + gt_amg_grid_sdz(s);
+        if (!gt_amg_grid_inside(f, jx, jy, jz)) continue;
+        int64_t X[2], Y[2], Z[2];
+        double wx[2], wy[2], wz[2];
+        int kx = gt_amg_grid_interp1(jx, c.nx, f.wend[0], X, wx), ky = gt_amg_grid_interp1(jy, c.ny, f.wend[1], Y, wy),
+            kz = gt_amg_grid_interp1(jz, c.nz, f.wend[2], Z, wz);
+        double wa = wi * a;
+        for (int az = 0; az < kz; az++)
+            for (int ay = 0; ay < ky; ay++)
+                for (int ax = 0; ax < kx; ax++)
+                    acc[gt_amg_grid_slot((int)(X[ax] - cx), (int)(Y[ay] - cy), (int)(Z[az] - cz))] +=
+                        wa * (wx[ax] * wy[ay] * wz[az]);
+    }
+}
+/* The fine points coarse point I restricts from, q = 0..26: (2cx - 1 +
+   q % 3, 2cy - 1 + q / 3 % 3, 2cz - 1 + q / 9). acc[s] = (R A P)[I, I +
+   offset(s)]: the sum of gt_amg_grid_galerkin_fine over them, q in order. */
 GT_HD void gt_amg_grid_galerkin_point(gt_amg_grid f, gt_amg_grid c, int nd, const int8_t *slot, const double *val,
                                       int64_t cx, int64_t cy, int64_t cz, double *acc)
 {
-    int64_t n = gt_amg_grid_size(f);
     for (int s = 0; s < GT_AMG_GRID_SLOTS; s++) acc[s] = 0;
-    for (int64_t fz = 2 * cz - 1; fz <= 2 * cz + 1; fz++) {
-        if (fz < 0 || fz >= f.nz) continue;
-        double wz = gt_amg_grid_rweight(fz, cz, f.nz, f.wend[2]);
-        for (int64_t fy = 2 * cy - 1; fy <= 2 * cy + 1; fy++) {
-            if (fy < 0 || fy >= f.ny) continue;
-            double wyz = gt_amg_grid_rweight(fy, cy, f.ny, f.wend[1]) * wz;
-            for (int64_t fx = 2 * cx - 1; fx <= 2 * cx + 1; fx++) {
-                if (fx < 0 || fx >= f.nx) continue;
-                double wi = gt_amg_grid_rweight(fx, cx, f.nx, f.wend[0]) * wyz;
-                int64_t i = fx + f.nx * (fy + f.ny * fz);
-                for (int k = 0; k < nd; k++) {
-                    double a = val[(int64_t)k * n + i];
-                    if (a == 0) continue;
-                    int s = slot[k];
-                    int64_t jx = fx + gt_amg_grid_sdx(s), jy = fy + gt_amg_grid_sdy(s), jz = fz + gt_amg_grid_sdz(s);
-                    if (!gt_amg_grid_inside(f, jx, jy, jz)) continue;
-                    int64_t X[2], Y[2], Z[2];
-                    double wx[2], wy[2], wzz[2];
-                    int kx = gt_amg_grid_interp1(jx, c.nx, f.wend[0], X, wx),
-                        ky = gt_amg_grid_interp1(jy, c.ny, f.wend[1], Y, wy),
-                        kz = gt_amg_grid_interp1(jz, c.nz, f.wend[2], Z, wzz);
-                    double wa = wi * a;
-                    for (int az = 0; az < kz; az++)
-                        for (int ay = 0; ay < ky; ay++)
-                            for (int ax = 0; ax < kx; ax++)
-                                acc[gt_amg_grid_slot((int)(X[ax] - cx), (int)(Y[ay] - cy), (int)(Z[az] - cz))] +=
-                                    wa * (wx[ax] * wy[ay] * wzz[az]);
-                }
-            }
-        }
-    }
+    for (int q = 0; q < 27; q++)
+        gt_amg_grid_galerkin_fine(f, c, nd, slot, val, cx, cy, cz, 2 * cx - 1 + q % 3, 2 * cy - 1 + q / 3 % 3,
+                                  2 * cz - 1 + q / 9, acc);
 }
 
 /* ------------------------------------------------ CPU reference */
@@ -165,9 +187,11 @@ int gt_amg_grid_candidates(int64_t n, int64_t d2, int64_t dmax, gt_amg_grid *out
    dimension (the pair is a grid neighbour); its slot into *s. */
 GT_HD bool gt_amg_grid_pair(gt_amg_grid g, int64_t i, int64_t j, int *s)
 {
-    int64_t xi = i % g.nx, yi = i / g.nx % g.ny, zi = i / (g.nx * g.ny);
-    int64_t xj = j % g.nx, yj = j / g.nx % g.ny, zj = j / (g.nx * g.ny);
-    int64_t dx = xj - xi, dy = yj - yi, dz = zj - zi;
+    /* 32-bit: CSR columns are int32, so i, j and nx ny fit */
+    uint32_t nx = (uint32_t)g.nx, ny = (uint32_t)g.ny, ui = (uint32_t)i, uj = (uint32_t)j;
+    uint32_t qi = ui / nx, qj = uj / nx;
+    int64_t dx = (int64_t)(uj - qj * nx) - (int64_t)(ui - qi * nx);
+    int64_t dy = (int64_t)(qj % ny) - (int64_t)(qi % ny), dz = (int64_t)(qj / ny) - (int64_t)(qi / ny);
     if (dx < -1 || dx > 1 || dy < -1 || dy > 1 || dz < -1 || dz > 1) return false;
     *s = gt_amg_grid_slot((int)dx, (int)dy, (int)dz);
     return true;
@@ -181,6 +205,8 @@ bool gt_amg_grid_choose(const gt_amg_grid_info *gi, int smoother);
    by gt_amg_grid_choose; grid: an error when a is not on a grid or the
    smoother is not Chebyshev); gi what the detection found (amg.c). */
 struct gt_precond_opts;
+/* The same from a detection already made (the GPU's). */
+gt_status gt_amg_grid_verdict(const gt_amg_grid_info *gi, const struct gt_precond_opts *o, bool *grid);
 gt_status gt_amg_grid_decide(const gt_csr *a, const struct gt_precond_opts *o, gt_amg_grid_info *gi, bool *grid);
 /* DIA form of a on g with the slots of mask: *nd arrays, slot[k], *val
    (nd * n doubles, caller frees). */

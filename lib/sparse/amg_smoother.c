@@ -58,7 +58,9 @@ static void chebyshev(const gt_amg_level *l, const double *b, double *x, bool x_
 {
     const gt_csr *a = &l->a;
     int64_t n = a->nrows;
-    double hi = GT_AMG_CHEB_HI * l->rho, lo = GT_AMG_CHEB_LO * l->rho;
+    bool grid = l->grid.nx != 0;
+    double hi = (grid ? GT_AMG_GRID_CHEB_HI : GT_AMG_CHEB_HI) * l->rho,
+           lo = (grid ? GT_AMG_GRID_CHEB_LO : GT_AMG_CHEB_LO) * l->rho;
     double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo), sigma = theta / delta, rk = 1.0 / sigma;
     double *r = l->sr, *d = l->sd, *t = l->t;
     residual(a, b, x, x_zero, r);

@@ -341,6 +341,20 @@ static int pcg(const gt_csr *a, const gt_precond *pc, const double *b, double *x
     return it;
 }
 
+/* AMG-PCG on A x = A 1 from x = 0 to 1e-8: iterations, *err = max |x_i - 1| */
+static int pcg_ones(const gt_csr *a, const gt_precond *pc, int maxit, double *err)
+{
+    int64_t n = a->nrows;
+    double *b = malloc((size_t)n * 8), *x = malloc((size_t)n * 8), *one = malloc((size_t)n * 8);
+    for (int64_t i = 0; i < n; i++) one[i] = 1;
+    gt_csr_spmv(a, one, b);
+    int it = pcg(a, pc, b, x, 1e-8, maxit);
+    *err = 0;
+    for (int64_t i = 0; i < n; i++) *err = fmax(*err, fabs(x[i] - 1));
+    free(b), free(x), free(one);
+    return it;
+}
+
 static void test_pcg_40cubed(void **st)
 {
     (void)st;
@@ -602,7 +616,6 @@ static void test_grid_pcg(void **st)
                     if (a.col[p] == i) a.val[p] = off * 1.0001;
             }
         }
-        int64_t n = a.nrows;
         gt_precond_opts o;
         gt_precond_opts_init(&o);
         o.verbose = true;
@@ -613,19 +626,14 @@ static void test_grid_pcg(void **st)
         assert_non_null(strstr(pc.summary, "coarsening grid"));
         assert_true(h->lev[h->nlevels - 1].a.nrows <= o.amg_coarse_size);
         for (int l = 0; l + 1 < h->nlevels; l++) assert_null(h->lev[l].agg);
-        double *b = malloc((size_t)n * 8), *x = malloc((size_t)n * 8), *one = malloc((size_t)n * 8);
-        for (int64_t i = 0; i < n; i++) one[i] = 1;
-        gt_csr_spmv(&a, one, b);
-        int it = pcg(&a, &pc, b, x, 1e-8, 100);
-        double err = 0;
-        for (int64_t i = 0; i < n; i++) err = fmax(err, fabs(x[i] - 1));
+        double err;
+        int it = pcg_ones(&a, &pc, 100, &err);
         print_message("grid AMG-PCG %d-point %lldx%lldx%lld: %d levels, complexity %.2f, %d iterations, error %.1e\n",
                       c[k].pts, (long long)c[k].nx, (long long)c[k].ny, (long long)c[k].nz, pc.levels, pc.complexity,
                       it, err);
         assert_true(it <= c[k].maxit);
         assert_true(err < 1e-5);
         pc.destroy(pc.ctx);
-        free(b), free(x), free(one);
         gt_csr_free(&a);
     }
 }
