@@ -26,11 +26,11 @@ void hier_free(amg_dhier *h)
         for (int l = 0; l < h->opts.amg_max_levels; l++) {
             amg_dlevel *L = &h->lev[l];
             amg_dcsr_free(&L->a), amg_dcsr_free(&L->p), amg_dcsr_free(&L->r);
-            gt_cu_free(L->agg), gt_cu_free(L->dinv), gt_cu_free(L->l1inv), gt_cu_free(L->colour_rows);
+            gt_cu_free(L->agg), gt_cu_free(L->dinv), gt_cu_free(L->l1inv), gt_cu_free(L->colour_rows), gt_cu_free(L->dia);
             free(L->colour_ptr_h);
-            gt_cu_free(L->x), gt_cu_free(L->b), gt_cu_free(L->t), gt_cu_free(L->sr), gt_cu_free(L->sd);
         }
     delete[] h->lev;
+    gt_cu_free(h->work);
     if (h->graph) cudaGraphExecDestroy(h->graph);
     gt_cu_free(h->cinv), gt_cu_free(h->scratch_i64);
     if (h->st) cudaStreamDestroy(h->st);
@@ -113,16 +113,37 @@ gt_status setup(amg_dhier *h, const gt_spd *d, const gt_csr *host)
     a0->n = d->nrows, a0->m = d->ncols, a0->nnz = d->nnz;
     a0->ptr = d->ptr, a0->col = d->col, a0->val = (double *)d->val, a0->borrowed = true;
     h->nlevels = 1;
+    bool grid = false;
+    if (h->opts.amg_coarsening != GT_AMG_COARSEN_AGGREGATION) {
+        gt_amg_grid_info gi;
+        GT_TRY(amg_cu_grid_detect(&h->lev[0], &gi, st));
+        GT_TRY(gt_amg_grid_verdict(&gi, &h->opts, &grid));
+        if (!grid) {
+            gt_cu_free(h->lev[0].dia);
+            h->lev[0].dia = nullptr, h->lev[0].nd = 0, h->lev[0].g = gt_amg_grid{};
+        }
+        GT_TRY(clk.mark(GT_AMG_ST_STRENGTH));
+    }
     for (int l = 0;; l++) {
         amg_dlevel *L = &h->lev[l];
         int64_t n = L->a.n;
         GT_TRY(gt_cu_malloc((void **)&L->dinv, (size_t)n * 8, "amg diagonal"));
-        gt_status s = amg_cu_dinv(&L->a, L->dinv, h->scratch_i64, st);
+        gt_status s = l > 0 && L->g.nx ? amg_cu_grid_dinv(L, L->dinv, h->scratch_i64, st)
+                                       : amg_cu_dinv(&L->a, L->dinv, h->scratch_i64, st);
         if (s != GT_OK && l > 0) gt_errmsg_prefix("amg level %d", l);
         GT_TRY(s);
         GT_TRY(clk.mark(GT_AMG_ST_STRENGTH));
         L->vw = amg_cu_vec_width(&L->a);
-        if (l + 1 >= h->opts.amg_max_levels || n <= h->opts.amg_coarse_size) break;
+        if (l + 1 >= h->opts.amg_max_levels || n <= h->opts.amg_coarse_size) {
+            if (!grid || gt_amg_grid_last(n, h->opts.amg_coarse_size) || l + 1 >= h->opts.amg_max_levels) break;
+        }
+        if (grid) { // amg_grid.h: stops where the grid no longer shrinks
+            if (gt_amg_grid_size(gt_amg_grid_coarse(L->g)) >= n) break;
+            h->nlevels = l + 2;
+            GT_TRY(amg_cu_grid_coarsen(L, &h->lev[l + 1], st));
+            GT_TRY(clk.mark(GT_AMG_ST_GALERKIN));
+            continue;
+        }
         bool stop = false;
         h->nlevels = l + 2;
         s = coarsen(h, l, &clk, &stop);
@@ -130,11 +151,16 @@ gt_status setup(amg_dhier *h, const gt_spd *d, const gt_csr *host)
         GT_TRY(s);
         if (stop) break;
     }
+    // the cycle's work vectors of every level in one allocation
+    size_t total = 0;
+    for (int l = 0; l < h->nlevels; l++) total += 5 * (size_t)h->lev[l].a.n;
+    GT_TRY(gt_cu_malloc((void **)&h->work, total * 8, "amg work vectors"));
+    double *w = h->work;
     for (int l = 0; l < h->nlevels; l++) {
         amg_dlevel *L = &h->lev[l];
         size_t n = (size_t)L->a.n;
         double **v[5] = {&L->x, &L->b, &L->t, &L->sr, &L->sd};
-        for (int k = 0; k < 5; k++) GT_TRY(gt_cu_malloc((void **)v[k], n * 8, "amg work vectors"));
+        for (int k = 0; k < 5; k++) *v[k] = w, w += n;
         if (l < h->nlevels - 1 && h->opts.amg_smoother != GT_AMG_SMOOTH_CHEBYSHEV) {
             gt_csr ha{};
             bool own = h->opts.amg_smoother == GT_AMG_SMOOTH_MCGS && (l > 0 || !host);
@@ -146,6 +172,7 @@ gt_status setup(amg_dhier *h, const gt_spd *d, const gt_csr *host)
     }
     GT_TRY(clk.mark(GT_AMG_ST_SMOOTHER));
     amg_dlevel *C = &h->lev[h->nlevels - 1];
+    if (!C->a.ptr) GT_TRY(amg_cu_grid_csr(C, &C->a, st)); // a coarsest grid level
     h->nc = C->a.n;
     GT_TRY(amg_cu_coarse_inverse(&C->a, &h->cinv, st));
     GT_TRY(clk.mark(GT_AMG_ST_COARSE));
@@ -153,10 +180,14 @@ gt_status setup(amg_dhier *h, const gt_spd *d, const gt_csr *host)
 }
 
 // The V-cycle is some 10-15 small kernels a level; replaying it as a CUDA
-// graph saves their launch overhead. Captured on first use for (r, z,
-// stream), replayed while they stay the same; launched directly on the
-// legacy default stream, inside a capture the caller runs, or when capture
-// fails (the error is cleared and direct launches are used from then on).
+// graph saves their launch overhead, but capturing and instantiating it
+// costs more than a few cycles do, and AMG-PCG often converges in 6-12. So
+// the first GRAPH_AFTER applies to the same (r, z, stream) launch directly,
+// the next one captures, and the graph is replayed while they stay the
+// same. Direct launches also on the legacy default stream, inside a capture
+// the caller runs, or when capture fails (the error is cleared and direct
+// launches are used from then on).
+constexpr int GRAPH_AFTER = 12;
 gt_status amg_apply(void *ctx, const double *r, double *z, void *stream)
 {
     amg_dhier *h = (amg_dhier *)ctx;
@@ -167,6 +198,9 @@ gt_status amg_apply(void *ctx, const double *r, double *z, void *stream)
         return amg_cu_vcycle(h, r, z, st);
     }
     if (!h->graph || h->graph_r != r || h->graph_z != z || h->graph_st != st) {
+        if (h->seen_r == r && h->seen_z == z && h->seen_st == st) h->seen_uses++;
+        else h->seen_r = r, h->seen_z = z, h->seen_st = st, h->seen_uses = 1;
+        if (h->seen_uses <= GRAPH_AFTER) return amg_cu_vcycle(h, r, z, st);
         if (h->graph) cudaGraphExecDestroy(h->graph), h->graph = nullptr;
         cudaGraph_t g = nullptr;
         cudaError_t e = cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal);
@@ -199,7 +233,8 @@ void summary(const amg_dhier *h, char *buf, size_t len)
     gt_amg t{};
     std::vector<gt_amg_level> lv((size_t)h->nlevels);
     for (int l = 0; l < h->nlevels; l++)
-        lv[(size_t)l].a.nrows = h->lev[l].a.n, lv[(size_t)l].a.ncols = h->lev[l].a.m, lv[(size_t)l].a.nnz = h->lev[l].a.nnz;
+        lv[(size_t)l].a.nrows = h->lev[l].a.n, lv[(size_t)l].a.ncols = h->lev[l].a.m, lv[(size_t)l].a.nnz = h->lev[l].a.nnz,
+        lv[(size_t)l].grid = h->lev[l].g;
     t.nlevels = h->nlevels, t.lev = lv.data(), t.opts = h->opts, t.coarse_inverse = true;
     memcpy(t.stage_ms, h->stage_ms, sizeof t.stage_ms);
     t.setup_ms = h->setup_ms;
@@ -264,15 +299,23 @@ extern "C" gt_status gt_cu_amg_download(const gt_precond *p, gt_amg *out)
     for (int l = 0; l < h->nlevels && s == GT_OK; l++) {
         const amg_dlevel *L = &h->lev[l];
         gt_amg_level *o = &out->lev[l];
-        s = dcsr_download(&L->a, &o->a);
-        o->rho = L->rho, o->nagg = L->nagg;
+        if (L->a.ptr) s = dcsr_download(&L->a, &o->a);
+        else { // a grid level below the finest: its CSR form made for the copy
+            amg_dcsr t{};
+            s = amg_cu_grid_csr(L, &t, h->st);
+            cudaError_t e = cudaStreamSynchronize(h->st);
+            if (s == GT_OK && e != cudaSuccess) s = gt_cu_status_from(e, "cudaStreamSynchronize", __FILE__, __LINE__);
+            if (s == GT_OK) s = dcsr_download(&t, &o->a);
+            amg_dcsr_free(&t);
+        }
+        o->rho = L->rho, o->nagg = L->nagg, o->grid = L->g;
         o->dinv = (double *)malloc((size_t)L->a.n * 8);
         if (s == GT_OK && !o->dinv) s = gt_fail(GT_ERR_RUNTIME, "out of memory");
         if (s == GT_OK) {
             cudaError_t e = cudaMemcpy(o->dinv, L->dinv, (size_t)L->a.n * 8, cudaMemcpyDeviceToHost);
             if (e != cudaSuccess) s = gt_cu_status_from(e, "cudaMemcpy", __FILE__, __LINE__);
         }
-        if (s == GT_OK && l < h->nlevels - 1) {
+        if (s == GT_OK && l < h->nlevels - 1 && !L->g.nx) { // grid levels: no P, R, aggregates
             s = dcsr_download(&L->p, &o->p);
             if (s == GT_OK) s = dcsr_download(&L->r, &o->r);
             o->agg = (int32_t *)malloc((size_t)L->a.n * 4);

@@ -100,22 +100,37 @@ void smooth(const amg_dlevel *l, gt_amg_smoother kind, int sweeps, const double 
                                                                      l->dinv, b, x);
             }
         } else {
-            double hi = GT_AMG_CHEB_HI * l->rho, lo = GT_AMG_CHEB_LO * l->rho;
-            double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo), sigma = theta / delta, rk = 1.0 / sigma;
+            double theta, c1, c2;
+            amg_cu_cheb_coeffs(l->rho, false, &theta, &c1, &c2);
             if (!x_zero) amg_cu_spmv(&l->a, l->vw, x, l->t, -1.0, 1.0, b, st);
             k_cheb_start<<<g, B, 0, st>>>(n, b, l->t, l->dinv, l->sr, l->sd, x, theta, x_zero);
             amg_cu_spmv(&l->a, l->vw, l->sd, l->t, 1.0, 0.0, nullptr, st);
-            double rn = 1.0 / (2 * sigma - rk), c1 = rn * rk, c2 = 2 * rn / delta;
             k_cheb_step<<<g, B, 0, st>>>(n, l->dinv, l->t, l->sr, l->sd, x, c1, c2);
         }
     }
 }
 
-void cycle(const amg_dhier *h, int l, const double *b, double *x, cudaStream_t st)
+} // namespace
+
+void amg_cu_cheb_coeffs(double rho, bool grid, double *theta, double *c1, double *c2)
+{
+    double hi = (grid ? GT_AMG_GRID_CHEB_HI : GT_AMG_CHEB_HI) * rho,
+           lo = (grid ? GT_AMG_GRID_CHEB_LO : GT_AMG_CHEB_LO) * rho;
+    double delta = 0.5 * (hi - lo);
+    *theta = 0.5 * (hi + lo);
+    double sigma = *theta / delta, rk = 1.0 / sigma, rn = 1.0 / (2 * sigma - rk);
+    *c1 = rn * rk, *c2 = 2 * rn / delta;
+}
+
+void amg_cu_cycle(const amg_dhier *h, int l, const double *b, double *x, cudaStream_t st)
 {
     const amg_dlevel *L = &h->lev[l];
     if (l == h->nlevels - 1) {
         amg_cu_coarse_apply(h->nc, h->cinv, b, x, st);
+        return;
+    }
+    if (L->g.nx) {
+        amg_cu_grid_level(h, l, b, x, st);
         return;
     }
     const gt_precond_opts *o = &h->opts;
@@ -123,12 +138,10 @@ void cycle(const amg_dhier *h, int l, const double *b, double *x, cudaStream_t s
     amg_cu_spmv(&L->a, L->vw, x, L->t, -1.0, 1.0, b, st);
     const amg_dlevel *C = &h->lev[l + 1];
     amg_cu_spmv(&L->r, amg_cu_vec_width(&L->r), L->t, C->b, 1.0, 0.0, nullptr, st);
-    cycle(h, l + 1, C->b, C->x, st);
+    amg_cu_cycle(h, l + 1, C->b, C->x, st);
     amg_cu_spmv(&L->p, amg_cu_vec_width(&L->p), C->x, x, 1.0, 1.0, x, st);
     smooth(L, o->amg_smoother, o->amg_sweeps, b, x, false, true, st);
 }
-
-} // namespace
 
 // A thread per row up to 8 entries a row (the 7-point Laplacian's finest
 // level and its P): on 7-point 100^3 the sparse SpMV's csr-scalar ran at
@@ -180,7 +193,7 @@ gt_status amg_cu_smoother_setup(amg_dlevel *l, const gt_csr *host_a, gt_amg_smoo
 
 gt_status amg_cu_vcycle(const amg_dhier *h, const double *r, double *z, cudaStream_t st)
 {
-    cycle(h, 0, r, z, st);
+    amg_cu_cycle(h, 0, r, z, st);
     GT_CU_LAUNCH("amg v-cycle");
     return GT_OK;
 }

@@ -111,6 +111,9 @@ extern "C" gt_status gt_cu_amg_run(const gt_csr *a, const gt_precond_opts *o, gt
             res->vcycle_ms = ms / reps;
             cudaEventDestroy(e0), cudaEventDestroy(e1);
             if (e != cudaSuccess && s == GT_OK) s = gt_cu_status_from(e, "amg v-cycle", __FILE__, __LINE__);
+            // z from the last of them (past the first few, a replayed CUDA graph)
+            if (s == GT_OK) e = cudaMemcpy(z, v.v[1], (size_t)n * 8, cudaMemcpyDeviceToHost);
+            if (e != cudaSuccess && s == GT_OK) s = gt_cu_status_from(e, "cudaMemcpy", __FILE__, __LINE__);
         }
         if (st) cudaStreamDestroy(st);
     }

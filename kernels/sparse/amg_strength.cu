@@ -75,6 +75,11 @@ gt_status amg_cu_dinv(const amg_dcsr *a, double *dinv, int64_t *scratch, cudaStr
     GT_CU(cudaMemsetAsync(scratch, 0xff, 8, st));
     k_dinv<<<gt_grid((size_t)a->n, B), B, 0, st>>>(a->n, a->ptr, a->col, a->val, dinv, (unsigned long long *)scratch);
     GT_CU_LAUNCH("k_dinv");
+    return amg_cu_diag_check(scratch, st);
+}
+
+gt_status amg_cu_diag_check(int64_t *scratch, cudaStream_t st)
+{
     unsigned long long bad = 0;
     GT_CU(cudaMemcpyAsync(&bad, scratch, 8, cudaMemcpyDeviceToHost, st));
     GT_CU(cudaStreamSynchronize(st));

@@ -199,7 +199,7 @@ typedef struct gt_amg_gpu_result {
 } gt_amg_gpu_result;
 /* Build the hierarchy on the GPU, download it into h (may be NULL; levels'
    a, p, r, agg, dinv, rho), apply one V-cycle to r into z (both may be NULL)
-   and time reps more (reps 0: none). */
+   and time reps more (reps 0: none; z then holds the last one's output). */
 gt_status gt_amg_gpu_run(const gt_csr *a, const gt_precond_opts *o, gt_amg *h, const double *r, double *z, int reps,
                          gt_amg_gpu_result *res);
 /* AMG-PCG on the GPU (a plain PCG loop with a host sync per iteration, for
