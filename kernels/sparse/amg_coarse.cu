@@ -42,16 +42,26 @@ __device__ bool gj_pivot_step(int64_t n, int64_t k, double *m, double *inv, doub
         double v = fabs(m[i * n + k]);
         if (v > best) best = v, bidx = i;
     }
-    bv[threadIdx.x] = best, bi[threadIdx.x] = bidx;
-    __syncthreads();
-    for (int s = GJ / 2; s > 0; s /= 2) {
-        if (threadIdx.x < s) {
-            double o = bv[threadIdx.x + s];
-            int64_t oi = bi[threadIdx.x + s];
-            if (o > bv[threadIdx.x] || (o == bv[threadIdx.x] && oi < bi[threadIdx.x])) bv[threadIdx.x] = o, bi[threadIdx.x] = oi;
-        }
-        __syncthreads();
+    // the largest (lowest row on ties) within each warp by shuffles, then
+    // over the warps' winners by the first warp: two barriers, not ten
+    auto better = [](double o, int64_t oi, double v, int64_t vi) { return o > v || (o == v && oi < vi); };
+    for (int o = 16; o > 0; o /= 2) {
+        double ov = __shfl_down_sync(0xffffffffu, best, o);
+        int64_t oi = __shfl_down_sync(0xffffffffu, bidx, o);
+        if (better(ov, oi, best, bidx)) best = ov, bidx = oi;
     }
+    if ((threadIdx.x & 31) == 0) bv[threadIdx.x >> 5] = best, bi[threadIdx.x >> 5] = bidx;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        best = threadIdx.x < GJ / 32 ? bv[threadIdx.x] : -1, bidx = threadIdx.x < GJ / 32 ? bi[threadIdx.x] : n;
+        for (int o = 16; o > 0; o /= 2) {
+            double ov = __shfl_down_sync(0xffffffffu, best, o);
+            int64_t oi = __shfl_down_sync(0xffffffffu, bidx, o);
+            if (better(ov, oi, best, bidx)) best = ov, bidx = oi;
+        }
+        if (threadIdx.x == 0) bv[0] = best, bi[0] = bidx;
+    }
+    __syncthreads();
     int64_t p = bi[0];
     if (!(bv[0] > 0)) {
         if (threadIdx.x == 0) *singular = 1;
@@ -111,6 +121,87 @@ __global__ void k_gj_update(int64_t n, int64_t k, double *m, double *inv, const 
     }
 }
 
+// Small n (the whole matrix in shared memory): in-place Gauss-Jordan with
+// the same pivots (largest |m_ik| at or below k, lowest row on ties), the
+// row swaps undone as column swaps at the end: every step's work stays in
+// shared memory, where the global version above waits on memory at each of
+// its barriers (about 10 us a step on 125 rows). m (n x n, row-major) in,
+// inv out.
+__global__ void __launch_bounds__(GJ) k_gauss_jordan_shared(int64_t n, const double *__restrict__ m,
+                                                            double *__restrict__ inv, int *singular)
+{
+    extern __shared__ double a[];     // n * n
+    double *f = a + n * n;            // n: the column's multipliers
+    int *perm = (int *)(f + n);       // n: the row swapped into k
+    __shared__ double bv[GJ / 32];
+    __shared__ int bi[GJ / 32];
+    __shared__ int bad;
+    for (int64_t q = threadIdx.x; q < n * n; q += GJ) a[q] = m[q];
+    if (threadIdx.x == 0) bad = 0;
+    __syncthreads();
+    for (int k = 0; k < n; k++) {
+        double best = -1;
+        int bidx = (int)n;
+        for (int i = k + threadIdx.x; i < n; i += GJ) {
+            double v = fabs(a[(int64_t)i * n + k]);
+            if (v > best) best = v, bidx = i;
+        }
+        for (int o = 16; o > 0; o /= 2) {
+            double ov = __shfl_down_sync(0xffffffffu, best, o);
+            int oi = __shfl_down_sync(0xffffffffu, bidx, o);
+            if (ov > best || (ov == best && oi < bidx)) best = ov, bidx = oi;
+        }
+        if ((threadIdx.x & 31) == 0) bv[threadIdx.x >> 5] = best, bi[threadIdx.x >> 5] = bidx;
+        __syncthreads();
+        if (threadIdx.x < 32) {
+            best = bv[threadIdx.x], bidx = bi[threadIdx.x];
+            for (int o = 16; o > 0; o /= 2) {
+                double ov = __shfl_down_sync(0xffffffffu, best, o);
+                int oi = __shfl_down_sync(0xffffffffu, bidx, o);
+                if (ov > best || (ov == best && oi < bidx)) best = ov, bidx = oi;
+            }
+            if (threadIdx.x == 0) {
+                if (!(best > 0)) bad = 1;
+                perm[k] = bidx;
+            }
+        }
+        __syncthreads();
+        if (bad) break;
+        int p = perm[k];
+        if (p != k)
+            for (int64_t j = threadIdx.x; j < n; j += GJ) {
+                double t = a[(int64_t)k * n + j];
+                a[(int64_t)k * n + j] = a[(int64_t)p * n + j], a[(int64_t)p * n + j] = t;
+            }
+        __syncthreads();
+        double piv = 1.0 / a[(int64_t)k * n + k];
+        for (int64_t i = threadIdx.x; i < n; i += GJ) f[i] = i == k ? 0 : a[i * n + k];
+        __syncthreads();
+        for (int64_t j = threadIdx.x; j < n; j += GJ) a[(int64_t)k * n + j] = j == k ? piv : a[(int64_t)k * n + j] * piv;
+        __syncthreads();
+        for (int64_t q = threadIdx.x; q < n * n; q += GJ) {
+            int64_t i = q / n, j = q - i * n;
+            if (i == k || f[i] == 0) continue;
+            a[q] = (j == k ? 0 : a[q]) - f[i] * a[(int64_t)k * n + j];
+        }
+        __syncthreads();
+    }
+    if (bad) {
+        if (threadIdx.x == 0) *singular = 1;
+        return;
+    }
+    for (int k = (int)n - 1; k >= 0; k--) {
+        int p = perm[k];
+        if (p != k)
+            for (int64_t i = threadIdx.x; i < n; i += GJ) {
+                double t = a[i * n + k];
+                a[i * n + k] = a[i * n + p], a[i * n + p] = t;
+            }
+        __syncthreads();
+    }
+    for (int64_t q = threadIdx.x; q < n * n; q += GJ) inv[q] = a[q];
+}
+
 __global__ void k_dense_mv(int64_t n, const double *__restrict__ a, const double *__restrict__ x, double *__restrict__ y)
 {
     int lane = threadIdx.x & 31;
@@ -142,7 +233,15 @@ gt_status amg_cu_coarse_inverse(const amg_dcsr *a, double **inv, cudaStream_t st
     if (s == GT_OK) {
         cudaMemsetAsync(sing, 0, 4, st);
         k_densify<<<(unsigned)(n < 4096 ? n : 4096), 128, 0, st>>>(n, a->ptr, a->col, a->val, m, *inv);
-        if (n <= GJ_ONE_BLOCK)
+        size_t shb = (size_t)n * (size_t)n * 8 + (size_t)n * 12;
+        int dev = 0, optin = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+        if (shb + 1024 <= (size_t)optin &&
+            cudaFuncSetAttribute(k_gauss_jordan_shared, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shb) ==
+                cudaSuccess)
+            k_gauss_jordan_shared<<<1, GJ, shb, st>>>(n, m, *inv, sing);
+        else if (n <= GJ_ONE_BLOCK)
             k_gauss_jordan<<<1, GJ, 0, st>>>(n, m, *inv, f, sing);
         else {
             dim3 grid((unsigned)((n + 127) / 128), (unsigned)(n < 1024 ? n : 1024));
