@@ -38,6 +38,9 @@ static void usage(FILE *f)
             "                          bicgstab, gmres and richardson (default: jacobi for pcg,\n"
             "                          none otherwise)\n"
             "      --restart M         GMRES(M) restart length (default 30)\n"
+            "      --amg-coarsening C  auto|aggregation|grid: smoothed aggregation, or the grid of a\n"
+            "                          stencil matrix (every second point, trilinear P, Galerkin);\n"
+            "                          auto: the grid for symmetric isotropic stencils (default)\n"
             "      --amg-theta T       AMG strength threshold (default 0.08)\n"
             "      --amg-levels N      AMG levels at most (default 25)\n"
             "      --amg-coarse N      AMG coarsest size, solved directly (default 300)\n"
@@ -98,7 +101,8 @@ enum {
     OPT_AMG_LEVELS,
     OPT_AMG_COARSE,
     OPT_AMG_SMOOTHER,
-    OPT_AMG_SWEEPS
+    OPT_AMG_SWEEPS,
+    OPT_AMG_COARSENING
 };
 
 typedef struct args {
@@ -121,6 +125,7 @@ static int parse_args(int argc, char **argv, args *a)
     static const char *const methods[] = {"cg",           "pcg",        "bicgstab", "jacobi",
                                           "gauss-seidel", "richardson", "gmres",    "amg"};
     static const char *const smoothers[] = {"chebyshev", "l1-jacobi", "mcgs"};
+    static const char *const coarsenings[] = {"auto", "aggregation", "grid"};
     static const char *const formats[] = {"auto", "coo", "csr", "ell", "dia", "hyb"};
     static const char *const precs[] = {"single", "double"};
     static const char *const outfmts[] = {"mtx"};
@@ -139,6 +144,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"amg-coarse", required_argument, 0, OPT_AMG_COARSE},
         {"amg-smoother", required_argument, 0, OPT_AMG_SMOOTHER},
         {"amg-sweeps", required_argument, 0, OPT_AMG_SWEEPS},
+        {"amg-coarsening", required_argument, 0, OPT_AMG_COARSENING},
         GT_COMMON_LONGOPTS,                      {0, 0, 0, 0}};
     int opt;
     gt_status s = GT_OK;
@@ -168,6 +174,10 @@ static int parse_args(int argc, char **argv, args *a)
             a->popts.amg_smoother = (gt_amg_smoother)iv;
             break;
         case OPT_AMG_SWEEPS: s = gt_parse_int("--amg-sweeps", optarg, 1, 10, &a->popts.amg_sweeps); break;
+        case OPT_AMG_COARSENING:
+            s = gt_parse_enum("--amg-coarsening", optarg, coarsenings, 3, &iv);
+            a->popts.amg_coarsening = (gt_amg_coarsening)iv;
+            break;
         case OPT_TOL: s = gt_parse_double("--tol", optarg, 1e-300, 1.0, &job->solve.tol); break;
         case OPT_MAXITER:
             s = gt_parse_long("--maxiter", optarg, 1, 1000000000L, &lv);

@@ -61,6 +61,37 @@ has "the default is gmres" "$T/e" "method gmres"
 has "-v describes the preconditioner" "$T/e" "preconditioner jacobi, set-up"
 matches "--timings has a setup stage" "$T/e" "setup"
 
+# AMG's coarsening (--amg-coarsening): auto takes the grid of a symmetric
+# stencil matrix, aggregation elsewhere; grid forced on a matrix that is not
+# on one is a data error (exit 3), bad values and smoothers are usage errors
+"$G" lap7 12 "$T/l12.mtx" 2>"$T/e"; check "generate the 7-point Laplacian" 0 $?
+for co in auto aggregation grid; do
+    rm -f "$T/x.mtx"
+    "$S" --device cpu -v -m pcg --precond amg --amg-coarsening $co "$T/l12.mtx" -o "$T/x.mtx" 2>"$T/e"
+    check "pcg+amg ($co) converges on the 12^3 Laplacian" 0 $?
+    within_tol "pcg+amg ($co)" 1e-8
+    ones "pcg+amg ($co): x = 1" "$T/x.mtx"
+    if [ $co = aggregation ]; then has "-v: $co" "$T/e" "coarsening aggregation"
+    else has "-v: $co takes the grid" "$T/e" "coarsening grid 12x12x12"; fi
+done
+"$S" --device cpu -v -m gmres --precond amg "$T/cd.mtx" -o "$T/x.mtx" 2>"$T/e"
+check "gmres+amg on nonsymmetric convection-diffusion" 0 $?
+has "auto: aggregation for a nonsymmetric matrix" "$T/e" "coarsening aggregation"
+{ sed -n '1p' "$T/l12.mtx"; sed -n '2,/^[0-9]/p' "$T/l12.mtx" | grep -v '^%' | awk '{print $1, $2, $3 + 2}'
+  sed '1,/^[0-9]/d' "$T/l12.mtx"; echo "1 1000 -0.01"; echo "1000 1 -0.01"; } >"$T/far.mtx"
+rm -f "$T/x.mtx"
+"$S" --device cpu -m pcg --precond amg --amg-coarsening grid "$T/far.mtx" -o "$T/x.mtx" 2>"$T/e"
+check "grid coarsening of a matrix off the grid: exit 3" 3 $?
+has "grid coarsening off the grid: names the way out" "$T/e" "--amg-coarsening aggregation"
+[ ! -e "$T/x.mtx" ] && ok "grid coarsening off the grid: no x" || bad "grid coarsening off the grid: x written"
+"$S" --device cpu -m pcg --precond amg "$T/far.mtx" -o "$T/x.mtx" 2>"$T/e"
+check "auto on the same matrix: aggregation, converges" 0 $?
+"$S" --device cpu -m pcg --precond amg --amg-coarsening nope "$T/l12.mtx" -o "$T/x.mtx" 2>"$T/e"
+check "unknown coarsening" 2 $?
+has "unknown coarsening: names the option" "$T/e" "--amg-coarsening"
+"$S" --device cpu -m pcg --precond amg --amg-coarsening grid --amg-smoother l1-jacobi "$T/l12.mtx" -o "$T/x.mtx" 2>"$T/e"
+check "grid coarsening with l1-jacobi is refused" 2 $?
+
 for m in "gmres --precond none" "gmres --precond jacobi" "bicgstab --precond jacobi" "pcg --precond jacobi" \
          "richardson --precond jacobi" "bicgstab" "cg"; do
     rm -f "$T/x.mtx"
