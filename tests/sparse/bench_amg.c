@@ -4,7 +4,7 @@
  * iterations beside it when asked.
  *
  *   bench_amg [n | A.mtx] [--smoother chebyshev|l1-jacobi|mcgs] [--theta t]
- *             [--sweeps k] [--coarse m] [--cpu] */
+  *             [--sweeps k] [--coarse m] [--coarsening auto|aggregation|grid] [--cpu] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include "sparse/amg.h"
 #include "sparse/laplace.h"
 #include "sparse/sparse.h"
+#include "sparse/sparse_gpu.h"
 #include "amg_testmesh.h"
 
 static double dot(const double *x, const double *y, int64_t n)
@@ -66,7 +67,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--sweeps") && i + 1 < argc) o.amg_sweeps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--omega") && i + 1 < argc) o.amg_omega = atof(argv[++i]);
         else if (!strcmp(argv[i], "--coarse") && i + 1 < argc) o.amg_coarse_size = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--cpu")) cpu = 1;
+        else if (!strcmp(argv[i], "--coarsening") && i + 1 < argc) {
+            const char *c = argv[++i];
+            o.amg_coarsening = !strcmp(c, "grid") ? GT_AMG_COARSEN_GRID
+                               : !strcmp(c, "aggregation") ? GT_AMG_COARSEN_AGGREGATION : GT_AMG_COARSEN_AUTO;
+        } else if (!strcmp(argv[i], "--cpu")) cpu = 1;
         else src = argv[i];
     }
     gt_csr a;
@@ -102,6 +107,39 @@ int main(int argc, char **argv)
             printf("gpu AMG-PCG: %d iterations to %.2e, set-up %.2f ms + solve %.2f ms = %.2f ms (%.3f ms/iteration)\n",
                    res.pcg_iters, res.pcg_relres, res.setup_ms, res.pcg_ms, res.setup_ms + res.pcg_ms,
                    res.pcg_iters ? res.pcg_ms / res.pcg_iters : 0.0);
+    }
+    /* the library's solvers as sparsesolve runs them (gt_solve_gpu_prec with
+       the AMG preconditioner, gt_solve_gpu's fused Jacobi-PCG; DIA SpMV), each
+       run twice in this process and the second timed: time to solution is the
+       set-up plus the whole solve call (vectors, upload, iterations, x back) */
+    if (rc == 0) {
+        gt_solve_opts so;
+        gt_solve_opts_init(&so);
+        so.method = GT_SOLVE_PCG;
+        so.tol = 1e-8;
+        gt_solve_result sr;
+        gt_precond info;
+        double ms = 0, jms = 0;
+        gt_status s = GT_OK;
+        for (int k = 0; k < 2 && s == GT_OK; k++) {
+            memset(x, 0, (size_t)n * 8);
+            s = gt_solve_gpu_prec(&a, GT_SP_DIA, GT_PRECOND_AMG, &o, b, x, &so, 0, &sr, &info, &ms);
+        }
+        if (s == GT_OK)
+            printf("library AMG-PCG: %lld iterations, true relres %.2e, set-up %.2f ms + solve %.2f ms (loop %.2f) = "
+                   "%.2f ms\n", (long long)sr.iters, sr.true_relres, info.setup_ms, ms, sr.loop_ms,
+                   info.setup_ms + ms);
+        gt_solve_result jr;
+        for (int k = 0; k < 2 && s == GT_OK; k++) {
+            memset(x, 0, (size_t)n * 8);
+            s = gt_solve_gpu(&a, GT_SP_DIA, 8, b, x, &so, &jr, &jms);
+        }
+        if (s == GT_OK)
+            printf("library Jacobi-PCG: %lld iterations, true relres %.2e, solve %.2f ms (loop %.2f); AMG over Jacobi: "
+                   "%.2fx (set-up + loop against loop), %.2fx (set-up + solve call against solve call)\n",
+                   (long long)jr.iters, jr.true_relres, jms, jr.loop_ms, jr.loop_ms / (info.setup_ms + sr.loop_ms),
+                   jms / (info.setup_ms + ms));
+        if (s != GT_OK) fprintf(stderr, "bench_amg: %s\n", gt_errmsg()), rc = 4;
     }
     if (cpu) {
         gt_precond pc;
