@@ -233,6 +233,19 @@ extern "C" void gt_cu_host_unregister(void *ptr)
     if (ptr && cudaHostUnregister(ptr) != cudaSuccess) cudaGetLastError();
 }
 
+extern "C" gt_status gt_cu_copy_locked(void *dst, const void *src, size_t bytes, bool to_device, void *stream)
+{
+    void *host = to_device ? const_cast<void *>(src) : dst;
+    cudaStream_t st = (cudaStream_t)stream;
+    const bool reg = bytes >= ((size_t)8 << 20) && gt_cu_host_register(host, bytes);
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, st);
+    cudaError_t e2 = cudaStreamSynchronize(st);
+    if (reg) gt_cu_host_unregister(host);
+    GT_CU(e);
+    GT_CU(e2);
+    return GT_OK;
+}
+
 extern "C" gt_status gt_cu_event_create(void **ev)
 {
     cudaEvent_t e;

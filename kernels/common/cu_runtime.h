@@ -56,6 +56,12 @@ void gt_cu_pinned_free(void *ptr);
  * error: false, and the memory stays pageable (copies work, slower). */
 bool gt_cu_host_register(void *ptr, size_t bytes);
 void gt_cu_host_unregister(void *ptr);
+/* A copy between a large pageable host array and the device, page-locked
+ * for it where it can be (8 MiB and more): from pageable memory the copy
+ * runs at ~7 GB/s on the GPU machine, page-locked at ~55 GB/s, and locking
+ * costs ~2 ms per 100 MB (twice that in 4 KiB pages). Queued on stream,
+ * then synchronised. to_device: src is the host array, else dst is. */
+gt_status gt_cu_copy_locked(void *dst, const void *src, size_t bytes, bool to_device, void *stream);
 
 /* Events for ordering host work after queued GPU work (no timing). */
 gt_status gt_cu_event_create(void **ev);

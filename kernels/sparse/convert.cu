@@ -275,19 +275,10 @@ gt_status convert(gt_spd *d, gt_sp_format f, int64_t hyb_width, size_t max_dia_b
 } // namespace
 
 namespace {
-// A large host array copied to the device page-locked for the copy: from
-// pageable memory the copy runs at ~7 GB/s on the GPU machine, page-locked
-// at ~55 GB/s, and page-locking costs ~2 ms per 100 MB in huge pages (the
-// reader's arrays, common/alloc.h), twice that in 4 KiB pages. Where the
-// memory cannot be registered (already page-locked, a page shared with
-// another registration) the copy is the pageable one.
+// the large host arrays page-locked for their copy (gt_cu_copy_locked)
 gt_status h2d_locked(void *dst, const void *src, size_t bytes)
 {
-    const bool reg = bytes >= ((size_t)8 << 20) && gt_cu_host_register(const_cast<void *>(src), bytes);
-    cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
-    if (reg) gt_cu_host_unregister(const_cast<void *>(src));
-    GT_CU(e);
-    return GT_OK;
+    return gt_cu_copy_locked(dst, src, bytes, true, nullptr);
 }
 
 gt_status upload(const gt_csr *a, gt_spd *d)

@@ -134,7 +134,7 @@ gt_status solve(gt_spd *d, gt_sp_format f, const gt_csr *host, const double *hb,
     const double *srcs[3] = {hb, hx, dinv.data()};
     T *dsts[3] = {S.b, S.x, S.dinv};
     for (int k = 0; k < 3; k++) {
-        GT_CU(cudaMemcpyAsync(stage, srcs[k], (size_t)n * 8, cudaMemcpyHostToDevice, st));
+        GT_TRY(gt_cu_copy_locked(stage, srcs[k], (size_t)n * 8, true, st));
         k_from_double<T><<<gfull, BLOCK, 0, st>>>(n, stage, dsts[k]);
         GT_CU_LAUNCH("from double");
     }
@@ -284,8 +284,7 @@ gt_status solve(gt_spd *d, gt_sp_format f, const gt_csr *host, const double *hb,
     if (o->method == GT_SOLVE_JACOBI || o->method == GT_SOLVE_RICHARDSON) xs = (h.kdone & 1) ? S.x2 : S.x;
     k_to_double<T><<<gfull, BLOCK, 0, st>>>(n, xs, stage);
     GT_CU_LAUNCH("to double");
-    GT_CU(cudaMemcpyAsync(hx, stage, (size_t)n * 8, cudaMemcpyDeviceToHost, st));
-    GT_CU(cudaStreamSynchronize(st));
+    GT_TRY(gt_cu_copy_locked(hx, stage, (size_t)n * 8, false, st));
     return GT_OK;
 }
 

@@ -620,8 +620,8 @@ extern "C" gt_status gt_cu_solve_prec(const gt_spd *d, gt_spmv_kernel kern, cons
     GT_TRY(gt_cu_malloc((void **)&D.hbuf, 3 * ((size_t)mr + 2) * sizeof(double), "Hessenberg column"));
     D.bufs.push_back(D.hbuf);
     GT_TRY(gt_cu_malloc((void **)&D.sc, sizeof(PSc), "solver scalars"));
-    GT_CU(cudaMemcpyAsync(V.b, b, (size_t)n * sizeof(double), cudaMemcpyHostToDevice, D.st));
-    GT_CU(cudaMemcpyAsync(V.x, x, (size_t)n * sizeof(double), cudaMemcpyHostToDevice, D.st));
+    GT_TRY(gt_cu_copy_locked(V.b, b, (size_t)n * sizeof(double), true, D.st));
+    GT_TRY(gt_cu_copy_locked(V.x, x, (size_t)n * sizeof(double), true, D.st));
     double bn = 0;
     for (int64_t i = 0; i < n; i++) bn += b[i] * b[i];
     bn = sqrt(bn);
@@ -645,7 +645,6 @@ extern "C" gt_status gt_cu_solve_prec(const gt_spd *d, gt_spmv_kernel kern, cons
     if (s != GT_OK) return s;
     GT_CU(cudaStreamSynchronize(D.st));
     res->loop_ms = gt_now_ms() - t0;
-    GT_CU(cudaMemcpyAsync(x, V.x, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost, D.st));
-    GT_CU(cudaStreamSynchronize(D.st));
+    GT_TRY(gt_cu_copy_locked(x, V.x, (size_t)n * sizeof(double), false, D.st));
     return GT_OK;
 }
