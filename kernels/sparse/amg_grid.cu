@@ -57,9 +57,10 @@ struct rowc {
 };
 __device__ __forceinline__ rowc row_coords(const gt_amg_grid &g, int64_t i)
 {
-    uint32_t q = (uint32_t)i / (uint32_t)g.nx;
-    return rowc{(int64_t)((uint32_t)i - q * (uint32_t)g.nx), (int64_t)(q % (uint32_t)g.ny), (int64_t)(q / (uint32_t)g.ny),
-                g.nx >= 3 && g.ny >= 3};
+    rowc c;
+    gt_amg_grid_xyz(g, i, &c.x, &c.y, &c.z);
+    c.fast = g.nx >= 3 && g.ny >= 3;
+    return c;
 }
 __device__ __forceinline__ bool pair_fast(const gt_amg_grid &g, const rowc &c, int64_t i, int64_t j, int *s)
 {
@@ -151,9 +152,8 @@ __global__ void k_sym_axis(int64_t n, int nd, amg_slots slot, amg_slots where, a
             int s = slot.s[k], mk = where.s[GT_AMG_GRID_SLOTS - 1 - s];
             double w = mk < 0 ? 0 : dia[(int64_t)mk * n + i + off.o[k]];
             if (fabs(v - w) > 1e-12 * (fabs(v) + fabs(w))) bad++;
-            if (s == 12 || s == 14) ax[0] += fabs(v);
-            else if (s == 10 || s == 16) ax[1] += fabs(v);
-            else if (s == 4 || s == 22) ax[2] += fabs(v);
+            int d = gt_amg_grid_face_axis(s);
+            if (d >= 0) ax[d] += fabs(v);
         }
     long long b = breduce_l(tmp.l).Sum(bad);
     if (threadIdx.x == 0 && b) atomicAdd((unsigned long long *)&out->bad, (unsigned long long)b);
@@ -180,7 +180,7 @@ __global__ void k_end(gt_amg_grid g, int d, int nd, amg_slots slot, const double
             double v = dia[(int64_t)k * n + i];
             if (v == 0) continue;
             int s = slot.s[k];
-            int o = d == 0 ? gt_amg_grid_sdx(s) : d == 1 ? gt_amg_grid_sdy(s) : gt_amg_grid_sdz(s);
+            int o = gt_amg_grid_sd(s, d);
             if (o == -1) tw += fabs(v);
             else if (o == 0) dl += s == 13 ? v : -fabs(v);
         }
@@ -232,7 +232,9 @@ __global__ void __launch_bounds__(BT) k_galerkin_thread(gt_amg_grid f, gt_amg_gr
     int8_t sl[GT_AMG_GRID_SLOTS];
     for (int k = 0; k < GT_AMG_GRID_SLOTS; k++) sl[k] = (int8_t)slot.s[k];
     for (int64_t I = (int64_t)blockIdx.x * BT + threadIdx.x; I < nc; I += (int64_t)gridDim.x * BT) {
-        gt_amg_grid_galerkin_point(f, c, nd, sl, fine, I % c.nx, I / c.nx % c.ny, I / (c.nx * c.ny), acc);
+        int64_t cx, cy, cz;
+        gt_amg_grid_xyz(c, I, &cx, &cy, &cz);
+        gt_amg_grid_galerkin_point(f, c, nd, sl, fine, cx, cy, cz, acc);
         for (int s = 0; s < GT_AMG_GRID_SLOTS; s++) coarse[(int64_t)s * nc + I] = acc[s];
     }
 }
@@ -257,7 +259,8 @@ __global__ void __launch_bounds__(BG) k_galerkin(gt_amg_grid f, gt_amg_grid c, i
     int8_t sl[GT_AMG_GRID_SLOTS];
     for (int k = 0; k < GT_AMG_GRID_SLOTS; k++) sl[k] = (int8_t)slot.s[k];
     for (int64_t I = ((int64_t)blockIdx.x * BG + threadIdx.x) >> 5; I < nc; I += ((int64_t)gridDim.x * BG) >> 5) {
-        int64_t cx = I % c.nx, cy = I / c.nx % c.ny, cz = I / (c.nx * c.ny);
+        int64_t cx, cy, cz;
+        gt_amg_grid_xyz(c, I, &cx, &cy, &cz);
         if (lane < 27) {
             double *acc = rows + lane * RS;
             for (int s = 0; s < GT_AMG_GRID_SLOTS; s++) acc[s] = 0;
@@ -277,8 +280,11 @@ __global__ void __launch_bounds__(BG) k_galerkin(gt_amg_grid f, gt_amg_grid c, i
 __global__ void k_rowlen(gt_amg_grid c, int64_t *__restrict__ ptr)
 {
     int64_t nc = gt_amg_grid_size(c);
-    for (int64_t I = (int64_t)blockIdx.x * B + threadIdx.x; I < nc; I += (int64_t)gridDim.x * B)
-        ptr[I + 1] = gt_amg_grid_row_len(c, I % c.nx, I / c.nx % c.ny, I / (c.nx * c.ny));
+    for (int64_t I = (int64_t)blockIdx.x * B + threadIdx.x; I < nc; I += (int64_t)gridDim.x * B) {
+        int64_t x, y, z;
+        gt_amg_grid_xyz(c, I, &x, &y, &z);
+        ptr[I + 1] = gt_amg_grid_row_len(c, x, y, z);
+    }
 }
 
 __global__ void k_dia_csr(gt_amg_grid c, const double *__restrict__ dia, const int64_t *__restrict__ ptr,
@@ -286,7 +292,8 @@ __global__ void k_dia_csr(gt_amg_grid c, const double *__restrict__ dia, const i
 {
     int64_t nc = gt_amg_grid_size(c);
     for (int64_t I = (int64_t)blockIdx.x * B + threadIdx.x; I < nc; I += (int64_t)gridDim.x * B) {
-        int64_t x = I % c.nx, y = I / c.nx % c.ny, z = I / (c.nx * c.ny), q = ptr[I];
+        int64_t x, y, z, q = ptr[I];
+        gt_amg_grid_xyz(c, I, &x, &y, &z);
         for (int s = 0; s < GT_AMG_GRID_SLOTS; s++) {
             if (!gt_amg_grid_inside(c, x + gt_amg_grid_sdx(s), y + gt_amg_grid_sdy(s), z + gt_amg_grid_sdz(s))) continue;
             col[q] = (int32_t)(I + gt_amg_grid_offset(c, s));
@@ -391,7 +398,7 @@ gt_status amg_cu_grid_coarsen(amg_dlevel *L, amg_dlevel *C, cudaStream_t st)
     double rho;
     memcpy(&rho, &h.rho_bits, 8);
     L->rho = rho;
-    // A_c = R A P as 27 slots, then its CSR form
+    // A_c = R A P as 27 slots
     gt_amg_grid c = gt_amg_grid_coarse(L->g);
     int64_t nc = gt_amg_grid_size(c);
     L->nagg = nc;

@@ -46,16 +46,6 @@ template <class F> __device__ __forceinline__ double row(const dia_view &A, int6
     return s;
 }
 
-// grid coordinates in 32-bit arithmetic (CSR columns are int32, so n < 2^31)
-struct xyz {
-    int64_t x, y, z;
-};
-__device__ __forceinline__ xyz coords(int64_t i, const gt_amg_grid &g)
-{
-    uint32_t q = (uint32_t)i / (uint32_t)g.nx;
-    return xyz{(int64_t)((uint32_t)i - q * (uint32_t)g.nx), (int64_t)(q % (uint32_t)g.ny), (int64_t)(q / (uint32_t)g.ny)};
-}
-
 // Chebyshev from x = 0: d = D^-1 b / theta, x = d + c1 d + c2 (D^-1 b - D^-1 A d)
 // (the neighbours' d by a product with 1/theta: seven divisions a row
 // otherwise, equal to rounding)
@@ -103,8 +93,8 @@ __global__ void k_restrict(gt_amg_grid f, gt_amg_grid c, const double *__restric
 {
     int64_t nc = gt_amg_grid_size(c);
     for (int64_t I = (int64_t)blockIdx.x * B + threadIdx.x; I < nc; I += (int64_t)gridDim.x * B) {
-        xyz C = coords(I, c);
-        int64_t cx = C.x, cy = C.y, cz = C.z;
+        int64_t cx, cy, cz;
+        gt_amg_grid_xyz(c, I, &cx, &cy, &cz);
         double s = 0;
         for (int64_t fz = 2 * cz - 1; fz <= 2 * cz + 1; fz++) {
             if (fz < 0 || fz >= f.nz) continue;
@@ -130,9 +120,10 @@ __global__ void k_prolong(gt_amg_grid f, gt_amg_grid c, const double *__restrict
     for (int64_t i = (int64_t)blockIdx.x * B + threadIdx.x; i < n; i += (int64_t)gridDim.x * B) {
         int64_t X[2], Y[2], Z[2];
         double wx[2], wy[2], wz[2];
-        xyz F = coords(i, f);
-        int kx = gt_amg_grid_interp1(F.x, c.nx, f.wend[0], X, wx), ky = gt_amg_grid_interp1(F.y, c.ny, f.wend[1], Y, wy),
-            kz = gt_amg_grid_interp1(F.z, c.nz, f.wend[2], Z, wz);
+        int64_t fx, fy, fz;
+        gt_amg_grid_xyz(f, i, &fx, &fy, &fz);
+        int kx = gt_amg_grid_interp1(fx, c.nx, f.wend[0], X, wx), ky = gt_amg_grid_interp1(fy, c.ny, f.wend[1], Y, wy),
+            kz = gt_amg_grid_interp1(fz, c.nz, f.wend[2], Z, wz);
         double s = 0;
         for (int az = 0; az < kz; az++)
             for (int ay = 0; ay < ky; ay++)

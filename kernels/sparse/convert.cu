@@ -275,12 +275,8 @@ gt_status convert(gt_spd *d, gt_sp_format f, int64_t hyb_width, size_t max_dia_b
 } // namespace
 
 namespace {
-// the large host arrays page-locked for their copy (gt_cu_copy_locked)
-gt_status h2d_locked(void *dst, const void *src, size_t bytes)
-{
-    return gt_cu_copy_locked(dst, src, bytes, true, nullptr);
-}
-
+// the CSR arrays page-locked for their copy (gt_cu_copy_locked: ~55 GB/s
+// against ~7 GB/s from pageable memory)
 gt_status upload(const gt_csr *a, gt_spd *d)
 {
     d->nrows = a->nrows, d->ncols = a->ncols, d->nnz = a->nnz;
@@ -288,14 +284,14 @@ gt_status upload(const gt_csr *a, gt_spd *d)
     GT_TRY(dmalloc((void **)&d->ptr, (n + 1) * 8, "CSR ptr"));
     GT_TRY(dmalloc((void **)&d->col, z * 4, "CSR cols"));
     GT_TRY(dmalloc(&d->val, z * (size_t)d->prec, "CSR values"));
-    GT_TRY(h2d_locked(d->ptr, a->ptr, (n + 1) * 8));
-    if (z) GT_TRY(h2d_locked(d->col, a->col, z * 4));
+    GT_TRY(gt_cu_copy_locked(d->ptr, a->ptr, (n + 1) * 8, true, nullptr));
+    if (z) GT_TRY(gt_cu_copy_locked(d->col, a->col, z * 4, true, nullptr));
     if (d->prec == 8) {
-        if (z) GT_TRY(h2d_locked(d->val, a->val, z * 8));
+        if (z) GT_TRY(gt_cu_copy_locked(d->val, a->val, z * 8, true, nullptr));
     } else if (z) {
         double *tmp;
         GT_TRY(dmalloc((void **)&tmp, z * 8, "upload staging"));
-        gt_status hs = h2d_locked(tmp, a->val, z * 8);
+        gt_status hs = gt_cu_copy_locked(tmp, a->val, z * 8, true, nullptr);
         if (hs != GT_OK) {
             gt_cu_free(tmp);
             return hs;

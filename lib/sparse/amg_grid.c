@@ -101,16 +101,14 @@ gt_status gt_amg_grid_detect(const gt_csr *a, gt_amg_grid_info *gi)
         sym = nonsym == 0;
     }
     gi->symmetric = sym;
-    static const int face[3][2] = {{12, 14}, {10, 16}, {4, 22}};
-    for (int d = 0; d < 3; d++)
-        for (int e = 0; e < 2; e++) {
-            int k = where[face[d][e]];
-            if (k < 0) continue;
-            double s = 0;
-#pragma omp parallel for reduction(+ : s) schedule(static) if (n >= (1 << 16))
-            for (int64_t i = 0; i < n; i++) s += fabs(val[(int64_t)k * n + i]);
-            gi->axis[d] += s;
-        }
+    for (int k = 0; k < nd; k++) {
+        int d = gt_amg_grid_face_axis(slot[k]);
+        if (d < 0) continue;
+        double sum = 0;
+#pragma omp parallel for reduction(+ : sum) schedule(static) if (n >= (1 << 16))
+        for (int64_t i = 0; i < n; i++) sum += fabs(val[(int64_t)k * n + i]);
+        gi->axis[d] += sum;
+    }
     free(val);
     return GT_OK;
 }
@@ -161,15 +159,19 @@ gt_status gt_amg_grid_galerkin(const gt_csr *a, gt_amg_grid f, uint32_t mask, gt
     ac->ptr = gt_malloc_array((size_t)nc + 1, 8, "amg coarse rows");
     if (!ac->ptr) return free(val), GT_ERR_RUNTIME;
     ac->ptr[0] = 0;
-    for (int64_t I = 0; I < nc; I++)
-        ac->ptr[I + 1] = ac->ptr[I] + gt_amg_grid_row_len(c, I % c.nx, I / c.nx % c.ny, I / (c.nx * c.ny));
+    for (int64_t I = 0; I < nc; I++) {
+        int64_t x, y, z;
+        gt_amg_grid_xyz(c, I, &x, &y, &z);
+        ac->ptr[I + 1] = ac->ptr[I] + gt_amg_grid_row_len(c, x, y, z);
+    }
     ac->nnz = ac->ptr[nc];
     ac->col = gt_malloc_array((size_t)ac->nnz, 4, "amg coarse columns");
     ac->val = gt_malloc_array((size_t)ac->nnz, 8, "amg coarse values");
     if (!ac->col || !ac->val) return free(val), gt_csr_free(ac), GT_ERR_RUNTIME;
 #pragma omp parallel for schedule(static) if (nc >= 4096)
     for (int64_t I = 0; I < nc; I++) {
-        int64_t x = I % c.nx, y = I / c.nx % c.ny, z = I / (c.nx * c.ny);
+        int64_t x, y, z;
+        gt_amg_grid_xyz(c, I, &x, &y, &z);
         double acc[GT_AMG_GRID_SLOTS];
         gt_amg_grid_galerkin_point(f, c, nd, slot, val, x, y, z, acc);
         int64_t q = ac->ptr[I];
@@ -193,12 +195,13 @@ void gt_amg_grid_end_weights(const gt_csr *a, gt_amg_grid *f)
         double tw = 0, dl = 0;
 #pragma omp parallel for reduction(+ : tw, dl) schedule(static) if (a->nnz >= (1 << 18))
         for (int64_t i = 0; i < a->nrows; i++) {
-            int64_t c[3] = {i % f->nx, i / f->nx % f->ny, i / (f->nx * f->ny)};
+            int64_t c[3];
+            gt_amg_grid_xyz(*f, i, &c[0], &c[1], &c[2]);
             if (c[d] != dim[d] - 1) continue;
             for (int64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
                 int s;
                 if (!gt_amg_grid_pair(*f, i, a->col[p], &s)) continue;
-                int o = d == 0 ? gt_amg_grid_sdx(s) : d == 1 ? gt_amg_grid_sdy(s) : gt_amg_grid_sdz(s);
+                int o = gt_amg_grid_sd(s, d);
                 if (o == -1) tw += fabs(a->val[p]);
                 else if (o == 0) dl += a->col[p] == i ? a->val[p] : -fabs(a->val[p]);
             }
@@ -220,7 +223,8 @@ gt_status gt_amg_grid_prolong(gt_amg_grid f, gt_csr *p)
     int64_t q = 0;
     p->ptr[0] = 0;
     for (int64_t i = 0; i < n; i++) {
-        int64_t x = i % f.nx, y = i / f.nx % f.ny, z = i / (f.nx * f.ny);
+        int64_t x, y, z;
+        gt_amg_grid_xyz(f, i, &x, &y, &z);
         int64_t X[2], Y[2], Z[2];
         double wx[2], wy[2], wz[2];
         int kx = gt_amg_grid_interp1(x, c.nx, f.wend[0], X, wx), ky = gt_amg_grid_interp1(y, c.ny, f.wend[1], Y, wy),

@@ -72,12 +72,27 @@ GT_HD int gt_amg_grid_slot(int dx, int dy, int dz) { return (dz + 1) * 9 + (dy +
 GT_HD int gt_amg_grid_sdx(int s) { return s % 3 - 1; }
 GT_HD int gt_amg_grid_sdy(int s) { return s / 3 % 3 - 1; }
 GT_HD int gt_amg_grid_sdz(int s) { return s / 9 - 1; }
+/* slot s's offset along dimension d (0 x, 1 y, 2 z) */
+GT_HD int gt_amg_grid_sd(int s, int d) { return d == 0 ? gt_amg_grid_sdx(s) : d == 1 ? gt_amg_grid_sdy(s) : gt_amg_grid_sdz(s); }
+/* the axis of a face neighbour's slot (one offset nonzero), -1 otherwise */
+GT_HD int gt_amg_grid_face_axis(int s)
+{
+    int ax = gt_amg_grid_sdx(s) != 0, ay = gt_amg_grid_sdy(s) != 0, az = gt_amg_grid_sdz(s) != 0;
+    return ax + ay + az != 1 ? -1 : ax ? 0 : ay ? 1 : 2;
+}
 /* j - i for the neighbour in slot s */
 GT_HD int64_t gt_amg_grid_offset(gt_amg_grid g, int s)
 {
     return (int64_t)gt_amg_grid_sdx(s) + g.nx * ((int64_t)gt_amg_grid_sdy(s) + g.ny * (int64_t)gt_amg_grid_sdz(s));
 }
 GT_HD int64_t gt_amg_grid_size(gt_amg_grid g) { return g.nx * g.ny * g.nz; }
+/* The coordinates of point i, in 32-bit arithmetic (CSR columns are int32,
+   so i and nx ny fit; two divisions, not three in 64 bits). */
+GT_HD void gt_amg_grid_xyz(gt_amg_grid g, int64_t i, int64_t *x, int64_t *y, int64_t *z)
+{
+    uint32_t q = (uint32_t)i / (uint32_t)g.nx;
+    *x = (int64_t)((uint32_t)i - q * (uint32_t)g.nx), *y = (int64_t)(q % (uint32_t)g.ny), *z = (int64_t)(q / (uint32_t)g.ny);
+}
 /* coarse points of a dimension of m fine points: the even coordinates */
 GT_HD int64_t gt_amg_grid_coarse1(int64_t m) { return m <= 1 ? 1 : (m + 1) / 2; }
 GT_HD gt_amg_grid gt_amg_grid_coarse(gt_amg_grid f)
@@ -187,11 +202,10 @@ int gt_amg_grid_candidates(int64_t n, int64_t d2, int64_t dmax, gt_amg_grid *out
    dimension (the pair is a grid neighbour); its slot into *s. */
 GT_HD bool gt_amg_grid_pair(gt_amg_grid g, int64_t i, int64_t j, int *s)
 {
-    /* 32-bit: CSR columns are int32, so i, j and nx ny fit */
-    uint32_t nx = (uint32_t)g.nx, ny = (uint32_t)g.ny, ui = (uint32_t)i, uj = (uint32_t)j;
-    uint32_t qi = ui / nx, qj = uj / nx;
-    int64_t dx = (int64_t)(uj - qj * nx) - (int64_t)(ui - qi * nx);
-    int64_t dy = (int64_t)(qj % ny) - (int64_t)(qi % ny), dz = (int64_t)(qj / ny) - (int64_t)(qi / ny);
+    int64_t xi, yi, zi, xj, yj, zj;
+    gt_amg_grid_xyz(g, i, &xi, &yi, &zi);
+    gt_amg_grid_xyz(g, j, &xj, &yj, &zj);
+    int64_t dx = xj - xi, dy = yj - yi, dz = zj - zi;
     if (dx < -1 || dx > 1 || dy < -1 || dy > 1 || dz < -1 || dz > 1) return false;
     *s = gt_amg_grid_slot((int)dx, (int)dy, (int)dz);
     return true;
