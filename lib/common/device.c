@@ -35,8 +35,29 @@ static bool no_gpu_env(void)
     return env && *env && strcmp(env, "0") != 0;
 }
 
+static int g_queues = 1;
+static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
+
+void gt_device_set_queues(int n)
+{
+    if (n >= 1 && n <= 32) g_queues = n;
+}
+
+static void env_init(void)
+{
+    char v[16];
+    snprintf(v, sizeof v, "%d", g_queues);
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", v, 0); /* 0: the user's value stays */
+}
+
+void gt_device_env_init(void)
+{
+    pthread_once(&g_env_once, env_init);
+}
+
 int gt_gpu_count(char *why, size_t why_len)
 {
+    gt_device_env_init();
     if (no_gpu_env()) {
         if (why) snprintf(why, why_len, "GT_NO_GPU is set");
         return 0;
@@ -175,6 +196,7 @@ void gt_device_prepare_start(gt_device_prep *p, gt_device_kind requested, int gp
     p->gpu = gpu;
     if (w) p->w = *w;
     if (requested == GT_DEVICE_CPU || !GT_HAVE_CUDA) return;
+    gt_device_env_init(); /* before the thread: setenv beside getenv is a race */
     prep_thread *t = malloc(sizeof *t);
     if (!t) return;
     if (pthread_create(&t->th, NULL, prepare_main, p) != 0) {

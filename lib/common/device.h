@@ -77,6 +77,23 @@ gt_status gt_device_prepare_finish(gt_device_prep *p, gt_device_kind *chosen);
 int gt_omp_leave_core(void);
 void gt_omp_restore(int prev);
 
+/* The hardware work queues (CUDA_DEVICE_MAX_CONNECTIONS) that this
+ * process's CUDA context opens, when the user has not set the variable.
+ * Each queue costs context creation and teardown time: on the H200 machine
+ * of scripts/bench/RESULTS.md the context took 117-121 ms with CUDA's
+ * default of 8 and 49-59 ms with 1, its release 56-65 and 22-27 ms, and
+ * every program's whole command 50-110 ms less with 1, outputs
+ * byte-identical. libcore's jobs queue their kernels on one stream at a
+ * time (streams elsewhere are for graph capture; copies have queues of
+ * their own), so the default is 1; yuvstitch, whose upload, kernels and
+ * download of consecutive frames overlap on three streams, asks for 2.
+ * gt_device_set_queues(n) (1..32) sets the count before the first GPU call;
+ * gt_device_env_init() puts it into the environment once (the first CUDA
+ * call reads it there), from the main thread before any thread that may
+ * start CUDA (gt_device_prepare_start and gt_gpu_count call it too). */
+void gt_device_set_queues(int n);
+void gt_device_env_init(void);
+
 /* Number of usable CUDA GPUs (0 when built without CUDA, when no driver or GPU
  * is present, or when GT_NO_GPU is set); `why` (may be NULL) gets a reason
  * when the count is 0. */

@@ -476,6 +476,10 @@ static gt_status setup(job_ctx *c)
     c->t_run = gt_now_ms();
     pthread_mutex_init(&c->dev_mu, NULL);
     pthread_cond_init(&c->dev_cv, NULL);
+    /* frames overlap on three streams (upload, kernels, download): two
+     * hardware queues (common/device.h), set before the CUDA thread starts */
+    gt_device_set_queues(2);
+    gt_device_env_init();
     if (pthread_create(&c->dev_th, NULL, device_prepare_main, c) == 0) {
         c->dev_th_started = true;
     } else {

@@ -24,6 +24,16 @@ check "auto fallback notice is one line" '[ "$(printf "%s\n" "$err" | wc -l)" -e
 err=$(GT_NO_GPU=1 "$probe" -q --device auto 2>&1 >/dev/null)
 check "-q silences the notice" '[ -z "$err" ]'
 
+# the CUDA context's hardware queues: 1 unless the user set the variable or
+# the program asked for more (common/device.h); set before the first CUDA call
+q() { env -u CUDA_DEVICE_MAX_CONNECTIONS GT_PROBE_ENV=1 "$@" "$probe" -q 2>/dev/null | sed -n 2p; }
+check "one hardware queue by default" '[ "$(q GT_NO_GPU=1)" = CUDA_DEVICE_MAX_CONNECTIONS=1 ]'
+check "one hardware queue by default, GPU or not" '[ "$(q X=1)" = CUDA_DEVICE_MAX_CONNECTIONS=1 ]'
+check "a program may ask for more" '[ "$(q GT_PROBE_QUEUES=2)" = CUDA_DEVICE_MAX_CONNECTIONS=2 ]'
+check "out-of-range requests keep the default" '[ "$(q GT_PROBE_QUEUES=0)" = CUDA_DEVICE_MAX_CONNECTIONS=1 ]'
+check "the user's value stays" '[ "$(q CUDA_DEVICE_MAX_CONNECTIONS=6 GT_PROBE_QUEUES=2)" = CUDA_DEVICE_MAX_CONNECTIONS=6 ]'
+check "--device cpu sets nothing" '[ "$(env -u CUDA_DEVICE_MAX_CONNECTIONS GT_PROBE_ENV=1 "$probe" --device cpu | sed -n 2p)" = "CUDA_DEVICE_MAX_CONNECTIONS=(unset)" ]'
+
 out=$("$probe" --gpu x 2>&1); rc=$?
 check "bad --gpu exits 2" '[ $rc -eq 2 ]'
 "$probe" --version | grep -q "gputools" ; check "--version" '[ $? -eq 0 ]'

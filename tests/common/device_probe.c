@@ -1,9 +1,13 @@
 /* A minimal program built on the common options, for the CLI tests of device
- * choice: prints the device it would compute on. */
+ * choice: prints the device it would compute on. With GT_PROBE_QUEUES=N it
+ * asks for N hardware queues first (gt_device_set_queues); with
+ * GT_PROBE_ENV set it prints CUDA_DEVICE_MAX_CONNECTIONS as the device
+ * choice left it, on a second line. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "common/cli.h"
+#include "common/device.h"
 #include "common/log.h"
 
 int main(int argc, char **argv)
@@ -26,9 +30,15 @@ int main(int argc, char **argv)
         }
         return gt_report(gt_usage_error("unknown option (try --help)"));
     }
+    const char *q = getenv("GT_PROBE_QUEUES");
+    if (q) gt_device_set_queues(atoi(q));
     gt_device_kind k;
     gt_status st = gt_device_choose(co.device, co.gpu, &k);
     if (st != GT_OK) return gt_report(st);
     printf("%s\n", gt_device_name(k));
+    if (getenv("GT_PROBE_ENV")) {
+        const char *v = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+        printf("CUDA_DEVICE_MAX_CONNECTIONS=%s\n", v ? v : "(unset)");
+    }
     return 0;
 }
