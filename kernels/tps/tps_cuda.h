@@ -27,11 +27,18 @@ gt_status gt_tps_cuda_init(gt_timings *tm);
 void gt_tps_cuda_load_libs(void);
 void gt_tps_cuda_warm(int kernel, int gcv);
 
+/* K <- Q^T K Q (K: n x n symmetric on the device, column-major) for the QR
+ * that geqrf left in QR (n x m on the device, m <= 4) and tau (m, device):
+ * two passes over K and an O(n m^2) step on the host (tps_qtkq.cu).
+ * scratch: 3 n m doubles on the device. */
+gt_status gt_tps_cuda_qtkq(size_t n, int m, const double *QR, const double *tau, double *K,
+                           double *scratch);
+
 typedef struct gt_tps_cuda_fit gt_tps_cuda_fit;
 
 /* Upload control points c (n*3 row-major), X (n x m, column-major, m = 3 or
  * 4) and Y (n x 3 column-major); build K, QR of X (geqrf), K <- Q^T K Q and
- * Y <- Q^T Y (ormqr from both sides). R (m x m column-major) comes back. */
+ * Y <- Q^T Y (gt_tps_cuda_qtkq, ormqr). R (m x m column-major) comes back. */
 gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const double *c, const double *X,
                               const double *Y, double *R, gt_timings *tm, gt_tps_cuda_fit **out);
 /* Eigenvalues d (n-m) of Q2^T K Q2 and z = U^T Q2^T Y ((n-m) x 3 column-major)

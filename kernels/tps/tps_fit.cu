@@ -1,6 +1,6 @@
 // Smoothed thin-plate spline fit on the GPU, double precision throughout:
-// kernel matrix, QR of X = [1 c] (geqrf, 4 reflectors), K <- Q^T K Q by
-// ormqr from both sides (never forming Q), Cholesky (potrf/potrs) of
+// kernel matrix, QR of X = [1 c] (geqrf, 4 reflectors), K <- Q^T K Q in
+// two passes over K (tps_qtkq.cu; never forming Q), Cholesky (potrf/potrs) of
 // Q2^T K Q2 + lambda I in place in the trailing block, w = Q [0; z] (ormqr),
 // and the affine right-hand side by one gemm. GCV: syevd on a copy.
 // U(r) is lib/tps/tps_math.h's, as on the CPU.
@@ -136,7 +136,7 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
     f->m = m;
     *out = f;
     const int ni = (int)n;
-    double *dc = nullptr;
+    double *dc = nullptr, *qs = nullptr;
     gt_timer t;
     double t_alloc = gt_now_ms();
     GT_TRY(gt_cu_malloc((void **)&f->K, n * n * sizeof(double), "kernel matrix"));
@@ -162,13 +162,8 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
                                     "geqrf_bufferSize", __FILE__, __LINE__));
         lw = l > lw ? l : lw;
         CHK(gt_cusolver_status_from(
-            gt_cusolver.DnDormqr_bufferSize(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, ni, m, f->X, ni,
-                                        f->tau, f->K, ni, &l),
-            "ormqr_bufferSize", __FILE__, __LINE__));
-        lw = l > lw ? l : lw;
-        CHK(gt_cusolver_status_from(
-            gt_cusolver.DnDormqr_bufferSize(g_sol, CUBLAS_SIDE_RIGHT, CUBLAS_OP_N, ni, ni, m, f->X,
-                                        ni, f->tau, f->K, ni, &l),
+            gt_cusolver.DnDormqr_bufferSize(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, 3, m, f->X, ni,
+                                        f->tau, f->Y, ni, &l),
             "ormqr_bufferSize", __FILE__, __LINE__));
         lw = l > lw ? l : lw;
         CHK(gt_cusolver_status_from(
@@ -210,14 +205,8 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
     for (int j = 0; j < m; j++)
         for (int i = j + 1; i < m; i++) R[i + j * m] = 0.0;
     gt_timer_start(&t, true, nullptr);
-    CHK(gt_cusolver_status_from(gt_cusolver.DnDormqr(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, ni, m,
-                                                 f->X, ni, f->tau, f->K, ni, f->work, f->lwork,
-                                                 f->info),
-                                "ormqr (Q^T K)", __FILE__, __LINE__));
-    CHK(gt_cusolver_status_from(gt_cusolver.DnDormqr(g_sol, CUBLAS_SIDE_RIGHT, CUBLAS_OP_N, ni, ni,
-                                                 m, f->X, ni, f->tau, f->K, ni, f->work,
-                                                 f->lwork, f->info),
-                                "ormqr (K Q)", __FILE__, __LINE__));
+    CHK(gt_cu_malloc((void **)&qs, 3 * n * (size_t)m * sizeof(double), "Q^T K Q factors"));
+    CHK(gt_tps_cuda_qtkq(n, m, f->X, f->tau, f->K, qs));
     CHK(gt_cusolver_status_from(gt_cusolver.DnDormqr(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, 3, m,
                                                  f->X, ni, f->tau, f->Y, ni, f->work, f->lwork,
                                                  f->info),
@@ -226,6 +215,7 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
     CHK(check_info(f->info, "ormqr"));
 done:
 #undef CHK
+    gt_cu_free(qs);
     gt_cu_free(dc);
     return st;
 }
@@ -390,10 +380,7 @@ extern "C" void gt_tps_cuda_warm(int kernel, int gcv)
         size_t xd = 0, xh = 0, sd = 0, sh = 0;
         if (gt_cusolver.DnDgeqrf_bufferSize(s, n, m, X, n, &l)) goto done;
         lw = l > lw ? l : lw;
-        if (gt_cusolver.DnDormqr_bufferSize(s, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, n, m, X, n, tau, K, n, &l))
-            goto done;
-        lw = l > lw ? l : lw;
-        if (gt_cusolver.DnDormqr_bufferSize(s, CUBLAS_SIDE_RIGHT, CUBLAS_OP_N, n, n, m, X, n, tau, K, n, &l))
+        if (gt_cusolver.DnDormqr_bufferSize(s, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, 3, m, X, n, tau, Y, n, &l))
             goto done;
         lw = l > lw ? l : lw;
         if (gt_cusolver.DnXpotrf_bufferSize(s, g_par, CUBLAS_FILL_MODE_LOWER, N, CUDA_R_64F, B, n, CUDA_R_64F,
@@ -410,9 +397,7 @@ extern "C" void gt_tps_cuda_warm(int kernel, int gcv)
         dim3 blk(128, 4), grd((unsigned)((n + 127) / 128), (unsigned)((n + 3) / 4));
         tps_kmat<<<grd, blk>>>(kernel, (size_t)n, c, K);
         gt_cusolver.DnDgeqrf(s, n, m, X, n, tau, (double *)work, lw, info);
-        gt_cusolver.DnDormqr(s, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, n, m, X, n, tau, K, n, (double *)work, lw, info);
-        gt_cusolver.DnDormqr(s, CUBLAS_SIDE_RIGHT, CUBLAS_OP_N, n, n, m, X, n, tau, K, n, (double *)work, lw,
-                             info);
+        gt_tps_cuda_qtkq((size_t)n, m, X, tau, K, S); // S: scratch here (3 n m <= N^2 doubles)
         gt_cusolver.DnDormqr(s, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, 3, m, X, n, tau, Y, n, (double *)work, lw, info);
         const double one = 1.0, zero = 0.0, mone = -1.0;
         if (gcv) {

@@ -252,3 +252,51 @@ gt_status gt_tps_syev_apply(double *S, size_t ld, size_t m, double *d, double *b
     free(e); free(v); free(p);
     return GT_OK;
 }
+
+/* The compact WY form of Q = H_1 ... H_m = I - V T V^T (T upper triangular,
+ * LAPACK's larft, forward and columnwise) turns K <- Q^T K Q for symmetric K
+ * into one symmetric rank-2m update: with P = K V and M = T^T (V^T P) T,
+ *   Q^T K Q = K - P T V^T - V T^T P^T + V M V^T = K - B V^T - V B^T,
+ *   B = P T - V M / 2.
+ * The GPU fit (kernels/tps/tps_qtkq.cu) forms P and the update on the device
+ * and B here. */
+void tps_wy_sym_factor(size_t n, int m, const double *tau, const double *V, const double *P, double *B)
+{
+    double G[4][4] = {{0}}, C[4][4] = {{0}}, T[4][4] = {{0}}, CT[4][4] = {{0}}, M[4][4] = {{0}};
+    for (int a = 0; a < m; a++)
+        for (int b = 0; b < m; b++) {
+            double g = 0.0, c = 0.0;
+            for (size_t r = 0; r < n; r++) {
+                g += V[r + a * n] * V[r + b * n];
+                c += V[r + a * n] * P[r + b * n];
+            }
+            G[a][b] = g, C[a][b] = c;
+        }
+    /* T[i][i] = tau_i, T[0:i, i] = -tau_i T[0:i, 0:i] V[:, 0:i]^T v_i */
+    for (int i = 0; i < m; i++) {
+        T[i][i] = tau[i];
+        for (int r = 0; r < i; r++) {
+            double x = 0.0;
+            for (int s = r; s < i; s++) x += T[r][s] * G[s][i];
+            T[r][i] = -tau[i] * x;
+        }
+    }
+    for (int a = 0; a < m; a++)
+        for (int b = 0; b < m; b++) {
+            double x = 0.0;
+            for (int s = 0; s < m; s++) x += C[a][s] * T[s][b];
+            CT[a][b] = x;
+        }
+    for (int a = 0; a < m; a++)
+        for (int b = 0; b < m; b++) {
+            double x = 0.0;
+            for (int s = 0; s < m; s++) x += T[s][a] * CT[s][b];
+            M[a][b] = x;
+        }
+    for (size_t r = 0; r < n; r++)
+        for (int b = 0; b < m; b++) {
+            double x = 0.0;
+            for (int s = 0; s < m; s++) x += P[r + s * n] * T[s][b] - 0.5 * V[r + s * n] * M[s][b];
+            B[r + b * n] = x;
+        }
+}

@@ -170,6 +170,48 @@ static void test_cholesky(void **state)
     free(A); free(A0); free(G);
 }
 
+/* The compact WY form of the QR's reflectors (tps_wy_sym_factor, the GPU
+ * fit's Q^T K Q): K - B V^T - V B^T equals the reflectors applied one by one
+ * from both sides (tps_reflect_sym, the CPU fit's way) for a random
+ * symmetric K and X = [1 c] with m = 1..4 columns. A wrong T (a sign, an
+ * entry, the order of the reflectors) breaks the equality at O(1). */
+static void test_wy_sym(void **state)
+{
+    (void)state;
+    for (int m = 1; m <= 4; m++) {
+        gt_rng r = {70 + (uint64_t)m};
+        const size_t n = 37;
+        double *X = malloc(n * 4 * sizeof(double)), *K = malloc(n * n * sizeof(double));
+        double *K1 = malloc(n * n * sizeof(double)), *P = malloc(n * 4 * sizeof(double));
+        double *B = malloc(n * 4 * sizeof(double)), *p = malloc(n * sizeof(double));
+        double tau[4], R[16];
+        for (size_t i = 0; i < n; i++) {
+            X[i] = 1.0;
+            for (int c = 1; c < m; c++) X[i + c * n] = gt_rng_range(&r, -1, 1);
+            for (size_t j = 0; j <= i; j++) K[i + j * n] = K[j + i * n] = gt_rng_range(&r, -1, 1);
+        }
+        tps_house_qr(X, n, m, tau, R);
+        memcpy(K1, K, n * n * sizeof(double));
+        for (int j = 0; j < m; j++) tps_reflect_sym(K1, n, n, X + (size_t)j * n, tau[j], p);
+        for (size_t i = 0; i < n; i++) /* P = K V */
+            for (int c = 0; c < m; c++) {
+                double t = 0;
+                for (size_t k = 0; k < n; k++) t += K[i + k * n] * X[k + c * n];
+                P[i + c * n] = t;
+            }
+        tps_wy_sym_factor(n, m, tau, X, P, B);
+        double worst = 0, scale = max_abs(K1, n * n);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++) {
+                double t = K[i + j * n];
+                for (int c = 0; c < m; c++) t -= B[i + c * n] * X[j + c * n] + X[i + c * n] * B[j + c * n];
+                worst = fmax(worst, fabs(t - K1[i + j * n]));
+            }
+        if (worst > 1e-12 * scale) fail_msg("m = %d: |WY - reflectors| = %g (scale %g)", m, worst, scale);
+        free(X); free(K); free(K1); free(P); free(B); free(p);
+    }
+}
+
 /* --device auto's choice for a plain fit: the CPU for small ones, more
  * points with more threads, never for a large one. */
 static void test_fit_prefers_cpu(void **state)
@@ -396,7 +438,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interpolation),  cmocka_unit_test(test_affine_target),
         cmocka_unit_test(test_large_lambda),   cmocka_unit_test(test_syev),
-        cmocka_unit_test(test_cholesky),       cmocka_unit_test(test_fit_prefers_cpu),
+        cmocka_unit_test(test_cholesky),       cmocka_unit_test(test_wy_sym),
+        cmocka_unit_test(test_fit_prefers_cpu),
         cmocka_unit_test(test_gcv),            cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_params_roundtrip),
         cmocka_unit_test(test_params_roundtrip_large),
