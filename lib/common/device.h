@@ -80,9 +80,9 @@ void gt_omp_restore(int prev);
 /* The hardware work queues (CUDA_DEVICE_MAX_CONNECTIONS) that this
  * process's CUDA context opens, when the user has not set the variable.
  * Each queue costs context creation and teardown time: on the H200 machine
- * of scripts/bench/RESULTS.md the context took 117-121 ms with CUDA's
+ * of scripts/bench/RESULTS.md the context took 109-128 ms with CUDA's
  * default of 8 and 49-59 ms with 1, its release 56-65 and 22-27 ms, and
- * every program's whole command 50-110 ms less with 1, outputs
+ * every program's whole command 110-160 ms less with 1 (medians), outputs
  * byte-identical. libcore's jobs queue their kernels on one stream at a
  * time (streams elsewhere are for graph capture; copies have queues of
  * their own), so the default is 1; yuvstitch, whose upload, kernels and
