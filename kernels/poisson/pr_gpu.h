@@ -19,11 +19,11 @@ extern "C" {
 gt_status gt_pr_octree_build_cuda(const float *ucoords, size_t n, int depth, int full_depth, gt_pr_octree *o,
                                   gt_timings *tm);
 
-/* Full GPU front end: normalise (host), octree, density, splat, divergence
- * and the cascadic solve on the GPU; fills `s` (host copies) like
- * gt_pr_prepare_cpu followed by gt_pr_solve_cpu. */
-gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_params *p, gt_timings *tm, gt_pr_state *s,
-                             size_t *skipped_nonfinite, size_t *skipped_zero);
+/* Full GPU front end from the normalised points: octree, density, splat,
+ * divergence and the cascadic solve on the GPU; fills `s` (host copies) like
+ * gt_pr_prepare_cpu followed by gt_pr_solve_cpu, and frees pts' arrays as
+ * gt_pr_prepare_cpu does. */
+gt_status gt_pr_prepare_cuda(gt_pr_points *pts, const gt_pr_params *p, gt_timings *tm, gt_pr_state *s);
 
 /* chi at n grid points cxyz (3 per point, in units of 2^-bits of the unit
  * cube: bits = depth for the depth-D corners, depth + 1 for the middles of

@@ -1,7 +1,8 @@
-/* GPU front end of the reconstruction: normalise on the host, then octree,
- * neighbours, density, splat, divergence and the cascadic solve on the GPU
- * (see gt_pr_prepare_cuda in pr_gpu.h); the solution stays on the device for
- * the extraction (pr_extract.cu). */
+/* GPU front end of the reconstruction: from the points normalised on the
+ * host (gt_pr_points_make), the octree, neighbours, density, splat,
+ * divergence and the cascadic solve on the GPU (see gt_pr_prepare_cuda in
+ * pr_gpu.h); the solution stays on the device for the extraction
+ * (pr_extract.cu). */
 #include <cuda_runtime.h>
 
 #include <stdlib.h>
@@ -22,15 +23,13 @@ extern "C" void gt_pr_dev_state_free(void *dev)
     free(ds);
 }
 
-extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_params *p, gt_timings *tm, gt_pr_state *s,
-                                        size_t *skipped_nonfinite, size_t *skipped_zero)
+extern "C" gt_status gt_pr_prepare_cuda(gt_pr_points *pts, const gt_pr_params *p, gt_timings *tm, gt_pr_state *s)
 {
     memset(s, 0, sizeof *s);
-    float *u = NULL, *nn = NULL, *rgb = NULL;
-    size_t m = 0;
-    double t0 = gt_now_ms();
-    GT_TRY(gt_pr_normalize(in, p->scale, &u, &nn, p->want_colors ? &rgb : NULL, &m, s->center, &s->side, skipped_nonfinite, skipped_zero));
-    if (tm) gt_timings_add(tm, "normalise", gt_now_ms() - t0);
+    memcpy(s->center, pts->center, sizeof s->center);
+    s->side = pts->side;
+    const float *u = pts->u, *nn = pts->nrm, *rgb = pts->rgb;
+    const size_t m = pts->m;
     /* memory check: per point keys, order, coordinates, normals, areas and
      * values (~100 bytes); per node key, links, ranges, 27 neighbours and the
      * solver's vectors (~210 bytes); at most min(40 m, 8^l) nodes at level l
@@ -51,9 +50,7 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
             int fits = 0;
             for (int l = 1; l <= GT_PR_MAX_DEPTH; l++)
                 if (need[l] <= 0.9 * (double)freeb) fits = l;
-            free(u);
-            free(nn);
-            free(rgb);
+            gt_pr_points_free(pts);
             return gt_fail(GT_ERR_GPU, "depth %d on %zu points may need %.1f GiB of GPU memory, %.1f GiB free: "
                            "depth %d fits (or use --device cpu)", p->depth, m, need[p->depth] / 1073741824.0,
                            freeb / 1073741824.0, fits);
@@ -83,9 +80,7 @@ extern "C" gt_status gt_pr_prepare_cuda(const gt_pr_input *in, const gt_pr_param
     s->dev = ds;
     if (st == GT_OK && s->rgb) st = gt_pr_colors_cpu(s);
     s->eval_on_gpu = true;
-    free(u);
-    free(nn);
-    free(rgb);
+    gt_pr_points_free(pts);
     if (st != GT_OK) gt_pr_state_free(s);
     return st;
 }

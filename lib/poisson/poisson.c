@@ -43,9 +43,9 @@ void gt_pr_mesh_free(gt_pr_mesh *m)
  * exact in any order, and the compaction writes each thread's contiguous
  * block at its prefix, so the output is the serial one. Only the covariance
  * sums, used for the coplanarity test alone, depend on the thread count. */
-gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u_out, float **n_out, float **rgb_out,
-                          size_t *n_out_count, double center[3], double *side, size_t *skipped_nonfinite,
-                          size_t *skipped_zero)
+static gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u_out, float **n_out,
+                                 float **rgb_out, size_t *n_out_count, double center[3], double *side,
+                                 size_t *skipped_nonfinite, size_t *skipped_zero)
 {
     const size_t n = in->n;
     size_t m = 0, bad = 0, zero = 0;
@@ -159,24 +159,37 @@ gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u_out, fl
     return GT_OK;
 }
 
-gt_status gt_pr_prepare_cpu(const gt_pr_input *in, const gt_pr_params *p, gt_timings *tm, gt_pr_state *s,
-                            size_t *skipped_nonfinite, size_t *skipped_zero)
+gt_status gt_pr_points_make(const gt_pr_input *in, const gt_pr_params *p, gt_timings *tm, gt_pr_points *out)
+{
+    memset(out, 0, sizeof *out);
+    double t0 = gt_now_ms();
+    GT_TRY(gt_pr_normalize(in, p->scale, &out->u, &out->nrm, p->want_colors ? &out->rgb : NULL, &out->m,
+                           out->center, &out->side, &out->skipped_nonfinite, &out->skipped_zero));
+    if (tm) gt_timings_add(tm, "normalise", gt_now_ms() - t0);
+    return GT_OK;
+}
+
+void gt_pr_points_free(gt_pr_points *pts)
+{
+    free(pts->u);
+    free(pts->nrm);
+    free(pts->rgb);
+    pts->u = pts->nrm = pts->rgb = NULL;
+}
+
+gt_status gt_pr_prepare_cpu(gt_pr_points *pts, const gt_pr_params *p, gt_timings *tm, gt_pr_state *s)
 {
     memset(s, 0, sizeof *s);
+    memcpy(s->center, pts->center, sizeof s->center);
+    s->side = pts->side;
     double t0 = gt_now_ms();
-    float *u = NULL, *nn = NULL, *rgb = NULL;
-    size_t m = 0;
-    GT_TRY(gt_pr_normalize(in, p->scale, &u, &nn, p->want_colors ? &rgb : NULL, &m, s->center, &s->side,
-                           skipped_nonfinite, skipped_zero));
-    if (tm) gt_timings_add(tm, "normalise", gt_now_ms() - t0);
-    t0 = gt_now_ms();
-    gt_status st = gt_pr_octree_build_cpu(u, m, p->depth, gt_pr_full_depth(p), &s->oct);
-    if (st != GT_OK) { free(u); free(nn); free(rgb); return st; }
-    st = gt_pr_sort_points(s, u, nn, rgb);
-    free(u);
-    free(nn);
-    free(rgb);
-    if (st != GT_OK) { gt_pr_state_free(s); return st; }
+    gt_status st = gt_pr_octree_build_cpu(pts->u, pts->m, p->depth, gt_pr_full_depth(p), &s->oct);
+    if (st == GT_OK) {
+        st = gt_pr_sort_points(s, pts->u, pts->nrm, pts->rgb);
+        if (st != GT_OK) gt_pr_state_free(s);
+    }
+    gt_pr_points_free(pts);
+    if (st != GT_OK) return st;
     if (tm) gt_timings_add(tm, "octree", gt_now_ms() - t0);
     return GT_OK;
 }
@@ -198,21 +211,21 @@ gt_status gt_pr_sort_points(gt_pr_state *s, const float *u, const float *nn, con
     return GT_OK;
 }
 
-gt_status gt_poisson_reconstruct(const gt_pr_input *in, const gt_pr_params *p, gt_device_kind dev,
-                                 gt_timings *tm, gt_pr_mesh *out)
+gt_status gt_poisson_reconstruct_points(gt_pr_points *pts, const gt_pr_params *p, gt_device_kind dev,
+                                        gt_timings *tm, gt_pr_mesh *out)
 {
     memset(out, 0, sizeof *out);
     gt_pr_state s;
-    size_t bad = 0, zero = 0;
     gt_status st;
     if (dev == GT_DEVICE_CUDA) {
 #if GT_HAVE_CUDA
-        st = gt_pr_prepare_cuda(in, p, tm, &s, &bad, &zero);
+        st = gt_pr_prepare_cuda(pts, p, tm, &s);
 #else
+        gt_pr_points_free(pts);
         return gt_fail(GT_ERR_GPU, "built without CUDA");
 #endif
     } else {
-        st = gt_pr_prepare_cpu(in, p, tm, &s, &bad, &zero);
+        st = gt_pr_prepare_cpu(pts, p, tm, &s);
     }
     if (st != GT_OK) return st;
     if (dev != GT_DEVICE_CUDA) {
@@ -230,8 +243,19 @@ gt_status gt_poisson_reconstruct(const gt_pr_input *in, const gt_pr_params *p, g
         if (tm) gt_timings_add(tm, "extract", gt_now_ms() - t0);
     }
     out->nnodes = s.oct.nnodes;
-    out->skipped_nonfinite = bad;
-    out->skipped_zero_normal = zero;
+    out->skipped_nonfinite = pts->skipped_nonfinite;
+    out->skipped_zero_normal = pts->skipped_zero;
     gt_pr_state_free(&s);
+    return st;
+}
+
+gt_status gt_poisson_reconstruct(const gt_pr_input *in, const gt_pr_params *p, gt_device_kind dev,
+                                 gt_timings *tm, gt_pr_mesh *out)
+{
+    memset(out, 0, sizeof *out);
+    gt_pr_points pts;
+    GT_TRY(gt_pr_points_make(in, p, tm, &pts));
+    gt_status st = gt_poisson_reconstruct_points(&pts, p, dev, tm, out);
+    gt_pr_points_free(&pts);
     return st;
 }

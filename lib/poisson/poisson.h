@@ -307,10 +307,28 @@ typedef struct gt_pr_state {
     double iso;
 } gt_pr_state;
 
-/* Normalise and filter the input (counts skipped points), build the octree and
- * everything up to and including the solve, on the CPU. */
-gt_status gt_pr_prepare_cpu(const gt_pr_input *in, const gt_pr_params *p, gt_timings *tm,
-                            gt_pr_state *s, size_t *skipped_nonfinite, size_t *skipped_zero);
+/* The usable points of an input, normalised into the unit cube
+ * (gt_pr_normalize): the first step of both paths. poissonrec makes them
+ * while the CUDA context starts. */
+typedef struct gt_pr_points {
+    float *u, *nrm, *rgb; /* m*3 each (rgb: NULL without p->want_colors) */
+    size_t m;
+    double center[3], side;
+    size_t skipped_nonfinite, skipped_zero;
+} gt_pr_points;
+/* gt_pr_normalize of `in` with p's scale; its time is stage "normalise" */
+gt_status gt_pr_points_make(const gt_pr_input *in, const gt_pr_params *p, gt_timings *tm, gt_pr_points *out);
+void gt_pr_points_free(gt_pr_points *pts);
+/* gt_poisson_reconstruct from points made by gt_pr_points_make. The arrays
+ * of pts are freed (and set to NULL) as soon as the pipeline is done with
+ * them; the counts, centre and side stay. */
+gt_status gt_poisson_reconstruct_points(gt_pr_points *pts, const gt_pr_params *p, gt_device_kind dev,
+                                        gt_timings *tm, gt_pr_mesh *out);
+
+/* Build the octree of the points and sort them into it, on the CPU (then
+ * gt_pr_solve_cpu solves). Frees pts' arrays as gt_poisson_reconstruct_points
+ * says. */
+gt_status gt_pr_prepare_cpu(gt_pr_points *pts, const gt_pr_params *p, gt_timings *tm, gt_pr_state *s);
 gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm);
 /* colour sums per density-depth node (s->cdens) from s->rgb; needs wdens' depth */
 gt_status gt_pr_colors_cpu(gt_pr_state *s);
@@ -370,11 +388,6 @@ gt_status gt_pr_mesh_post(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mes
 void gt_pr_state_free(gt_pr_state *s);
 /* s->u, s->n (and s->rgb when rgb != NULL) in the octree's key order */
 gt_status gt_pr_sort_points(gt_pr_state *s, const float *u, const float *nn, const float *rgb);
-
-/* Shared pieces of the pipeline (used by both paths). */
-gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u, float **nrm, float **rgb,
-                          size_t *n, double center[3], double *side, size_t *skipped_nonfinite,
-                          size_t *skipped_zero);
 
 #ifdef __cplusplus
 }

@@ -49,26 +49,21 @@ static gt_status gather_points(const gt_ply_mesh *pm, const char *in_path, const
     return GT_OK;
 }
 
-/* The reconstruction of the points in pm, its report lines and the outputs. */
-static gt_status reconstruct_write(const gt_poisson_job *job, const gt_pr_params *p, const gt_ply_mesh *pm,
-                                   gt_timings *tm, gt_poisson_job_result *res)
+/* The reconstruction of the normalised points, its report lines and the outputs. */
+static gt_status reconstruct_write(const gt_poisson_job *job, const gt_pr_params *p, size_t npoints,
+                                   gt_pr_points *pts, gt_timings *tm, gt_poisson_job_result *res)
 {
-    float *xyz = NULL, *nrm = NULL, *rgb = NULL;
-    gt_status st = gather_points(pm, job->input, p, &xyz, &nrm, &rgb);
     gt_pr_mesh mesh;
     memset(&mesh, 0, sizeof mesh);
-    if (st == GT_OK) {
-        gt_pr_input in = {pm->nvert, xyz, nrm, rgb};
-        st = gt_poisson_reconstruct(&in, p, res->device, tm, &mesh);
-        gt_trace("job done");
-        if (st != GT_OK && st != GT_ERR_GPU) /* a GPU failure is not the file's */
-            gt_errmsg_prefix("%s", gt_in_name(job->input));
-    }
+    gt_status st = gt_poisson_reconstruct_points(pts, p, res->device, tm, &mesh);
+    gt_trace("job done");
+    if (st != GT_OK && st != GT_ERR_GPU) /* a GPU failure is not the file's */
+        gt_errmsg_prefix("%s", gt_in_name(job->input));
     if (st == GT_OK) {
         if (mesh.skipped_nonfinite)
             gt_warn("skipped %zu points with NaN/Inf coordinates or normals", mesh.skipped_nonfinite);
         if (mesh.skipped_zero_normal) gt_warn("skipped %zu points with zero normals", mesh.skipped_zero_normal);
-        gt_info("%zu points, depth %d, %zu octree nodes, iso %.6g: %zu vertices, %zu triangles", pm->nvert,
+        gt_info("%zu points, depth %d, %zu octree nodes, iso %.6g: %zu vertices, %zu triangles", npoints,
                 p->depth, mesh.nnodes, mesh.iso, mesh.nvert, mesh.ntri);
         if (mesh.ntri == 0) gt_warn("the mesh is empty (no iso-surface found)");
         res->nvert = mesh.nvert, res->ntri = mesh.ntri, res->nnodes = mesh.nnodes, res->iso = mesh.iso;
@@ -84,6 +79,23 @@ static gt_status reconstruct_write(const gt_poisson_job *job, const gt_pr_params
         if (tm && (!res->overlapped || job->volume)) gt_timings_add(tm, "write", gt_now_ms() - t0);
         if (st == GT_OK) gt_trace("output written");
         gt_pr_mesh_free(&mesh);
+    }
+    return st;
+}
+
+/* The points of pm in the unit cube (gather_points, then gt_pr_points_make):
+ * host work that runs while the CUDA context starts. A data error is named
+ * after the input. */
+static gt_status make_points(const gt_poisson_job *job, const gt_pr_params *p, const gt_ply_mesh *pm,
+                             gt_timings *tm, gt_pr_points *pts)
+{
+    memset(pts, 0, sizeof *pts);
+    float *xyz = NULL, *nrm = NULL, *rgb = NULL;
+    gt_status st = gather_points(pm, job->input, p, &xyz, &nrm, &rgb);
+    if (st == GT_OK) {
+        gt_pr_input in = {pm->nvert, xyz, nrm, rgb};
+        st = gt_pr_points_make(&in, p, tm, pts);
+        if (st != GT_OK) gt_errmsg_prefix("%s", gt_in_name(job->input));
     }
     free(xyz), free(nrm), free(rgb);
     return st;
@@ -109,15 +121,28 @@ gt_status gt_poisson_reconstruct_job(const gt_poisson_job *job, gt_timings *tm, 
     gt_status rs = gt_points_read_table(job->input, cols, 6, 9, &pm);
     if (tm) gt_timings_add(tm, "read", gt_now_ms() - t0);
     gt_trace("input read");
+    /* the points into the unit cube while the context still starts; a data
+     * error there is reported after the device's own errors, as before */
+    gt_pr_points pts;
+    memset(&pts, 0, sizeof pts);
+    char data_err[512] = "";
+    gt_status ds = GT_OK;
+    if (rs == GT_OK) {
+        ds = make_points(job, &p, &pm, tm, &pts);
+        if (ds != GT_OK) snprintf(data_err, sizeof data_err, "%s", gt_errmsg());
+        gt_trace("points normalised");
+    }
+    res->npoints = pm.nvert;
+    gt_ply_free(&pm);
     if (rs == GT_OK) rs = gt_device_prepare_finish(&prep, &res->device);
     gt_device_prepare_join(&prep);
+    if (rs == GT_OK && ds != GT_OK) rs = gt_fail(ds, "%s", data_err);
     if (rs != GT_OK) {
-        gt_ply_free(&pm);
+        gt_pr_points_free(&pts);
         return rs;
     }
     gt_trace(res->device == GT_DEVICE_CUDA ? "first kernel" : "computing on the CPU");
-    res->npoints = pm.nvert;
-    gt_status st = reconstruct_write(job, &p, &pm, tm, res);
-    gt_ply_free(&pm);
+    gt_status st = reconstruct_write(job, &p, res->npoints, &pts, tm, res);
+    gt_pr_points_free(&pts);
     return st;
 }

@@ -121,8 +121,9 @@ static inline void pr_solve_cpu(const gt_pr_input *in, int depth, double scale, 
     gt_pr_params_default(p);
     p->depth = depth;
     p->scale = scale;
-    size_t bad, zero;
-    GT_ASSERT_OK(gt_pr_prepare_cpu(in, p, NULL, s, &bad, &zero));
+    gt_pr_points pts;
+    GT_ASSERT_OK(gt_pr_points_make(in, p, NULL, &pts));
+    GT_ASSERT_OK(gt_pr_prepare_cpu(&pts, p, NULL, s));
     GT_ASSERT_OK(gt_pr_solve_cpu(s, p, NULL));
 }
 

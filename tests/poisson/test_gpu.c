@@ -85,10 +85,12 @@ static double max_diff(const double *a, const double *b, size_t n)
 
 static void solve_both(const gt_pr_input *in, const gt_pr_params *p, gt_pr_state *sc, gt_pr_state *sg)
 {
-    size_t b1, z1, b2, z2;
-    GT_ASSERT_OK(gt_pr_prepare_cpu(in, p, NULL, sc, &b1, &z1));
+    gt_pr_points pc, pg;
+    GT_ASSERT_OK(gt_pr_points_make(in, p, NULL, &pc));
+    GT_ASSERT_OK(gt_pr_prepare_cpu(&pc, p, NULL, sc));
     GT_ASSERT_OK(gt_pr_solve_cpu(sc, p, NULL));
-    GT_ASSERT_OK(gt_pr_prepare_cuda(in, p, NULL, sg, &b2, &z2));
+    GT_ASSERT_OK(gt_pr_points_make(in, p, NULL, &pg));
+    GT_ASSERT_OK(gt_pr_prepare_cuda(&pg, p, NULL, sg));
     same_octree(&sc->oct, &sg->oct);
 }
 

@@ -340,8 +340,9 @@ static void test_default_converged(void **state)
     p.solver = GT_PR_SOLVER_CG;
     p.iters = 2000;
     p.cg_tol = 1e-10;
-    size_t bad, zero;
-    GT_ASSERT_OK(gt_pr_prepare_cpu(&in, &p, NULL, &sb, &bad, &zero));
+    gt_pr_points pts;
+    GT_ASSERT_OK(gt_pr_points_make(&in, &p, NULL, &pts));
+    GT_ASSERT_OK(gt_pr_prepare_cpu(&pts, &p, NULL, &sb));
     GT_ASSERT_OK(gt_pr_solve_cpu(&sb, &p, NULL));
     assert_int_equal(sa.oct.nnodes, sb.oct.nnodes);
     const double cells = 128, e = 0.25 / cells;
