@@ -27,25 +27,28 @@ gt_status gt_tps_cuda_init(gt_timings *tm);
 void gt_tps_cuda_load_libs(void);
 void gt_tps_cuda_warm(int kernel, int gcv);
 
-/* K <- Q^T K Q (K: n x n symmetric on the device, column-major) for the QR
- * that geqrf left in QR (n x m on the device, m <= 4) and tau (m, device):
- * two passes over K and an O(n m^2) step on the host (tps_qtkq.cu).
- * scratch: 3 n m doubles on the device. */
-gt_status gt_tps_cuda_qtkq(size_t n, int m, const double *QR, const double *tau, double *K,
+/* K <- Q^T K Q (K: n x n symmetric on the device, column-major) for the
+ * reflectors V (n x m, m <= 4, explicit as tps_house_qr leaves them) with
+ * scales tau, V on the host and its copy dV on the device: two passes over
+ * K and an O(n m^2) step on the host (tps_qtkq.cu). scratch: 2 n m doubles
+ * on the device. */
+gt_status gt_tps_cuda_qtkq(size_t n, int m, const double *V, const double *tau, const double *dV, double *K,
                            double *scratch);
 
 typedef struct gt_tps_cuda_fit gt_tps_cuda_fit;
 
-/* Upload control points c (n*3 row-major), X (n x m, column-major, m = 3 or
- * 4) and Y (n x 3 column-major); build K, QR of X (geqrf), K <- Q^T K Q and
- * Y <- Q^T Y (gt_tps_cuda_qtkq, ormqr). R (m x m column-major) comes back. */
-gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const double *c, const double *X,
-                              const double *Y, double *R, gt_timings *tm, gt_tps_cuda_fit **out);
+/* Upload control points c (n*3 row-major), the QR's reflectors V (n x m,
+ * column-major, m = 3 or 4, explicit: tps_house_qr of X = [1 c] on the
+ * host) with scales tau, and Q^T Y (n x 3 column-major); build K and
+ * K <- Q^T K Q (gt_tps_cuda_qtkq). */
+gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const double *c, const double *V,
+                              const double *tau, const double *QtY, gt_timings *tm, gt_tps_cuda_fit **out);
 /* Eigenvalues d (n-m) of Q2^T K Q2 and z = U^T Q2^T Y ((n-m) x 3 column-major)
  * through syevd on a copy. */
 gt_status gt_tps_cuda_spectrum(gt_tps_cuda_fit *f, double *d, double *z, gt_timings *tm);
 /* Cholesky of Q2^T K Q2 + lambda I (potrf; *not_pd = 1 and GT_OK when it is
- * not positive definite), solve, w = Q2 z (n x 3 column-major) and
+ * not positive definite), solve: w = [0; z] (n x 3 column-major: the caller
+ * applies Q, w = Q [0; z], on the host) and
  * top = (Q^T Y)[0:m] - (Q^T K Q)[0:m, m:] z (m x 3 column-major). Once per fit. */
 gt_status gt_tps_cuda_solve(gt_tps_cuda_fit *f, double lambda, double *w, double *top,
                             int *not_pd, gt_timings *tm);

@@ -1,8 +1,10 @@
-// Smoothed thin-plate spline fit on the GPU, double precision throughout:
-// kernel matrix, QR of X = [1 c] (geqrf, 4 reflectors), K <- Q^T K Q in
-// two passes over K (tps_qtkq.cu; never forming Q), Cholesky (potrf/potrs) of
-// Q2^T K Q2 + lambda I in place in the trailing block, w = Q [0; z] (ormqr),
-// and the affine right-hand side by one gemm. GCV: syevd on a copy.
+// Smoothed thin-plate spline fit on the GPU, double precision throughout.
+// The host does the O(n m) part with the CPU fit's own functions (lib/tps:
+// the QR of X = [1 c] by 4 Householder reflectors, Q^T Y, and w = Q [0; z]
+// at the end); the GPU builds K, K <- Q^T K Q in two passes over K
+// (tps_qtkq.cu; never forming Q), the Cholesky (potrf/potrs) of
+// Q2^T K Q2 + lambda I in place in the trailing block and the affine
+// right-hand side by one gemm. GCV: syevd on a copy.
 // U(r) is lib/tps/tps_math.h's, as on the CPU.
 //
 // Launch shapes: the two own kernels are simple and memory-bound. tps_kmat
@@ -19,6 +21,7 @@
 #include "kernels/common/cu_runtime.h"
 #include "kernels/tps/tps_cuda.h"
 #include "common/trace.h"
+#include "tps/linalg.h"
 #include "tps/tps_math.h"
 
 static cublasHandle_t g_blas;
@@ -68,8 +71,7 @@ extern "C" gt_status gt_tps_cuda_init(gt_timings *tm)
 struct gt_tps_cuda_fit {
     size_t n;
     int m;
-    double *K, *X, *tau, *Y, *W, *work;
-    int lwork;
+    double *K, *V, *Y, *W;
     int *info;
     void *xdev, *xhost; // potrf workspace (64-bit API)
     size_t xdev_bytes, xhost_bytes;
@@ -113,11 +115,9 @@ extern "C" void gt_tps_cuda_fit_free(gt_tps_cuda_fit *f)
 {
     if (!f) return;
     gt_cu_free(f->K);
-    gt_cu_free(f->X);
-    gt_cu_free(f->tau);
+    gt_cu_free(f->V);
     gt_cu_free(f->Y);
     gt_cu_free(f->W);
-    gt_cu_free(f->work);
     gt_cu_free(f->info);
     gt_cu_free(f->xdev);
     free(f->xhost);
@@ -125,7 +125,7 @@ extern "C" void gt_tps_cuda_fit_free(gt_tps_cuda_fit *f)
 }
 
 extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const double *c,
-                                         const double *X, const double *Y, double *R,
+                                         const double *V, const double *tau, const double *QtY,
                                          gt_timings *tm, gt_tps_cuda_fit **out)
 {
     *out = nullptr;
@@ -135,13 +135,11 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
     f->n = n;
     f->m = m;
     *out = f;
-    const int ni = (int)n;
     double *dc = nullptr, *qs = nullptr;
     gt_timer t;
     double t_alloc = gt_now_ms();
     GT_TRY(gt_cu_malloc((void **)&f->K, n * n * sizeof(double), "kernel matrix"));
-    GT_TRY(gt_cu_malloc((void **)&f->X, n * m * sizeof(double), "design matrix"));
-    GT_TRY(gt_cu_malloc((void **)&f->tau, 4 * sizeof(double), "reflector scales"));
+    GT_TRY(gt_cu_malloc((void **)&f->V, n * m * sizeof(double), "reflectors"));
     GT_TRY(gt_cu_malloc((void **)&f->Y, n * 3 * sizeof(double), "targets"));
     GT_TRY(gt_cu_malloc((void **)&f->W, n * 3 * sizeof(double), "weights"));
     GT_TRY(gt_cu_malloc((void **)&f->info, sizeof(int), "solver info"));
@@ -151,28 +149,12 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
     gt_status st = GT_OK;
 #define CHK(x) do { st = (x); if (st != GT_OK) goto done; } while (0)
     CHK(gt_cu_memcpy_h2d(dc, c, n * 3 * sizeof(double), nullptr));
-    CHK(gt_cu_memcpy_h2d(f->X, X, n * m * sizeof(double), nullptr));
-    CHK(gt_cu_memcpy_h2d(f->Y, Y, n * 3 * sizeof(double), nullptr));
+    CHK(gt_cu_memcpy_h2d(f->V, V, n * m * sizeof(double), nullptr));
+    CHK(gt_cu_memcpy_h2d(f->Y, QtY, n * 3 * sizeof(double), nullptr));
     stage_end(&t, tm, "transfer");
     {
-        // one workspace for every solver call of this fit
-        int lw = 0, l;
+        // the Cholesky's workspace (64-bit API)
         double *B = f->K + m + (size_t)m * n;
-        CHK(gt_cusolver_status_from(gt_cusolver.DnDgeqrf_bufferSize(g_sol, ni, m, f->X, ni, &l),
-                                    "geqrf_bufferSize", __FILE__, __LINE__));
-        lw = l > lw ? l : lw;
-        CHK(gt_cusolver_status_from(
-            gt_cusolver.DnDormqr_bufferSize(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, 3, m, f->X, ni,
-                                        f->tau, f->Y, ni, &l),
-            "ormqr_bufferSize", __FILE__, __LINE__));
-        lw = l > lw ? l : lw;
-        CHK(gt_cusolver_status_from(
-            gt_cusolver.DnDormqr_bufferSize(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, ni, 3, m, f->X, ni,
-                                        f->tau, f->W, ni, &l),
-            "ormqr_bufferSize", __FILE__, __LINE__));
-        lw = l > lw ? l : lw;
-        f->lwork = lw > 1 ? lw : 1;
-        CHK(gt_cu_malloc((void **)&f->work, (size_t)f->lwork * sizeof(double), "solver workspace"));
         CHK(gt_cusolver_status_from(
             gt_cusolver.DnXpotrf_bufferSize(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)(n - m),
                                         CUDA_R_64F, B, (int64_t)n, CUDA_R_64F, &f->xdev_bytes,
@@ -194,25 +176,9 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
     }
     stage_end(&t, tm, "kernel matrix");
     gt_timer_start(&t, true, nullptr);
-    CHK(gt_cusolver_status_from(
-        gt_cusolver.DnDgeqrf(g_sol, ni, m, f->X, ni, f->tau, f->work, f->lwork, f->info), "geqrf",
-        __FILE__, __LINE__));
-    stage_end(&t, tm, "QR");
-    CHK(check_info(f->info, "geqrf"));
-    CHK(gt_cu_status_from(cudaMemcpy2D(R, m * sizeof(double), f->X, n * sizeof(double),
-                                       m * sizeof(double), m, cudaMemcpyDeviceToHost),
-                          "copy R", __FILE__, __LINE__));
-    for (int j = 0; j < m; j++)
-        for (int i = j + 1; i < m; i++) R[i + j * m] = 0.0;
-    gt_timer_start(&t, true, nullptr);
-    CHK(gt_cu_malloc((void **)&qs, 3 * n * (size_t)m * sizeof(double), "Q^T K Q factors"));
-    CHK(gt_tps_cuda_qtkq(n, m, f->X, f->tau, f->K, qs));
-    CHK(gt_cusolver_status_from(gt_cusolver.DnDormqr(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, ni, 3, m,
-                                                 f->X, ni, f->tau, f->Y, ni, f->work, f->lwork,
-                                                 f->info),
-                                "ormqr (Q^T Y)", __FILE__, __LINE__));
+    CHK(gt_cu_malloc((void **)&qs, 2 * n * (size_t)m * sizeof(double), "Q^T K Q factors"));
+    CHK(gt_tps_cuda_qtkq(n, m, V, tau, f->V, f->K, qs));
     stage_end(&t, tm, "Q2^T K Q2");
-    CHK(check_info(f->info, "ormqr"));
 done:
 #undef CHK
     gt_cu_free(qs);
@@ -315,10 +281,8 @@ extern "C" gt_status gt_tps_cuda_solve(gt_tps_cuda_fit *f, double lambda, double
     GT_CU(cudaMemcpy2D(top, m * sizeof(double), f->W, n * sizeof(double), m * sizeof(double), 3,
                        cudaMemcpyDeviceToHost));
     GT_CU(cudaMemset2D(f->W, n * sizeof(double), 0, m * sizeof(double), 3));
-    GT_CUSOLVER(gt_cusolver.DnDormqr(g_sol, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, ni, 3, m, f->X, ni, f->tau,
-                                 f->W, ni, f->work, f->lwork, f->info));
     stage_end(&t, tm, "back-substitution");
-    GT_TRY(check_info(f->info, "potrs/ormqr"));
+    GT_TRY(check_info(f->info, "potrs"));
     gt_timer_start(&t, false, nullptr);
     GT_TRY(gt_cu_memcpy_d2h(w, f->W, n * 3 * sizeof(double), nullptr));
     stage_end(&t, tm, "transfer");
@@ -342,17 +306,17 @@ extern "C" void gt_tps_cuda_warm(int kernel, int gcv)
     if (gt_tps_cuda_init(nullptr) != GT_OK) return;
     const int n = GT_TPS_WARM_N, m = 4, N = n - m;
     const size_t nn = (size_t)n * n;
-    // K | X | Y | W | S | tau | c (doubles), then info
-    const size_t nd = nn + (size_t)n * m + 3 * (size_t)n * 3 + (size_t)N * N + m;
-    double *buf = nullptr, *hbuf = nullptr;
-    void *work = nullptr, *xdev = nullptr, *hwork = nullptr;
+    // K | V | Y | W | c | S (doubles), then info
+    const size_t nd = nn + (size_t)n * m + 3 * (size_t)n * 3 + (size_t)N * N;
+    double *buf = nullptr, *hbuf = nullptr, tau[4], R[16];
+    void *xdev = nullptr, *hwork = nullptr;
     if (cudaMalloc((void **)&buf, nd * sizeof(double) + 64) != cudaSuccess) {
         cudaGetLastError();
         return;
     }
-    double *K = buf, *X = K + nn, *Y = X + (size_t)n * m, *W = Y + (size_t)n * 3, *c = W + (size_t)n * 3;
-    double *S = c + (size_t)n * 3, *tau = S + (size_t)N * N;
-    int *info = (int *)(tau + m);
+    double *K = buf, *V = K + nn, *Y = V + (size_t)n * m, *W = Y + (size_t)n * 3, *c = W + (size_t)n * 3;
+    double *S = c + (size_t)n * 3;
+    int *info = (int *)(S + (size_t)N * N);
     hbuf = (double *)malloc((size_t)n * (3 + m + 3) * sizeof(double));
     if (!hbuf) goto done;
     {
@@ -368,37 +332,30 @@ extern "C" void gt_tps_cuda_warm(int kernel, int gcv)
             }
             hX[i] = 1.0;
         }
+        tps_house_qr(hX, (size_t)n, m, tau, R); // as gt_tps_fit does on the host
+        for (int j = 0; j < m; j++) tps_reflect(hY, (size_t)n, (size_t)n, 3, hX + (size_t)j * n, tau[j]);
         if (cudaMemcpy(c, hc, (size_t)n * 3 * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess ||
-            cudaMemcpy(X, hX, (size_t)n * m * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess ||
+            cudaMemcpy(V, hX, (size_t)n * m * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess ||
             cudaMemcpy(Y, hY, (size_t)n * 3 * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess)
             goto done;
     }
     {
         cusolverDnHandle_t s = g_sol;
         double *B = K + m + (size_t)m * n;
-        int lw = 0, l = 0;
         size_t xd = 0, xh = 0, sd = 0, sh = 0;
-        if (gt_cusolver.DnDgeqrf_bufferSize(s, n, m, X, n, &l)) goto done;
-        lw = l > lw ? l : lw;
-        if (gt_cusolver.DnDormqr_bufferSize(s, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, 3, m, X, n, tau, Y, n, &l))
-            goto done;
-        lw = l > lw ? l : lw;
         if (gt_cusolver.DnXpotrf_bufferSize(s, g_par, CUBLAS_FILL_MODE_LOWER, N, CUDA_R_64F, B, n, CUDA_R_64F,
                                             &xd, &xh))
             goto done;
         if (gcv && gt_cusolver.DnXsyevd_bufferSize(s, g_par, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, N,
-                                                   CUDA_R_64F, S, N, CUDA_R_64F, tau, CUDA_R_64F, &sd, &sh))
+                                                   CUDA_R_64F, S, N, CUDA_R_64F, W, CUDA_R_64F, &sd, &sh))
             goto done;
-        size_t wbytes = (size_t)(lw > 1 ? lw : 1) * sizeof(double);
         size_t dbytes = (xd > sd ? xd : sd) + 8, hbytes = (xh > sh ? xh : sh) + 8;
-        if (cudaMalloc(&work, wbytes) != cudaSuccess || cudaMalloc(&xdev, dbytes) != cudaSuccess) goto done;
+        if (cudaMalloc(&xdev, dbytes) != cudaSuccess) goto done;
         hwork = malloc(hbytes);
         if (!hwork) goto done;
         dim3 blk(128, 4), grd((unsigned)((n + 127) / 128), (unsigned)((n + 3) / 4));
         tps_kmat<<<grd, blk>>>(kernel, (size_t)n, c, K);
-        gt_cusolver.DnDgeqrf(s, n, m, X, n, tau, (double *)work, lw, info);
-        gt_tps_cuda_qtkq((size_t)n, m, X, tau, K, S); // S: scratch here (3 n m <= N^2 doubles)
-        gt_cusolver.DnDormqr(s, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, 3, m, X, n, tau, Y, n, (double *)work, lw, info);
+        gt_tps_cuda_qtkq((size_t)n, m, hbuf + (size_t)n * 3, tau, V, K, S); // S: scratch here (2 n m <= N^2)
         const double one = 1.0, zero = 0.0, mone = -1.0;
         if (gcv) {
             cudaMemcpy2D(S, N * sizeof(double), B, n * sizeof(double), N * sizeof(double), N,
@@ -415,11 +372,9 @@ extern "C" void gt_tps_cuda_warm(int kernel, int gcv)
         gt_cublas.Dgemm(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, m, 3, N, &mone, K + (size_t)m * n, n, W + m, n, &one, W,
                         n);
         cudaMemset2D(W, n * sizeof(double), 0, m * sizeof(double), 3);
-        gt_cusolver.DnDormqr(s, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, n, 3, m, X, n, tau, W, n, (double *)work, lw, info);
         cudaDeviceSynchronize();
     }
 done:
-    cudaFree(work);
     cudaFree(xdev);
     cudaFree(buf);
     free(hwork);

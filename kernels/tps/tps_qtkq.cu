@@ -1,6 +1,6 @@
-// K <- Q^T K Q for the fit's QR X = Q R (geqrf: m <= 4 Householder
-// reflectors below X's diagonal, scales tau), in two passes over K instead
-// of cuSOLVER's ormqr from both sides.
+// K <- Q^T K Q for the fit's QR X = Q R (m <= 4 Householder reflectors V
+// and their scales tau, from tps_house_qr on the host), in two passes over
+// K instead of cuSOLVER's ormqr from both sides.
 //
 // Q = H_1 ... H_m = I - V T V^T (compact WY: V unit lower trapezoidal, T
 // upper triangular as LAPACK's larft forms it). K is symmetric; with
@@ -17,7 +17,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdlib>
-#include <cstring>
 
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_runtime.h"
@@ -112,38 +111,30 @@ gt_status launch_rank(size_t n, const double *B, const double *V, double *K)
 
 } // namespace
 
-extern "C" gt_status gt_tps_cuda_qtkq(size_t n, int m, const double *QR, const double *tau, double *K,
-                                      double *scratch)
+extern "C" gt_status gt_tps_cuda_qtkq(size_t n, int m, const double *V, const double *tau, const double *dV,
+                                      double *K, double *scratch)
 {
     if (m < 1 || m > 4) return gt_fail(GT_ERR_GPU, "Q^T K Q: %d reflectors (1 to 4 expected)", m);
     const size_t nm = n * (size_t)m;
-    double *h = (double *)malloc(3 * nm * sizeof(double));
-    if (!h) return gt_fail(GT_ERR_RUNTIME, "out of host memory for Q^T K Q (%zu bytes)", 3 * nm * sizeof(double));
-    double *hV = h, *hP = h + nm, *hB = h + 2 * nm, htau[4] = {0, 0, 0, 0};
+    double *h = (double *)malloc(2 * nm * sizeof(double));
+    if (!h) return gt_fail(GT_ERR_RUNTIME, "out of host memory for Q^T K Q (%zu bytes)", 2 * nm * sizeof(double));
+    double *hP = h, *hB = h + nm, *dP = scratch, *dB = scratch + nm;
     gt_status st = GT_OK;
 #define CHK(x) do { st = (x); if (st != GT_OK) goto done; } while (0)
-    {
-        double *dV = scratch, *dP = scratch + nm, *dB = scratch + 2 * nm;
-        CHK(gt_cu_memcpy_d2h(hV, QR, nm * sizeof(double), nullptr));
-        CHK(gt_cu_memcpy_d2h(htau, tau, (size_t)m * sizeof(double), nullptr));
-        for (int c = 0; c < m; c++)
-            for (size_t r = 0; r < n && r <= (size_t)c; r++) hV[r + c * n] = r == (size_t)c ? 1.0 : 0.0;
-        CHK(gt_cu_memcpy_h2d(dV, hV, nm * sizeof(double), nullptr));
-        switch (m) {
-        case 1: CHK(launch_kv<1>(n, K, dV, dP)); break;
-        case 2: CHK(launch_kv<2>(n, K, dV, dP)); break;
-        case 3: CHK(launch_kv<3>(n, K, dV, dP)); break;
-        default: CHK(launch_kv<4>(n, K, dV, dP)); break;
-        }
-        CHK(gt_cu_memcpy_d2h(hP, dP, nm * sizeof(double), nullptr));
-        tps_wy_sym_factor(n, m, htau, hV, hP, hB);
-        CHK(gt_cu_memcpy_h2d(dB, hB, nm * sizeof(double), nullptr));
-        switch (m) {
-        case 1: CHK(launch_rank<1>(n, dB, dV, K)); break;
-        case 2: CHK(launch_rank<2>(n, dB, dV, K)); break;
-        case 3: CHK(launch_rank<3>(n, dB, dV, K)); break;
-        default: CHK(launch_rank<4>(n, dB, dV, K)); break;
-        }
+    switch (m) {
+    case 1: CHK(launch_kv<1>(n, K, dV, dP)); break;
+    case 2: CHK(launch_kv<2>(n, K, dV, dP)); break;
+    case 3: CHK(launch_kv<3>(n, K, dV, dP)); break;
+    default: CHK(launch_kv<4>(n, K, dV, dP)); break;
+    }
+    CHK(gt_cu_memcpy_d2h(hP, dP, nm * sizeof(double), nullptr));
+    tps_wy_sym_factor(n, m, tau, V, hP, hB);
+    CHK(gt_cu_memcpy_h2d(dB, hB, nm * sizeof(double), nullptr));
+    switch (m) {
+    case 1: CHK(launch_rank<1>(n, dB, dV, K)); break;
+    case 2: CHK(launch_rank<2>(n, dB, dV, K)); break;
+    case 3: CHK(launch_rank<3>(n, dB, dV, K)); break;
+    default: CHK(launch_rank<4>(n, dB, dV, K)); break;
     }
 done:
 #undef CHK

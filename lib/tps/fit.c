@@ -163,9 +163,18 @@ gt_status gt_tps_fit(const double *src, const double *dst, size_t n, const gt_tp
         st = fit_cpu(src, n, m, X, Y, o, &lambda, R, w, top);
     } else {
 #if GT_HAVE_CUDA
+        /* the O(n m) part on the host, as fit_cpu does it: the QR of X
+         * (X becomes the reflectors), Q^T Y, and w = Q [0; z] below */
         gt_tps_cuda_fit *f = NULL;
+        double tau[4];
         st = gt_tps_cuda_init(o->timings);
-        if (st == GT_OK) st = gt_tps_cuda_prepare(o->kernel, n, m, src, X, Y, R, o->timings, &f);
+        if (st == GT_OK) {
+            double t0 = gt_now_ms();
+            tps_house_qr(X, n, m, tau, R);
+            for (int j = 0; j < m; j++) tps_reflect(Y, n, n, 3, X + (size_t)j * n, tau[j]);
+            tm_add(o->timings, "QR", gt_now_ms() - t0);
+            st = gt_tps_cuda_prepare(o->kernel, n, m, src, X, tau, Y, o->timings, &f);
+        }
         if (st == GT_OK && o->gcv) {
             size_t N = n - (size_t)m;
             double *d = gt_malloc_array(N, sizeof(double), "GCV eigenvalues");
@@ -180,6 +189,8 @@ gt_status gt_tps_fit(const double *src, const double *dst, size_t n, const gt_tp
         if (st == GT_OK) st = gt_tps_cuda_solve(f, lambda, w, top, &not_pd, o->timings);
         if (st == GT_OK && not_pd) st = not_pd_error(lambda);
         gt_tps_cuda_fit_free(f);
+        if (st == GT_OK)
+            for (int j = m; j-- > 0;) tps_reflect(w, n, n, 3, X + (size_t)j * n, tau[j]);
 #else
         st = gt_fail(GT_ERR_GPU, "this build has no CUDA support; use --device cpu");
 #endif
