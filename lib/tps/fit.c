@@ -57,16 +57,14 @@ static void tm_add(gt_timings *tm, const char *name, double ms)
     if (tm) gt_timings_add(tm, name, ms);
 }
 
-static gt_status fit_cpu(const double *src, size_t n, int m, double *X, double *Y,
-                         const gt_tps_fit_opts *o, double *lambda, double *R, double *w,
-                         double *top)
+static gt_status fit_cpu(const double *src, size_t n, int m, const double *X, const double *tau,
+                         const double *Y, const gt_tps_fit_opts *o, double *lambda, double *w, double *top)
 {
     gt_status st = GT_OK;
     size_t nn;
     if (!gt_mul_size(n, n, &nn)) return gt_fail(GT_ERR_RUNTIME, "n = %zu is too large", n);
     double *K = gt_malloc_array(nn, sizeof(double), "kernel matrix");
     double *p = gt_malloc_array(n, sizeof(double), "work vector");
-    double tau[4];
     if (!K || !p) {
         free(K); free(p);
         return GT_ERR_RUNTIME;
@@ -80,15 +78,9 @@ static gt_status fit_cpu(const double *src, size_t n, int m, double *X, double *
         }
     double t1 = gt_now_ms();
     tm_add(o->timings, "kernel matrix", t1 - t0);
-    tps_house_qr(X, n, m, tau, R);
-    double t2 = gt_now_ms();
-    tm_add(o->timings, "QR", t2 - t1);
-    for (int j = 0; j < m; j++) {
-        tps_reflect_sym(K, n, n, X + (size_t)j * n, tau[j], p);
-        tps_reflect(Y, n, n, 3, X + (size_t)j * n, tau[j]);
-    }
+    for (int j = 0; j < m; j++) tps_reflect_sym(K, n, n, X + (size_t)j * n, tau[j], p);
     double t3 = gt_now_ms();
-    tm_add(o->timings, "Q2^T K Q2", t3 - t2);
+    tm_add(o->timings, "Q2^T K Q2", t3 - t1);
     size_t N = n - (size_t)m;
     double *B = K + m + (size_t)m * n;
     if (o->gcv) {
@@ -115,9 +107,10 @@ static gt_status fit_cpu(const double *src, size_t n, int m, double *X, double *
     }
     double t4 = gt_now_ms();
     tm_add(o->timings, "Cholesky", t4 - t3);
-    /* z = B^-1 (Q^T Y)[m:], w = Q [0; z], top = (Q^T Y)[0:m] - (Q^T K Q)[0:m, m:] z */
+    /* z = B^-1 (Q^T Y)[m:], w = [0; z], top = (Q^T Y)[0:m] - (Q^T K Q)[0:m, m:] z */
     for (int c = 0; c < 3; c++) {
-        double *y = Y + (size_t)c * n, *wc = w + (size_t)c * n;
+        const double *y = Y + (size_t)c * n;
+        double *wc = w + (size_t)c * n;
         memcpy(wc, y, n * sizeof(double));
         tps_chol_solve(B, n, N, wc + m);
         for (int r = 0; r < m; r++) {
@@ -127,7 +120,6 @@ static gt_status fit_cpu(const double *src, size_t n, int m, double *X, double *
             wc[r] = 0.0;
         }
     }
-    for (int j = m; j-- > 0;) tps_reflect(w, n, n, 3, X + (size_t)j * n, tau[j]);
     tm_add(o->timings, "back-substitution", gt_now_ms() - t4);
 done:
     free(K);
@@ -159,22 +151,19 @@ gt_status gt_tps_fit(const double *src, const double *dst, size_t n, const gt_tp
     build_X(src, n, planar, mu, X);
     for (size_t i = 0; i < n; i++)
         for (int c = 0; c < 3; c++) Y[i + (size_t)c * n] = dst[3 * i + c];
+    /* both paths: the O(n m) part on the host, the QR of X (X becomes the
+     * reflectors) and Q^T Y here, w = Q [0; z] after the fit */
+    double tau[4], tq = gt_now_ms();
+    tps_house_qr(X, n, m, tau, R);
+    for (int j = 0; j < m; j++) tps_reflect(Y, n, n, 3, X + (size_t)j * n, tau[j]);
+    tm_add(o->timings, "QR", gt_now_ms() - tq);
     if (o->device == GT_DEVICE_CPU) {
-        st = fit_cpu(src, n, m, X, Y, o, &lambda, R, w, top);
+        st = fit_cpu(src, n, m, X, tau, Y, o, &lambda, w, top);
     } else {
 #if GT_HAVE_CUDA
-        /* the O(n m) part on the host, as fit_cpu does it: the QR of X
-         * (X becomes the reflectors), Q^T Y, and w = Q [0; z] below */
         gt_tps_cuda_fit *f = NULL;
-        double tau[4];
         st = gt_tps_cuda_init(o->timings);
-        if (st == GT_OK) {
-            double t0 = gt_now_ms();
-            tps_house_qr(X, n, m, tau, R);
-            for (int j = 0; j < m; j++) tps_reflect(Y, n, n, 3, X + (size_t)j * n, tau[j]);
-            tm_add(o->timings, "QR", gt_now_ms() - t0);
-            st = gt_tps_cuda_prepare(o->kernel, n, m, src, X, tau, Y, o->timings, &f);
-        }
+        if (st == GT_OK) st = gt_tps_cuda_prepare(o->kernel, n, m, src, X, tau, Y, o->timings, &f);
         if (st == GT_OK && o->gcv) {
             size_t N = n - (size_t)m;
             double *d = gt_malloc_array(N, sizeof(double), "GCV eigenvalues");
@@ -189,13 +178,12 @@ gt_status gt_tps_fit(const double *src, const double *dst, size_t n, const gt_tp
         if (st == GT_OK) st = gt_tps_cuda_solve(f, lambda, w, top, &not_pd, o->timings);
         if (st == GT_OK && not_pd) st = not_pd_error(lambda);
         gt_tps_cuda_fit_free(f);
-        if (st == GT_OK)
-            for (int j = m; j-- > 0;) tps_reflect(w, n, n, 3, X + (size_t)j * n, tau[j]);
 #else
         st = gt_fail(GT_ERR_GPU, "this build has no CUDA support; use --device cpu");
 #endif
     }
     if (st != GT_OK) goto fail;
+    for (int j = m; j-- > 0;) tps_reflect(w, n, n, 3, X + (size_t)j * n, tau[j]);
     /* a = R1^-1 top (m x m upper triangular), in centred coordinates */
     double ac[4][3] = {{0}};
     for (int c = 0; c < 3; c++)
