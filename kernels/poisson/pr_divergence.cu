@@ -19,6 +19,7 @@
 
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
+#include "kernels/common/cu_runtime.h"
 #include "kernels/poisson/pr_solve_stages.h"
 #include "poisson/pr_bspline.h"
 
@@ -44,6 +45,50 @@ __global__ void k_splat(const gt_pr_dev_octree o, int l, int F, int D, size_t s0
         for (int a = 0; a < 3; a++) vf[3 * q + a] = acc[a] * inv_w3;
         if (acc[0] != 0.0 || acc[1] != 0.0 || acc[2] != 0.0) *any = 1; /* benign: all write 1 */
     }
+}
+
+/* The same splat with a warp per node, its lanes over the points of each of
+ * the 27 cells: at the coarse levels a node's cells hold thousands of points,
+ * which one thread would walk alone while the rest of the grid waits. */
+__global__ void k_splat_warp(const gt_pr_dev_octree o, int l, int F, int D, size_t s0, size_t n, const float *u,
+                             const float *nrm, const float *area, const float *depth, double inv_w3, double *vf,
+                             int *any)
+{
+    const unsigned FULL = 0xffffffffu;
+    const int lane = threadIdx.x & 31;
+    const size_t nwarps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    for (size_t q = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; q < n; q += nwarps) {
+        const size_t v = s0 + q;
+        int64_t c[3];
+        gt_pr_cell_of(o.key[v], c);
+        double acc[3] = {0.0, 0.0, 0.0};
+        for (int i = 0; i < 27; i++) {
+            const int32_t nb = o.nbr[27 * v + i];
+            if (nb < 0) continue;
+            const uint32_t k1 = o.pt_start[nb] + o.pt_count[nb];
+            for (uint32_t k = o.pt_start[nb] + (uint32_t)lane; k < k1; k += 32)
+                gt_pr_splat_point(l, F, D, c, k, u, nrm, area, depth, acc);
+        }
+        for (int off = 16; off > 0; off >>= 1)
+            for (int a = 0; a < 3; a++) acc[a] += __shfl_xor_sync(FULL, acc[a], off);
+        if (lane == 0) {
+            for (int a = 0; a < 3; a++) vf[3 * q + a] = acc[a] * inv_w3;
+            if (acc[0] != 0.0 || acc[1] != 0.0 || acc[2] != 0.0) *any = 1;
+        }
+    }
+}
+
+/* bit l of *mask: some sample has a share at level l (gt_pr_splat_weight) */
+__global__ void k_splat_levels(const float *depth, size_t N, int F, int D, unsigned *mask)
+{
+    unsigned m = 0;
+    GRID_LOOP(k, N)
+    {
+        for (int l = F; l <= D; l++)
+            if (gt_pr_splat_weight((double)depth[k], F, D, l) != 0.0) m |= 1u << l;
+    }
+    for (int off = 16; off > 0; off >>= 1) m |= __shfl_xor_sync(0xffffffffu, m, off);
+    if ((threadIdx.x & 31) == 0 && m) atomicOr(mask, m);
 }
 
 /* The finer targets' share of the divergence: node t of level d takes
@@ -140,10 +185,26 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, int F, size_t s0, 
     }
 }
 
-gt_status pr_splat(const gt_pr_dev_octree &o, int l, int F, int D, size_t s0, size_t n, const float *u,
+gt_status pr_splat_levels(const float *depth, size_t N, int F, int D, unsigned *d_mask, unsigned *mask)
+{
+    GT_TRY(gt_cu_memset(d_mask, 0, sizeof(unsigned), NULL));
+    if (N) LAUNCH(k_splat_levels, N, depth, N, F, D, d_mask);
+    return gt_cu_memcpy_d2h(mask, d_mask, sizeof(unsigned), NULL);
+}
+
+gt_status pr_splat(const gt_pr_dev_octree &o, int l, int F, int D, size_t s0, size_t n, size_t N, const float *u,
                    const float *nrm, const float *area, const float *depth, double inv_w3, double *vf, int *any)
 {
-    LAUNCH(k_splat, n, o, l, F, D, s0, n, u, nrm, area, depth, inv_w3, vf, any);
+    if (n == 0) return GT_OK;
+    /* a warp per node where the nodes' cells hold many points (27 cells of
+     * 4 points on average: a lane's worth each) */
+    if (N >= 4 * n) {
+        const size_t threads = n * 32;
+        k_splat_warp<<<gt_grid(threads, PR_BLOCK), PR_BLOCK>>>(o, l, F, D, s0, n, u, nrm, area, depth, inv_w3, vf, any);
+        GT_CU_LAUNCH("k_splat_warp");
+    } else {
+        LAUNCH(k_splat, n, o, l, F, D, s0, n, u, nrm, area, depth, inv_w3, vf, any);
+    }
     return GT_OK;
 }
 

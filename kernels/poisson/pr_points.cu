@@ -4,11 +4,11 @@
  * at the samples. The
  * arithmetic is pr_bspline.h's, as in the CPU's gt_pr_solve_cpu.
  *
- * Launch shape: one thread per point (grid-stride, PR_BLOCK threads). The
- * scatter takes one lane per point, in key order, so that a warp's points
- * of one node are combined by a segmented shuffle scan before the atomics:
- * at the coarse levels a node-side loop would walk all points in one
- * thread, and a coarse node gets one atomic per warp, not one per point. */
+ * Launch shape: one thread per point (grid-stride, PR_BLOCK threads); the
+ * scatter takes a run of consecutive points per lane, in key order (see
+ * k_point_scatter): at the coarse levels a node-side loop would walk all
+ * points in one thread, and a coarse node gets a few atomics per warp, not
+ * one per point. */
 #include <cuda_runtime.h>
 
 #include "kernels/common/cu_check.h"
@@ -23,10 +23,36 @@
  * (MODE_PP: the level's functions with coefficients pp at the point, i.e.
  * one application of the screening matrix without a per-point array);
  * MODE_SQ adds scale * area_k * F_t(p_k)^2 (the screening matrix's diagonal).
- * The same sums as the CPU's node-side gather over the 27 neighbour cells. */
+ * The same sums as the CPU's node-side gather over the 27 neighbour cells.
+ *
+ * Two shapes, by the level's points per node:
+ * - k_point_scatter_lane (the fine levels, a few points per node): a lane
+ *   per point; the lanes of one node are joined by the warp's segmented
+ *   scan before the atomics.
+ * - k_point_scatter_runs (the coarse levels, tens to thousands of points
+ *   per node): each lane takes `run` consecutive points and sums them in
+ *   registers while they stay in one node (MODE_PP reads the node's 27
+ *   coefficients once per node, not once per point); a finished node goes
+ *   out with atomics, each lane's last, open node through the segmented
+ *   scan: one scan per `run` points instead of one per point. At the fine
+ *   levels its register sums and extra atomics cost more than they save
+ *   (1M points at depth 10: 227 against 153 us per call). */
 enum { MODE_ONE = PR_SCATTER_ONE, MODE_VAL = PR_SCATTER_VAL, MODE_PP = PR_SCATTER_PP, MODE_SQ = PR_SCATTER_SQ };
+
+__device__ __forceinline__ void flush27(const gt_pr_dev_octree &o, int32_t node, double acc[27], double *out, size_t ooff)
+{
+#pragma unroll
+    for (int i = 0; i < 27; i++) {
+        if (acc[i] != 0.0) {
+            const int32_t t = o.nbr[27 * (size_t)node + i];
+            if (t >= 0) atomicAdd(&out[t - ooff], acc[i]);
+        }
+        acc[i] = 0.0;
+    }
+}
+
 template <int MODE>
-__global__ void k_point_scatter(const gt_pr_dev_octree o, int d, const int32_t *__restrict__ lnode,
+__global__ void k_point_scatter_lane(const gt_pr_dev_octree o, int d, const int32_t *__restrict__ lnode,
                                 const float *__restrict__ u, const float *__restrict__ area,
                                 const double *__restrict__ val, size_t voff, double scale, double *out, size_t ooff,
                                 size_t N, const int *skip)
@@ -75,6 +101,78 @@ __global__ void k_point_scatter(const gt_pr_dev_octree o, int d, const int32_t *
             const double ft = f[0][i % 3] * f[1][(i / 3) % 3] * f[2][i / 9];
             const double v = pr_seg_sum(w * (MODE == MODE_SQ ? ft * ft : ft), sg, lane);
             if (act && sg.tail && t >= 0 && v != 0.0) atomicAdd(&out[t - ooff], v);
+        }
+    }
+}
+
+template <int MODE>
+__global__ void k_point_scatter_runs(const gt_pr_dev_octree o, int d, const int32_t *__restrict__ lnode,
+                                const float *__restrict__ u, const float *__restrict__ area,
+                                const double *__restrict__ val, size_t voff, double scale, double *out, size_t ooff,
+                                size_t N, int run, const int *skip)
+{
+    if (skip && *skip) return;
+    const int lane = threadIdx.x & 31;
+    const size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
+    const size_t nwarps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    const size_t span = 32 * (size_t)run;
+    const double sc = ldexp(1.0, d);
+    for (size_t base = warp * span; base < N; base += nwarps * span) {
+        const size_t k0 = base + (size_t)lane * run, k1 = k0 + run < N ? k0 + run : N;
+        int32_t cur = -1;
+        int64_t c[3] = {0, 0, 0};
+        double acc[27], pv[27];
+#pragma unroll
+        for (int i = 0; i < 27; i++) acc[i] = pv[i] = 0.0;
+        for (size_t k = k0; k < k1; k++) {
+            const int32_t node = lnode[k];
+            if (node != cur) {
+                if (cur >= 0) flush27(o, cur, acc, out, ooff);
+                cur = node;
+                gt_pr_cell_of(o.key[(size_t)node], c);
+                if (MODE == MODE_PP) {
+#pragma unroll
+                    for (int i = 0; i < 27; i++) {
+                        const int32_t t = o.nbr[27 * (size_t)node + i];
+                        pv[i] = t >= 0 ? val[t - voff] : 0.0;
+                    }
+                }
+            }
+            double f[3][3]; /* basis value along each axis at neighbour offset -1, 0, 1 */
+#pragma unroll
+            for (int a = 0; a < 3; a++) {
+                const double pa = (double)u[3 * k + a] * sc;
+#pragma unroll
+                for (int j = 0; j < 3; j++) f[a][j] = gt_pr_bspline(pa - (double)(c[a] + j - 1) - 0.5);
+            }
+            double w;
+            if (MODE == MODE_ONE) {
+                w = scale;
+            } else if (MODE == MODE_VAL) {
+                w = scale * (double)area[k] * val[k];
+            } else if (MODE == MODE_SQ) {
+                w = scale * (double)area[k];
+            } else {
+                double uv = 0.0;
+#pragma unroll
+                for (int i = 0; i < 27; i++) uv += pv[i] * (f[0][i % 3] * f[1][(i / 3) % 3] * f[2][i / 9]);
+                w = scale * (double)area[k] * uv;
+            }
+#pragma unroll
+            for (int i = 0; i < 27; i++) {
+                const double ft = f[0][i % 3] * f[1][(i / 3) % 3] * f[2][i / 9];
+                acc[i] += w * (MODE == MODE_SQ ? ft * ft : ft);
+            }
+        }
+        /* the lanes' open nodes: lanes without points carry -1 and zeros */
+        const pr_seg sg = pr_seg_of(cur, lane);
+#pragma unroll
+        for (int i = 0; i < 27; i++) {
+            const double v = pr_seg_sum(acc[i], sg, lane);
+            if (cur >= 0 && sg.tail && v != 0.0) {
+                const int32_t t = o.nbr[27 * (size_t)cur + i];
+                if (t >= 0) atomicAdd(&out[t - ooff], v);
+            }
         }
     }
 }
@@ -140,15 +238,37 @@ gt_status pr_up(const int32_t *parent, const int32_t *leaf, int levels, int32_t 
     LAUNCH(k_up, n, parent, leaf, levels, out, n);
     return GT_OK;
 }
+/* run 1: a lane per point (k_point_scatter_lane), else runs of `run` points */
+template <int M>
+static gt_status scatter_launch(int run, const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u,
+                                const float *area, const double *val, size_t voff, double scale, double *out,
+                                size_t ooff, size_t N, const int *skip)
+{
+    if (run == 1) {
+        k_point_scatter_lane<M><<<gt_grid(N, PR_BLOCK), PR_BLOCK>>>(o, d, lnode, u, area, val, voff, scale, out, ooff,
+                                                                    N, skip);
+        GT_CU_LAUNCH("k_point_scatter_lane");
+    } else {
+        k_point_scatter_runs<M><<<gt_grid((N + run - 1) / run, PR_BLOCK), PR_BLOCK>>>(o, d, lnode, u, area, val, voff,
+                                                                                      scale, out, ooff, N, run, skip);
+        GT_CU_LAUNCH("k_point_scatter_runs");
+    }
+    return GT_OK;
+}
+
 gt_status pr_point_scatter(int mode, const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u,
                            const float *area, const double *val, size_t voff, double scale, double *out,
-                           size_t ooff, size_t N, const int *skip)
+                           size_t ooff, size_t N, size_t nlevel, const int *skip)
 {
-    if (mode == MODE_ONE) LAUNCH(k_point_scatter<MODE_ONE>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
-    else if (mode == MODE_VAL) LAUNCH(k_point_scatter<MODE_VAL>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
-    else if (mode == MODE_PP) LAUNCH(k_point_scatter<MODE_PP>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
-    else LAUNCH(k_point_scatter<MODE_SQ>, N, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
-    return GT_OK;
+    if (N == 0) return GT_OK;
+    /* points per lane: one below 4 points per node of the level, else about
+     * the points per node, at most 16 */
+    const size_t ppn = nlevel ? N / nlevel : N;
+    const int run = ppn < 4 ? 1 : ppn >= 16 ? 16 : (int)ppn;
+    if (mode == MODE_ONE) return scatter_launch<MODE_ONE>(run, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
+    if (mode == MODE_VAL) return scatter_launch<MODE_VAL>(run, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
+    if (mode == MODE_PP) return scatter_launch<MODE_PP>(run, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
+    return scatter_launch<MODE_SQ>(run, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
 }
 gt_status pr_sample_depths(const gt_pr_dev_octree &o, int Dw, int F, const int32_t *lnode, const float *u,
                            const double *w, double spn, float *depth, float *area, size_t n)

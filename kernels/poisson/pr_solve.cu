@@ -28,6 +28,7 @@ typedef struct {
     double *tM, *tG; /* integral tables (first: freed with the rest) */
     float *u, *nrm, *area, *sdepth;
     int *any;
+    unsigned *lvmask;
     uint8_t *flag;
     uint32_t *src;
     int32_t *leaf, *lnode;
@@ -102,6 +103,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     GT_TRY(gt_cu_malloc((void **)&m->vf, 3 * NN * sizeof(double), "vector field"));
     GT_TRY(gt_cu_malloc((void **)&m->sdepth, N * sizeof(float), "splat depths"));
     GT_TRY(gt_cu_malloc((void **)&m->any, (GT_PR_MAX_DEPTH + 1) * sizeof(int), "level flags"));
+    GT_TRY(gt_cu_malloc((void **)&m->lvmask, sizeof(unsigned), "level flags"));
     GT_TRY(gt_cu_memset(m->any, 0, (GT_PR_MAX_DEPTH + 1) * sizeof(int), NULL));
     GT_TRY(gt_cu_malloc((void **)&m->ptval, N * sizeof(double), "point values"));
     GT_TRY(gt_cu_malloc((void **)&m->scal, 4 * sizeof(double), "cg scalars"));
@@ -127,18 +129,26 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     s->density_depth = Dw;
     for (int l = dlo; l <= Dw; l++) {
         GT_TRY(pr_up(o.parent, m->leaf, D - l, m->lnode, N));
-        GT_TRY(pr_point_scatter(PR_SCATTER_ONE, o, l, m->lnode, m->u, NULL, NULL, 0, 1.0, m->wdens, 0, N));
+        GT_TRY(pr_point_scatter(PR_SCATTER_ONE, o, l, m->lnode, m->u, NULL, NULL, 0, 1.0, m->wdens, 0, N,
+                                h->level_start[l + 1] - h->level_start[l]));
     }
     {
         double spn = p->samples_per_node > 0 ? p->samples_per_node : 1e-9;
         GT_TRY(pr_sample_depths(o, Dw, F, m->lnode, m->u, m->wdens, spn, m->sdepth, m->area, N));
     }
-    /* 2. splat into the levels F..D */
+    /* 2. splat into the levels F..D; a level that no sample's depth reaches
+     * gets zeros without a pass over its nodes' points (dense inputs reach
+     * only the finest two or three) */
     int any[GT_PR_MAX_DEPTH + 1] = {0};
+    unsigned reach = 0;
+    GT_TRY(pr_splat_levels(m->sdepth, N, F, D, m->lvmask, &reach));
     for (int l = F; l <= D; l++) {
         size_t s0 = h->level_start[l], nl = h->level_start[l + 1] - s0;
-        GT_TRY(pr_splat(o, l, F, D, s0, nl, m->u, m->nrm, m->area, m->sdepth, ldexp(1.0, 3 * l), m->vf + 3 * s0,
-                        m->any + l));
+        if (reach & (1u << l))
+            GT_TRY(pr_splat(o, l, F, D, s0, nl, N, m->u, m->nrm, m->area, m->sdepth, ldexp(1.0, 3 * l),
+                            m->vf + 3 * s0, m->any + l));
+        else
+            GT_TRY(gt_cu_memset(m->vf + 3 * s0, 0, 3 * nl * sizeof(double), NULL));
     }
     GT_TRY(gt_cu_memcpy_d2h(any, m->any, sizeof any, NULL));
     if (tm) gt_timings_add(tm, "splat (gpu)", gt_timer_stop(&tmr));
@@ -180,7 +190,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         gt_timer_start(&sub, true, NULL);
         GT_TRY(pr_rhs(o, d, F, s0, n, m->rhs, m->coef, T, m->b));
         if (alpha > 0)
-            GT_TRY(pr_point_scatter(PR_SCATTER_VAL, o, d, m->lnode, m->u, m->area, m->ptval, 0, -alpha, m->b, s0, N));
+            GT_TRY(pr_point_scatter(PR_SCATTER_VAL, o, d, m->lnode, m->u, m->area, m->ptval, 0, -alpha, m->b, s0, N, n));
         if (tm) gt_timings_add(tm, "solve: right-hand sides", gt_timer_stop(&sub));
         gt_timer_start(&sub, true, NULL);
         double *x = m->coef + s0;
@@ -188,7 +198,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
          * stencil's centre plus the screening's sum over the points */
         GT_TRY(gt_cu_memset(m->dinv, 0, n * sizeof(double), NULL));
         if (alpha > 0)
-            GT_TRY(pr_point_scatter(PR_SCATTER_SQ, o, d, m->lnode, m->u, m->area, NULL, 0, alpha, m->dinv, s0, N));
+            GT_TRY(pr_point_scatter(PR_SCATTER_SQ, o, d, m->lnode, m->u, m->area, NULL, 0, alpha, m->dinv, s0, N, n));
         GT_TRY(pr_jacobi_inv(m->dinv, gt_pr_stencil_centre(d), n));
         GT_TRY(gt_cu_memcpy_d2d(m->r, m->b, n * sizeof(double), NULL));
         GT_TRY(pr_mul(m->pp, m->dinv, m->b, n));
@@ -213,7 +223,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
                     GT_TRY(pr_stencil(o, s0, n, m->pp, m->ap, &m->cg->done));
                     if (alpha > 0)
                         GT_TRY(pr_point_scatter(PR_SCATTER_PP, o, d, m->lnode, m->u, m->area, m->pp, s0, alpha, m->ap,
-                                                s0, N, &m->cg->done));
+                                                s0, N, n, &m->cg->done));
                     GT_TRY(pr_cg_tail(m->cg, x, m->r, m->z, m->pp, m->ap, m->dinv, n));
                 }
                 queued += k;

@@ -79,7 +79,8 @@ gt_status pr_leaves(const gt_pr_dev_octree &o, size_t s0, size_t n, int32_t *lea
 gt_status pr_up(const int32_t *parent, const int32_t *leaf, int levels, int32_t *out, size_t n);
 gt_status pr_point_scatter(int mode, const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u,
                            const float *area, const double *val, size_t voff, double scale, double *out,
-                           size_t ooff, size_t N, const int *skip = nullptr); /* skip: as pr_stencil's */
+                           size_t ooff, size_t N, size_t nlevel,
+                           const int *skip = nullptr); /* nlevel: the level's node count; skip: as pr_stencil's */
 /* gt_pr_sample_depth and gt_pr_sample_area of each point (lnode: its level-Dw node) */
 gt_status pr_sample_depths(const gt_pr_dev_octree &o, int Dw, int F, const int32_t *lnode, const float *u,
                            const double *w, double spn, float *depth, float *area, size_t n);
@@ -88,9 +89,13 @@ gt_status pr_ptval_add(const gt_pr_dev_octree &o, int d, const int32_t *lnode, c
 gt_status pr_fill(double *a, double v, size_t n);
 
 /* pr_divergence.cu */
+/* *mask: bit l set when some of the N samples has a share at level l
+ * (gt_pr_splat_weight of its depth; d_mask: one unsigned of scratch) */
+gt_status pr_splat_levels(const float *depth, size_t N, int F, int D, unsigned *d_mask, unsigned *mask);
 /* the splat into the level-l nodes [s0, s0 + n) (gt_pr_splat_node), vf[3 q]
- * for node s0 + q, and *any = 1 when one of them is nonzero */
-gt_status pr_splat(const gt_pr_dev_octree &o, int l, int F, int D, size_t s0, size_t n, const float *u,
+ * for node s0 + q, and *any = 1 when one of them is nonzero (N: the number
+ * of points, which picks a thread or a warp per node) */
+gt_status pr_splat(const gt_pr_dev_octree &o, int l, int F, int D, size_t s0, size_t n, size_t N, const float *u,
                    const float *nrm, const float *area, const float *depth, double inv_w3, double *vf, int *any);
 /* the level-lf nodes [s0, s0 + n) with vectors vf scattered into the
  * 125-neighbourhoods of their ancestors at levels F..lf; those with a

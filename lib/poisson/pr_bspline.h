@@ -85,6 +85,17 @@ GT_HD double gt_pr_splat_weight(double depth, int F, int D, int l)
     return 0.0;
 }
 
+/* One point's term of gt_pr_splat_node: F_v(p_k) area_k n_k times the
+ * share of sample k at level l, added to acc (c: the cell of node v) */
+GT_HD void gt_pr_splat_point(int l, int F, int D, const int64_t c[3], size_t k, const float *u, const float *nrm,
+                             const float *area, const float *depth, double acc[3])
+{
+    const double wl = gt_pr_splat_weight((double)depth[k], F, D, l);
+    if (wl == 0.0) return;
+    const double f = gt_pr_basis(l, c, u + 3 * k) * (double)area[k] * wl;
+    for (int a = 0; a < 3; a++) acc[a] += f * (double)nrm[3 * k + a];
+}
+
 /* The splat of the normals into the level-l node v: sum over the points k of
  * its 27 neighbour cells of F_v(p_k) area_k n_k times the share of sample k
  * at level l (gt_pr_splat_weight of depth[k]; before the 2^{3l} scale) */
@@ -98,12 +109,8 @@ GT_HD void gt_pr_splat_node(const uint64_t *key, const int32_t *nbr, const uint3
     for (int i = 0; i < 27; i++) {
         int32_t nb = nbr[27 * v + i];
         if (nb < 0) continue;
-        for (uint32_t k = pt_start[nb]; k < pt_start[nb] + pt_count[nb]; k++) {
-            const double wl = gt_pr_splat_weight((double)depth[k], F, D, l);
-            if (wl == 0.0) continue;
-            double f = gt_pr_basis(l, c, u + 3 * (size_t)k) * (double)area[k] * wl;
-            for (int a = 0; a < 3; a++) acc[a] += f * (double)nrm[3 * (size_t)k + a];
-        }
+        for (uint32_t k = pt_start[nb]; k < pt_start[nb] + pt_count[nb]; k++)
+            gt_pr_splat_point(l, F, D, c, k, u, nrm, area, depth, acc);
     }
 }
 
