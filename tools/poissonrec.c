@@ -164,7 +164,7 @@ int main(int argc, char **argv)
     if (st == GT_OK && a.co.timings) {
         gt_timings_print(&tm, stderr, res.device == GT_DEVICE_CUDA ? "poissonrec (cuda)" : "poissonrec (cpu)");
         if (res.overlapped)
-            fprintf(stderr, "download+write overlapped: the mesh came down in pieces through pinned buffers; "
+            fprintf(stderr, "download+write overlapped: the mesh came down in pieces (double-buffered, pinned when it takes more than one); "
                     "the writer waited %.3f ms for them\n", res.download_wait_ms);
     }
     gt_device_shutdown();

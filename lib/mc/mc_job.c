@@ -310,7 +310,7 @@ gt_status gt_mc_extract_job(const gt_mc_job *j)
     if (j->timings) {
         gt_timings_print(&tm, stderr, "mcmesh stages");
         if (res.overlapped)
-            fprintf(stderr, "download+write overlapped: %.1f MB came down in pieces through pinned buffers; "
+            fprintf(stderr, "download+write overlapped: %.1f MB came down in pieces (double-buffered, pinned when it takes more than one); "
                     "the writer waited %.3f ms for them\n", res.download_bytes / 1e6, res.download_wait_ms);
         fprintf(stderr, "extraction (incl. slab reads) %.3f ms; total %.3f ms\n", total_ms, gt_now_ms() - t0);
         if (dev == GT_DEVICE_CUDA)
