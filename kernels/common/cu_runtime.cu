@@ -10,6 +10,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "common/alloc.h"
 #include "common/device.h"
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_runtime.h"
@@ -195,11 +196,40 @@ extern "C" gt_status gt_cu_stream_sync(void *stream)
     return GT_OK;
 }
 
+// Blocks of 4 MiB and more come from gt_malloc_huge and are registered
+// (cudaHostRegister) instead of cudaMallocHost: page-locking 2 MiB pages
+// instead of 4 KiB ones. The set holds those, for gt_cu_pinned_free.
+static std::mutex pin_mu;
+static std::unordered_map<void *, size_t> *pin_registered;
+
+static void *pinned_registered(size_t bytes)
+{
+    if (bytes < ((size_t)4 << 20) || gt_hugepages_off()) return nullptr;
+    void *p = gt_malloc_huge(bytes, "pinned host memory");
+    if (!p) {
+        gt_errmsg_clear(); // the fallback below reports its own failure
+        return nullptr;
+    }
+    if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) != cudaSuccess) {
+        cudaGetLastError();
+        free(p);
+        return nullptr;
+    }
+    std::lock_guard<std::mutex> g(pin_mu);
+    if (!pin_registered) pin_registered = new std::unordered_map<void *, size_t>();
+    (*pin_registered)[p] = bytes;
+    return p;
+}
+
 extern "C" gt_status gt_cu_pinned_alloc_at(void **ptr, size_t bytes, const char *what, const char *file, int line)
 {
     *ptr = nullptr;
     if (bytes == 0) bytes = 1;
     GT_TRY(gt_alloc_hook_check(GT_ALLOC_PINNED, bytes, what, file, line));
+    if ((*ptr = pinned_registered(bytes)) != nullptr) {
+        pinned_live++;
+        return GT_OK;
+    }
     cudaError_t e = cudaMallocHost(ptr, bytes);
     if (e != cudaSuccess) {
         *ptr = nullptr;
@@ -217,7 +247,17 @@ extern "C" void gt_cu_pinned_free(void *ptr)
 {
     if (!ptr) return;
     pinned_live--;
-    cudaFreeHost(ptr);
+    bool reg = false;
+    {
+        std::lock_guard<std::mutex> g(pin_mu);
+        if (pin_registered && pin_registered->erase(ptr)) reg = true;
+    }
+    if (reg) {
+        if (cudaHostUnregister(ptr) != cudaSuccess) cudaGetLastError();
+        free(ptr);
+    } else {
+        cudaFreeHost(ptr);
+    }
 }
 
 extern "C" bool gt_cu_host_register(void *ptr, size_t bytes)

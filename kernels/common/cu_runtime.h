@@ -45,7 +45,10 @@ void gt_cu_stream_destroy(void *stream);
 gt_status gt_cu_stream_sync(void *stream);
 
 /* Page-locked host memory for streaming transfers (counted by the same test
- * hook as device memory). */
+ * hook as device memory). Blocks of 4 MiB and more are huge-page memory
+ * (gt_malloc_huge) registered with cudaHostRegister, which page-locks 2 MiB
+ * pages instead of 4 KiB ones; smaller blocks, and any the registration
+ * refuses, come from cudaMallocHost. gt_cu_pinned_free frees either. */
 gt_status gt_cu_pinned_alloc_at(void **ptr, size_t bytes, const char *what, const char *file, int line);
 #define gt_cu_pinned_alloc(ptr, bytes, what) gt_cu_pinned_alloc_at((ptr), (bytes), (what), __FILE__, __LINE__)
 void gt_cu_pinned_free(void *ptr);

@@ -28,15 +28,20 @@ void *gt_malloc_array(size_t n, size_t size, const char *what)
     return gt_malloc(bytes, what);
 }
 
-void *gt_malloc_huge(size_t bytes, const char *what)
+bool gt_hugepages_off(void)
 {
-    const size_t huge = (size_t)2 << 20;
     static int off = -1; /* read once; a benign race sets the same value */
     if (off < 0) {
         const char *e = getenv("GT_NO_HUGEPAGE");
         off = e && *e && strcmp(e, "0") != 0;
     }
-    if (bytes < 2 * huge || off) return gt_malloc(bytes, what);
+    return off;
+}
+
+void *gt_malloc_huge(size_t bytes, const char *what)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < 2 * huge || gt_hugepages_off()) return gt_malloc(bytes, what);
     if (bytes > SIZE_MAX - huge) {
         gt_fail(GT_ERR_RUNTIME, "size overflow allocating %zu bytes for %s", bytes, what);
         return NULL;

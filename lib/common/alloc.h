@@ -35,6 +35,9 @@ void *gt_malloc_array(size_t n, size_t size, const char *what);
  * third of what huge pages allow). Below 4 MiB, or with GT_NO_HUGEPAGE=1 in
  * the environment (to compare), plain malloc. free() releases it. */
 void *gt_malloc_huge(size_t bytes, const char *what);
+/* GT_NO_HUGEPAGE is set (to anything but 0): gt_malloc_huge is plain malloc
+ * and pinned blocks come from cudaMallocHost (gt_cu_pinned_alloc) */
+bool gt_hugepages_off(void);
 
 #ifdef __cplusplus
 }
