@@ -39,6 +39,33 @@
  *   (1M points at depth 10: 227 against 153 us per call). */
 enum { MODE_ONE = PR_SCATTER_ONE, MODE_VAL = PR_SCATTER_VAL, MODE_PP = PR_SCATTER_PP, MODE_SQ = PR_SCATTER_SQ };
 
+/* the 27 level-d functions around cell c at point k: one B-spline value per
+ * axis and neighbour offset -1, 0, 1 (sc = 2^d) */
+__device__ __forceinline__ void point_axes(const float *u, size_t k, double sc, const int64_t c[3], double f[3][3])
+{
+#pragma unroll
+    for (int a = 0; a < 3; a++) {
+        const double pa = (double)u[3 * k + a] * sc;
+#pragma unroll
+        for (int j = 0; j < 3; j++) f[a][j] = gt_pr_bspline(pa - (double)(c[a] + j - 1) - 0.5);
+    }
+}
+/* neighbour i's function value from point_axes' f */
+__device__ __forceinline__ double basis27(const double f[3][3], int i)
+{
+    return f[0][i % 3] * f[1][(i / 3) % 3] * f[2][i / 9];
+}
+/* w_k of the mode (uv: MODE_PP's value of the level's functions with the
+ * coefficients pp at the point) */
+template <int MODE>
+__device__ __forceinline__ double point_weight(double scale, const float *area, const double *val, size_t k, double uv)
+{
+    if (MODE == MODE_ONE) return scale;
+    if (MODE == MODE_VAL) return scale * (double)area[k] * val[k];
+    if (MODE == MODE_SQ) return scale * (double)area[k];
+    return scale * (double)area[k] * uv;
+}
+
 __device__ __forceinline__ void flush27(const gt_pr_dev_octree &o, int32_t node, double acc[27], double *out, size_t ooff)
 {
 #pragma unroll
@@ -66,39 +93,24 @@ __global__ void k_point_scatter_lane(const gt_pr_dev_octree o, int d, const int3
         const size_t k = base + lane;
         const bool act = k < N;
         const int32_t node = act ? lnode[k] : -1;
-        double f[3][3]; /* basis value along each axis at neighbour offset -1, 0, 1 */
+        double f[3][3] = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
+        double w = 0.0;
         if (act) {
             int64_t c[3];
             gt_pr_cell_of(o.key[(size_t)node], c);
-            for (int a = 0; a < 3; a++) {
-                const double pa = (double)u[3 * k + a] * sc;
-                for (int j = 0; j < 3; j++) f[a][j] = gt_pr_bspline(pa - (double)(c[a] + j - 1) - 0.5);
-            }
-        } else {
-            for (int a = 0; a < 3; a++)
-                for (int j = 0; j < 3; j++) f[a][j] = 0.0;
-        }
-        double w = 0.0;
-        if (act) {
-            if (MODE == MODE_ONE) {
-                w = scale;
-            } else if (MODE == MODE_VAL) {
-                w = scale * (double)area[k] * val[k];
-            } else if (MODE == MODE_SQ) {
-                w = scale * (double)area[k];
-            } else {
-                double uv = 0.0;
+            point_axes(u, k, sc, c, f);
+            double uv = 0.0;
+            if (MODE == MODE_PP)
                 for (int i = 0; i < 27; i++) {
                     const int32_t t = o.nbr[27 * (size_t)node + i];
-                    if (t >= 0) uv += val[t - voff] * (f[0][i % 3] * f[1][(i / 3) % 3] * f[2][i / 9]);
+                    if (t >= 0) uv += val[t - voff] * basis27(f, i);
                 }
-                w = scale * (double)area[k] * uv;
-            }
+            w = point_weight<MODE>(scale, area, val, k, uv);
         }
         const pr_seg sg = pr_seg_of(node, lane);
         for (int i = 0; i < 27; i++) {
             const int32_t t = act ? o.nbr[27 * (size_t)node + i] : -1;
-            const double ft = f[0][i % 3] * f[1][(i / 3) % 3] * f[2][i / 9];
+            const double ft = basis27(f, i);
             const double v = pr_seg_sum(w * (MODE == MODE_SQ ? ft * ft : ft), sg, lane);
             if (act && sg.tail && t >= 0 && v != 0.0) atomicAdd(&out[t - ooff], v);
         }
@@ -138,29 +150,17 @@ __global__ void k_point_scatter_runs(const gt_pr_dev_octree o, int d, const int3
                     }
                 }
             }
-            double f[3][3]; /* basis value along each axis at neighbour offset -1, 0, 1 */
+            double f[3][3];
+            point_axes(u, k, sc, c, f);
+            double uv = 0.0;
+            if (MODE == MODE_PP) {
 #pragma unroll
-            for (int a = 0; a < 3; a++) {
-                const double pa = (double)u[3 * k + a] * sc;
-#pragma unroll
-                for (int j = 0; j < 3; j++) f[a][j] = gt_pr_bspline(pa - (double)(c[a] + j - 1) - 0.5);
+                for (int i = 0; i < 27; i++) uv += pv[i] * basis27(f, i);
             }
-            double w;
-            if (MODE == MODE_ONE) {
-                w = scale;
-            } else if (MODE == MODE_VAL) {
-                w = scale * (double)area[k] * val[k];
-            } else if (MODE == MODE_SQ) {
-                w = scale * (double)area[k];
-            } else {
-                double uv = 0.0;
-#pragma unroll
-                for (int i = 0; i < 27; i++) uv += pv[i] * (f[0][i % 3] * f[1][(i / 3) % 3] * f[2][i / 9]);
-                w = scale * (double)area[k] * uv;
-            }
+            const double w = point_weight<MODE>(scale, area, val, k, uv);
 #pragma unroll
             for (int i = 0; i < 27; i++) {
-                const double ft = f[0][i % 3] * f[1][(i / 3) % 3] * f[2][i / 9];
+                const double ft = basis27(f, i);
                 acc[i] += w * (MODE == MODE_SQ ? ft * ft : ft);
             }
         }
