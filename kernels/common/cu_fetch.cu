@@ -3,10 +3,9 @@
 // the slot the caller was given last is refilled (the caller is done with it
 // once it asks for the next piece) with the piece after the one it asks for
 // now, so one copy always runs while the caller works.
-// When every phase fits in one piece there is nothing to overlap, and
-// page-locking the buffers (about 0.4 ms per MB) costs more than copying
-// into pageable memory (about 0.15 ms per MB): those buffers are plain host
-// memory.
+// When every phase fits in one piece there is nothing to overlap: those
+// buffers are plain host memory (against two pinned slots: the same time
+// within the runs' spread, scripts/bench/RESULTS.md 2026-11-29).
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
