@@ -20,6 +20,7 @@
 #include "kernels/common/cu_libs.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/tps/tps_cuda.h"
+#include "common/release.h"
 #include "common/trace.h"
 #include "tps/linalg.h"
 #include "tps/tps_math.h"
@@ -35,7 +36,7 @@ static bool g_init;
 // workspaces are released and leak checkers see a clean exit.
 static void release_handles(void)
 {
-    if (!g_init) return;
+    if (!g_init || gt_release_armed()) return; // the helper's release ends them with the context
     gt_cusolver.DnDestroyParams(g_par);
     gt_cusolver.DnDestroy(g_sol);
     gt_cublas.Destroy(g_blas);

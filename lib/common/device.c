@@ -12,12 +12,15 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/release.h"
 #include "common/trace.h"
 #include "gt_config.h"
 #if GT_HAVE_CUDA
 #include "kernels/common/cu_prim.h"
 #include "kernels/common/cu_runtime.h"
 #endif
+
+static bool hook_counting(void);
 
 const char *gt_device_name(gt_device_kind k)
 {
@@ -116,12 +119,14 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
     trace_chosen("device chosen: cuda, context ready");
     /* registered after the CUDA runtime's own exit handler, so it runs first;
      * and after the allocation hook's report, which then sees what the
-     * shutdown left */
+     * shutdown left. The hand-off of the GPU's release (release.h) comes
+     * last and runs first; not while the hook counts what the exit frees. */
     static int registered;
     if (!registered) {
         registered = 1;
         gt_alloc_hook_init();
         atexit(gt_device_shutdown);
+        if (!hook_counting()) gt_release_arm();
     }
 #endif
     *chosen = GT_DEVICE_CUDA;
@@ -268,6 +273,7 @@ void gt_gpu_describe(char *buf, size_t len)
 void gt_device_shutdown(void)
 {
 #if GT_HAVE_CUDA
+    if (gt_release_armed()) return; /* the helper's release frees it with the context */
     gt_arena *a = gt_default_arena();
     if (a->ptr) gt_arena_release(a);
 #endif
@@ -375,6 +381,11 @@ static void hook_init(void)
     gt_fail(GT_OK, "%s", keep);
     hook_active = hook_bad != GT_OK || hook.fail_at != 0 || hook.count;
     if (hook.count) atexit(hook_report);
+}
+
+static bool hook_counting(void)
+{
+    return hook.count;
 }
 
 void gt_alloc_hook_init(void)
