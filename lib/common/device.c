@@ -20,7 +20,9 @@
 #include "kernels/common/cu_runtime.h"
 #endif
 
+#if GT_HAVE_CUDA
 static bool hook_counting(void);
+#endif
 
 const char *gt_device_name(gt_device_kind k)
 {
@@ -188,6 +190,9 @@ static void *prepare_main(void *arg)
 {
     gt_device_prep *p = arg;
     loader l = {p, 0, false};
+    /* the load starts after cuInit: beside cuInit (an idle GPU's ~0.1 s
+     * registration) it made the context 70-80 ms later and stpsfit n = 20000
+     * 50 ms slower (scripts/bench/RESULTS.md, 2026-11-29, thirteenth) */
     bool up = prepare(p->requested, p->gpu, start_load, &l);
     if (l.started) pthread_join(l.th, NULL);
     if (up && p->w.warm) p->w.warm(p->w.arg);
@@ -383,10 +388,12 @@ static void hook_init(void)
     if (hook.count) atexit(hook_report);
 }
 
+#if GT_HAVE_CUDA
 static bool hook_counting(void)
 {
     return hook.count;
 }
+#endif
 
 void gt_alloc_hook_init(void)
 {
