@@ -143,8 +143,6 @@ int gt_release_exit(int status, const char *keep_prefix, unsigned linger_ms)
         return -1;
     }
     *h = (helper_args){fds, nclose, p[0], linger_ms};
-    gt_trace("exit: GPU release handed to a helper");
-    fflush(NULL);
     /* SIGCHLD: whoever adopts the helper (init, a subreaper) reaps it */
     pid_t pid = clone(helper_main, (char *)stack + HELPER_STACK, CLONE_VM | SIGCHLD, h);
     if (pid < 0) {
@@ -155,6 +153,10 @@ int gt_release_exit(int status, const char *keep_prefix, unsigned linger_ms)
         close(p[1]);
         return -1;
     }
+    /* the helper's copies of standard output and error are not these: what
+     * stdio still holds goes out here, before the exit */
+    gt_trace("exit: GPU release handed to a helper");
+    fflush(NULL);
     _exit(status); /* the memory, h and fds included, lives on in the helper */
 }
 
