@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -119,45 +118,32 @@ static int list_files(const char *keep_prefix, int skip, int **close_fds, int *n
     return 0;
 }
 
+/* one exit per process: the helper's arguments and stack need no allocation */
+static helper_args g_helper;
+static _Alignas(16) char g_helper_stack[HELPER_STACK];
+
 int gt_release_exit(int status, const char *keep_prefix, unsigned linger_ms)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) return -1;
     int *fds = NULL, nclose = 0, nkeep = 0;
-    if (list_files(keep_prefix, p[0], &fds, &nclose, &nkeep) != 0 || nkeep == 0) {
-        free(fds);
-        close(p[0]);
-        close(p[1]);
-        return -1;
+    if (list_files(keep_prefix, p[0], &fds, &nclose, &nkeep) == 0 && nkeep > 0) {
+        /* p[1] is in the list: the helper closes its copy, so that the
+         * program's exit is the pipe's end */
+        g_helper = (helper_args){fds, nclose, p[0], linger_ms};
+        /* SIGCHLD: whoever adopts the helper (init, a subreaper) reaps it */
+        if (clone(helper_main, g_helper_stack + HELPER_STACK, CLONE_VM | SIGCHLD, &g_helper) >= 0) {
+            /* the helper's copies of standard output and error are not
+             * these: what stdio still holds goes out here, before the exit */
+            gt_trace("exit: GPU release handed to a helper");
+            fflush(NULL);
+            _exit(status); /* the memory, fds included, lives on in the helper */
+        }
     }
-    /* p[1] is in the list: the helper closes its copy, so that the program's
-     * exit is the pipe's end */
-    helper_args *h = malloc(sizeof *h);
-    void *stack = mmap(NULL, HELPER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (!h || stack == MAP_FAILED) {
-        free(h);
-        if (stack != MAP_FAILED) munmap(stack, HELPER_STACK);
-        free(fds);
-        close(p[0]);
-        close(p[1]);
-        return -1;
-    }
-    *h = (helper_args){fds, nclose, p[0], linger_ms};
-    /* SIGCHLD: whoever adopts the helper (init, a subreaper) reaps it */
-    pid_t pid = clone(helper_main, (char *)stack + HELPER_STACK, CLONE_VM | SIGCHLD, h);
-    if (pid < 0) {
-        munmap(stack, HELPER_STACK);
-        free(h);
-        free(fds);
-        close(p[0]);
-        close(p[1]);
-        return -1;
-    }
-    /* the helper's copies of standard output and error are not these: what
-     * stdio still holds goes out here, before the exit */
-    gt_trace("exit: GPU release handed to a helper");
-    fflush(NULL);
-    _exit(status); /* the memory, h and fds included, lives on in the helper */
+    free(fds);
+    close(p[0]);
+    close(p[1]);
+    return -1;
 }
 
 static void on_program_exit(int status, void *arg)
