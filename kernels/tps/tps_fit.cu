@@ -2,16 +2,17 @@
 // The host does the O(n m) part with the CPU fit's own functions (lib/tps:
 // the QR of X = [1 c] by 4 Householder reflectors, Q^T Y, and w = Q [0; z]
 // at the end); the GPU builds K, K <- Q^T K Q in two passes over K
-// (tps_qtkq.cu; never forming Q), the Cholesky (potrf/potrs) of
-// Q2^T K Q2 + lambda I in place in the trailing block and the affine
-// right-hand side by one gemm. GCV: syevd on a copy.
+// (tps_qtkq.cu; never forming Q), the Cholesky of Q2^T K Q2 + lambda I in
+// place in the trailing block and its solve (tps_chol.cu, no cuSOLVER) and
+// the affine right-hand side (tps_top_rows). GCV: cuSOLVER's syevd on a
+// copy, the only use of cuSOLVER and cuBLAS, which are opened for it alone.
 // U(r) is lib/tps/tps_math.h's, as on the CPU.
 //
 // Launch shapes: the two own kernels are simple and memory-bound. tps_kmat
 // writes K column by column: 128 x 4 threads, x over rows i (coalesced
 // writes of a column), y over columns j (grid-stride beyond 65535 rows of
-// blocks); tps_add_diag: one diagonal element per thread, 256-thread blocks.
-// Everything else is cuBLAS/cuSOLVER.
+// blocks); tps_add_diag: one diagonal element per thread, 256-thread blocks;
+// tps_top_rows: one 256-thread block per output, a fixed reduction order.
 #include <cuda_runtime.h>
 
 #include <cstdlib>
@@ -27,27 +28,26 @@
 
 static cublasHandle_t g_blas;
 static cusolverDnHandle_t g_sol;
-static cusolverDnParams_t g_par; // for the 64-bit API (potrf/potrs/syevd: n^2 > 2^31 elements)
-static bool g_init;
+static cusolverDnParams_t g_par; // for the 64-bit API (syevd: n^2 > 2^31 elements)
+static bool g_solver;
 
-// The handles live for the process (created once: their cost is the
-// "context" stage); destroyed at exit, before the CUDA runtime's own exit
-// handler (registered earlier) tears the context down, so that their device
-// workspaces are released and leak checkers see a clean exit.
+// The handles (GCV only) live for the process (created once: their cost is
+// the "context" stage); destroyed at exit, before the CUDA runtime's own
+// exit handler (registered earlier) tears the context down, so that their
+// device workspaces are released and leak checkers see a clean exit.
 static void release_handles(void)
 {
-    if (!g_init || gt_release_armed()) return; // the helper's release ends them with the context
+    if (!g_solver || gt_release_armed()) return; // the helper's release ends them with the context
     gt_cusolver.DnDestroyParams(g_par);
     gt_cusolver.DnDestroy(g_sol);
     gt_cublas.Destroy(g_blas);
-    g_init = false;
+    g_solver = false;
 }
 
-extern "C" gt_status gt_tps_cuda_init(gt_timings *tm)
+static gt_status solver_init(gt_timings *tm)
 {
-    if (g_init) return GT_OK;
+    if (g_solver) return GT_OK;
     double t0 = gt_now_ms();
-    GT_CU(cudaFree(0)); // make sure the context exists
     GT_TRY(gt_cublas_load());
     GT_TRY(gt_cusolver_load());
     GT_CUBLAS(gt_cublas.Create(&g_blas));
@@ -63,8 +63,16 @@ extern "C" gt_status gt_tps_cuda_init(gt_timings *tm)
         gt_cublas.Destroy(g_blas);
         return st;
     }
-    g_init = true;
+    g_solver = true;
     atexit(release_handles);
+    if (tm) gt_timings_add(tm, "cuSOLVER", gt_now_ms() - t0);
+    return GT_OK;
+}
+
+extern "C" gt_status gt_tps_cuda_init(gt_timings *tm)
+{
+    double t0 = gt_now_ms();
+    GT_CU(cudaFree(0)); // make sure the context exists
     if (tm) gt_timings_add(tm, "context", gt_now_ms() - t0);
     return GT_OK;
 }
@@ -74,8 +82,7 @@ struct gt_tps_cuda_fit {
     int m;
     double *K, *V, *Y, *W;
     int *info;
-    void *xdev, *xhost; // potrf workspace (64-bit API)
-    size_t xdev_bytes, xhost_bytes;
+    double *work; // the solve's (gt_tps_cuda_chol_solve_work)
 };
 
 // K[i + j*n] = U(|c_i - c_j|); x over i (coalesced writes), grid-stride over j
@@ -97,18 +104,52 @@ __global__ void tps_add_diag(double *A, size_t ld, size_t N, double v)
         A[i + i * ld] += v;
 }
 
+// W[i, k] -= sum_c K[m + c, i] W[m + c, k] for i < m (block x) and k < 3
+// (block y): the affine rows of the solution, (Q^T Y)[0:m] - (Q^T K Q)[0:m, m:] z,
+// with Q^T K Q's row i read as its column i (symmetric; a row of K is one
+// page per element: 0.5-1.6 ms where the column takes microseconds).
+__global__ void __launch_bounds__(256) tps_top_rows(const double *__restrict__ K, double *__restrict__ W, size_t n, int m)
+{
+    __shared__ double part[256];
+    const int i = blockIdx.x, k = blockIdx.y;
+    double s = 0.0;
+    for (size_t c = m + threadIdx.x; c < n; c += 256) s += K[c + i * n] * W[c + k * n];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int h = 128; h > 0; h >>= 1) {
+        if ((int)threadIdx.x < h) part[threadIdx.x] += part[threadIdx.x + h];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) W[i + k * n] -= part[0];
+}
+
+// After K <- Q^T K Q: lambda on the diagonal and the Cholesky of the
+// trailing block (info: 0 or the order of the first minor that is not
+// positive definite). Stream 0, asynchronous; the caller reads info.
+static gt_status factor_async(double *K, size_t n, int m, double lambda, int *info)
+{
+    double *B = K + m + (size_t)m * n;
+    const size_t N = n - m;
+    if (lambda != 0.0) {
+        tps_add_diag<<<gt_grid(N, 256, 4096), 256>>>(B, n, N, lambda);
+        GT_CU_LAUNCH("tps_add_diag");
+    }
+    return gt_tps_cuda_cholesky(B, n, N, info);
+}
+
+// Then, from W = Q^T Y: W[m:] = z and W[0:m] the affine rows. Stream 0.
+static gt_status solve_async(const double *K, size_t n, int m, double *W, double *work)
+{
+    GT_TRY(gt_tps_cuda_chol_solve(K + m + (size_t)m * n, n, n - m, W + m, n, 3, work));
+    tps_top_rows<<<dim3((unsigned)m, 3), 256>>>(K, W, n, m);
+    GT_CU_LAUNCH("tps_top_rows");
+    return GT_OK;
+}
+
 static gt_status stage_end(gt_timer *t, gt_timings *tm, const char *name)
 {
     double ms = gt_timer_stop(t);
     if (tm) gt_timings_add(tm, name, ms);
-    return GT_OK;
-}
-
-static gt_status check_info(const int *dinfo, const char *what)
-{
-    int h = 0;
-    GT_CU(cudaMemcpy(&h, dinfo, sizeof h, cudaMemcpyDeviceToHost));
-    if (h < 0) return gt_fail(GT_ERR_GPU, "%s: parameter %d is invalid", what, -h);
     return GT_OK;
 }
 
@@ -120,8 +161,7 @@ extern "C" void gt_tps_cuda_fit_free(gt_tps_cuda_fit *f)
     gt_cu_free(f->Y);
     gt_cu_free(f->W);
     gt_cu_free(f->info);
-    gt_cu_free(f->xdev);
-    free(f->xhost);
+    gt_cu_free(f->work);
     delete f;
 }
 
@@ -131,7 +171,7 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
 {
     *out = nullptr;
     if (n > (size_t)INT32_MAX / 2)
-        return gt_fail(GT_ERR_GPU, "n = %zu is beyond cuSOLVER's 32-bit sizes", n);
+        return gt_fail(GT_ERR_GPU, "n = %zu is beyond the GPU fit's 32-bit sizes", n);
     gt_tps_cuda_fit *f = new gt_tps_cuda_fit();
     f->n = n;
     f->m = m;
@@ -143,7 +183,7 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
     GT_TRY(gt_cu_malloc((void **)&f->V, n * m * sizeof(double), "reflectors"));
     GT_TRY(gt_cu_malloc((void **)&f->Y, n * 3 * sizeof(double), "targets"));
     GT_TRY(gt_cu_malloc((void **)&f->W, n * 3 * sizeof(double), "weights"));
-    GT_TRY(gt_cu_malloc((void **)&f->info, sizeof(int), "solver info"));
+    GT_TRY(gt_cu_malloc((void **)&f->info, 2 * sizeof(int), "solver info"));
     GT_TRY(gt_cu_malloc((void **)&dc, n * 3 * sizeof(double), "control points"));
     if (tm) gt_timings_add(tm, "allocate", gt_now_ms() - t_alloc);
     gt_timer_start(&t, true, nullptr);
@@ -153,20 +193,7 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
     CHK(gt_cu_memcpy_h2d(f->V, V, n * m * sizeof(double), nullptr));
     CHK(gt_cu_memcpy_h2d(f->Y, QtY, n * 3 * sizeof(double), nullptr));
     stage_end(&t, tm, "transfer");
-    {
-        // the Cholesky's workspace (64-bit API)
-        double *B = f->K + m + (size_t)m * n;
-        CHK(gt_cusolver_status_from(
-            gt_cusolver.DnXpotrf_bufferSize(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)(n - m),
-                                        CUDA_R_64F, B, (int64_t)n, CUDA_R_64F, &f->xdev_bytes,
-                                        &f->xhost_bytes),
-            "Xpotrf_bufferSize", __FILE__, __LINE__));
-        CHK(gt_cu_malloc(&f->xdev, f->xdev_bytes ? f->xdev_bytes : 8, "Cholesky workspace"));
-        if (f->xhost_bytes) {
-            f->xhost = malloc(f->xhost_bytes);
-            if (!f->xhost) CHK(gt_fail(GT_ERR_RUNTIME, "out of host memory for the Cholesky workspace"));
-        }
-    }
+    CHK(gt_cu_malloc((void **)&f->work, gt_tps_cuda_chol_solve_work(n - m, 3) * sizeof(double), "solve workspace"));
     gt_timer_start(&t, true, nullptr);
     {
         dim3 blk(128, 4);
@@ -194,6 +221,7 @@ extern "C" gt_status gt_tps_cuda_spectrum(gt_tps_cuda_fit *f, double *d, double 
     const int Ni = (int)N;
     double *S = nullptr, *dd = nullptr, *dz = nullptr;
     void *wk = nullptr, *hk = nullptr;
+    GT_TRY(solver_init(tm));
     gt_status st = GT_OK;
     gt_timer t;
     gt_timer_start(&t, true, nullptr);
@@ -251,40 +279,26 @@ extern "C" gt_status gt_tps_cuda_solve(gt_tps_cuda_fit *f, double lambda, double
                                        int *not_pd, gt_timings *tm)
 {
     const size_t n = f->n;
-    const int m = f->m, ni = (int)n, Ni = (int)(n - m);
-    double *B = f->K + m + (size_t)m * n;
+    const int m = f->m;
     *not_pd = 0;
     gt_timer t;
     gt_timer_start(&t, true, nullptr);
-    if (lambda != 0.0) {
-        tps_add_diag<<<gt_grid(n - m, 256, 4096), 256>>>(B, n, n - m, lambda);
-        GT_CU_LAUNCH("tps_add_diag");
-    }
-    GT_CUSOLVER(gt_cusolver.DnXpotrf(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)Ni, CUDA_R_64F, B,
-                                 (int64_t)ni, CUDA_R_64F, f->xdev, f->xdev_bytes, f->xhost,
-                                 f->xhost_bytes, f->info));
-    stage_end(&t, tm, "Cholesky");
+    GT_TRY(factor_async(f->K, n, m, lambda, f->info));
     int h = 0;
     GT_CU(cudaMemcpy(&h, f->info, sizeof h, cudaMemcpyDeviceToHost));
-    if (h < 0) return gt_fail(GT_ERR_GPU, "potrf: parameter %d is invalid", -h);
+    stage_end(&t, tm, "Cholesky");
     if (h > 0) {
         *not_pd = 1;
         return GT_OK;
     }
     gt_timer_start(&t, true, nullptr);
     GT_CU(cudaMemcpyAsync(f->W, f->Y, n * 3 * sizeof(double), cudaMemcpyDeviceToDevice, 0));
-    GT_CUSOLVER(gt_cusolver.DnXpotrs(g_sol, g_par, CUBLAS_FILL_MODE_LOWER, (int64_t)Ni, 3, CUDA_R_64F,
-                                 B, (int64_t)ni, CUDA_R_64F, f->W + m, (int64_t)ni, f->info));
-    // top rows: (Q^T Y)[0:m] - (Q^T K Q)[0:m, m:] z   (disjoint rows of W)
-    const double mone = -1.0, one = 1.0;
-    GT_CUBLAS(gt_cublas.Dgemm(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, m, 3, Ni, &mone, f->K + (size_t)m * n,
-                          ni, f->W + m, ni, &one, f->W, ni));
+    GT_TRY(solve_async(f->K, n, m, f->W, f->work));
+    stage_end(&t, tm, "back-substitution");
+    gt_timer_start(&t, false, nullptr);
     GT_CU(cudaMemcpy2D(top, m * sizeof(double), f->W, n * sizeof(double), m * sizeof(double), 3,
                        cudaMemcpyDeviceToHost));
     GT_CU(cudaMemset2D(f->W, n * sizeof(double), 0, m * sizeof(double), 3));
-    stage_end(&t, tm, "back-substitution");
-    GT_TRY(check_info(f->info, "potrs"));
-    gt_timer_start(&t, false, nullptr);
     GT_TRY(gt_cu_memcpy_d2h(w, f->W, n * 3 * sizeof(double), nullptr));
     stage_end(&t, tm, "transfer");
     return GT_OK;
@@ -296,15 +310,16 @@ extern "C" void gt_tps_cuda_load_libs(void)
     (void)gt_cusolver_load();
 }
 
-// ---- Warm-up: the handles, then each routine a fit calls, once, in the
-// same order and with the same types, at a small size on synthetic points,
-// so that CUDA's lazy loading of their kernels (tens of ms for cuSOLVER's
-// first calls) happens on the job's preparing thread while the input is
-// read. Plain cudaMalloc: the allocation hook walks the job's own
+// ---- Warm-up: each routine a fit calls, once, in the same order and with
+// the same types, at a small size on synthetic points, so that CUDA's lazy
+// loading of their kernels happens on the job's preparing thread while the
+// input is read; with gcv also cuSOLVER's handles and syevd (tens of ms for
+// its first call). Plain cudaMalloc: the allocation hook walks the job's own
 // allocations only. Errors are dropped: the fit meets them again.
 extern "C" void gt_tps_cuda_warm(int kernel, int gcv)
 {
     if (gt_tps_cuda_init(nullptr) != GT_OK) return;
+    if (gcv && solver_init(nullptr) != GT_OK) return;
     const int n = GT_TPS_WARM_N, m = 4, N = n - m;
     const size_t nn = (size_t)n * n;
     // K | V | Y | W | c | S (doubles), then info
@@ -341,38 +356,29 @@ extern "C" void gt_tps_cuda_warm(int kernel, int gcv)
             goto done;
     }
     {
-        cusolverDnHandle_t s = g_sol;
         double *B = K + m + (size_t)m * n;
-        size_t xd = 0, xh = 0, sd = 0, sh = 0;
-        if (gt_cusolver.DnXpotrf_bufferSize(s, g_par, CUBLAS_FILL_MODE_LOWER, N, CUDA_R_64F, B, n, CUDA_R_64F,
-                                            &xd, &xh))
-            goto done;
-        if (gcv && gt_cusolver.DnXsyevd_bufferSize(s, g_par, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, N,
-                                                   CUDA_R_64F, S, N, CUDA_R_64F, W, CUDA_R_64F, &sd, &sh))
-            goto done;
-        size_t dbytes = (xd > sd ? xd : sd) + 8, hbytes = (xh > sh ? xh : sh) + 8;
-        if (cudaMalloc(&xdev, dbytes) != cudaSuccess) goto done;
-        hwork = malloc(hbytes);
-        if (!hwork) goto done;
         dim3 blk(128, 4), grd((unsigned)((n + 127) / 128), (unsigned)((n + 3) / 4));
         tps_kmat<<<grd, blk>>>(kernel, (size_t)n, c, K);
         gt_tps_cuda_qtkq((size_t)n, m, hbuf + (size_t)n * 3, tau, V, K, S); // S: scratch here (2 n m <= N^2)
-        const double one = 1.0, zero = 0.0, mone = -1.0;
         if (gcv) {
+            cusolverDnHandle_t s = g_sol;
+            size_t sd = 0, sh = 0;
+            const double one = 1.0, zero = 0.0;
+            if (gt_cusolver.DnXsyevd_bufferSize(s, g_par, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, N,
+                                                CUDA_R_64F, S, N, CUDA_R_64F, W, CUDA_R_64F, &sd, &sh))
+                goto done;
+            if (cudaMalloc(&xdev, sd + 8) != cudaSuccess) goto done;
+            hwork = malloc(sh + 8);
+            if (!hwork) goto done;
             cudaMemcpy2D(S, N * sizeof(double), B, n * sizeof(double), N * sizeof(double), N,
                          cudaMemcpyDeviceToDevice);
             gt_cusolver.DnXsyevd(s, g_par, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, N, CUDA_R_64F, S, N,
-                                 CUDA_R_64F, W, CUDA_R_64F, xdev, dbytes, hwork, hbytes, info);
+                                 CUDA_R_64F, W, CUDA_R_64F, xdev, sd + 8, hwork, sh + 8, info);
             gt_cublas.Dgemm(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, N, 3, N, &one, S, N, Y + m, n, &zero, W, N);
         }
-        tps_add_diag<<<gt_grid(N, 256, 4096), 256>>>(B, n, N, 1e3);
-        gt_cusolver.DnXpotrf(s, g_par, CUBLAS_FILL_MODE_LOWER, N, CUDA_R_64F, B, n, CUDA_R_64F, xdev, dbytes,
-                             hwork, hbytes, info);
         cudaMemcpyAsync(W, Y, (size_t)n * 3 * sizeof(double), cudaMemcpyDeviceToDevice, 0);
-        gt_cusolver.DnXpotrs(s, g_par, CUBLAS_FILL_MODE_LOWER, N, 3, CUDA_R_64F, B, n, CUDA_R_64F, W + m, n, info);
-        gt_cublas.Dgemm(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, m, 3, N, &mone, K + (size_t)m * n, n, W + m, n, &one, W,
-                        n);
-        cudaMemset2D(W, n * sizeof(double), 0, m * sizeof(double), 3);
+        factor_async(K, (size_t)n, m, 1e3, info);
+        solve_async(K, (size_t)n, m, W, S); // S: the solve's workspace here (3 N + 8 * 64^2 <= N^2)
         cudaDeviceSynchronize();
     }
 done:

@@ -270,11 +270,12 @@ static gt_status do_volume(job_ctx *c)
 typedef gt_status (*job_fn)(job_ctx *c);
 
 #if GT_HAVE_CUDA
-/* beside the context creation: open cuBLAS and cuSOLVER */
+/* beside the context creation: open cuBLAS and cuSOLVER for GCV (the plain
+ * fit uses neither) */
 static void load_fit(void *arg)
 {
-    (void)arg;
-    gt_tps_cuda_load_libs();
+    const gt_tps_job *j = arg;
+    if (j->gcv) gt_tps_cuda_load_libs();
 }
 /* then, with the context: their handles and one small fit */
 static void warm_fit(void *arg)

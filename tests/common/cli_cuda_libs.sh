@@ -8,9 +8,10 @@
 #  - CUDA build: a small plain stpsfit fit under --device auto stays on the
 #    CPU and loads no CUDA library; the GCV fit under --device auto does
 #    reach for libcuda (the check can fail)
-#  - with a GPU: the stpsfit fit loads cuSOLVER; mcmesh and stpsfit --apply
-#    load no cuBLAS/cuSOLVER/cuSPARSE; without one, the fit's fallback to
-#    the CPU opens neither
+#  - with a GPU: the stpsfit GCV fit loads cuSOLVER (its eigen-decomposition);
+#    the plain fit (its own Cholesky), mcmesh and stpsfit --apply load no
+#    cuBLAS/cuSOLVER/cuSPARSE; without one, the fit's fallback to the CPU
+#    opens neither
 set -u
 probe=$1 build_kind=$2
 B=$GT_BUILD_DIR/tools TD=$GT_TESTDATA
@@ -75,10 +76,11 @@ if [ "$build_kind" = cuda ]; then
   found=$(grep -E 'file=libcuda\.so' "$T/libs")
   [ -n "$found" ] && ok "--device auto reaches for libcuda ($found)" || bad "--device auto: no libcuda in the loader's log"
   if "$probe" --device cuda > /dev/null 2>&1; then
-    libs_of "$B/stpsfit" --device cuda "$TD/tps/src.txt" "$TD/tps/dst.txt" -o "$T/p3.txt" > "$T/libs"
+    libs_of "$B/stpsfit" --device cuda -l gcv "$TD/tps/src.txt" "$TD/tps/dst.txt" -o "$T/p3.txt" > "$T/libs"
     found=$(cat "$T/libs")
-    grep -q 'file=libcusolver\.so' <<< "$found" && ok "the GPU fit opens cuSOLVER" || bad "the GPU fit: no cuSOLVER in: $found"
-    for name in mcmesh stpsfit-apply; do
+    grep -q 'file=libcusolver\.so' <<< "$found" && ok "the GPU's GCV fit opens cuSOLVER" ||
+      bad "the GPU's GCV fit: no cuSOLVER in: $found"
+    for name in stpsfit mcmesh stpsfit-apply; do
       # shellcheck disable=SC2086
       libs_of ${cmd[$name]} --device cuda > "$T/libs"
       found=$(grep -E 'file=lib(cublas|cublasLt|cusolver|cusparse)\.so' "$T/libs")

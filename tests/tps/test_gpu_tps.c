@@ -6,7 +6,12 @@
  * n <= 100 and a small lambda above, where the condition stays < 1e5).
  * GCV: the same lambda to 1e-6 (golden-section tolerance on log lambda).
  * Apply: 20000 points through the fits, 1e-12 relative (double on both).
- * Volume warp: 24^3 float volume, voxels equal to 1e-4 of the range. */
+ * Volume warp: 24^3 float volume, voxels equal to 1e-4 of the range.
+ * Cholesky (kernels/tps/tps_chol.cu) against tps_cholesky on random SPD
+ * blocks of orders around its block sizes (32, 64, 128, 256), inside a
+ * larger matrix: L to 1e-12 of its largest entry, the upper triangle and the
+ * surroundings untouched, solves with 1-4 right-hand sides to 1e-11; a
+ * matrix whose leading minor of order k + 1 is indefinite reports k + 1. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +21,9 @@
 #include <cmocka.h>
 
 #include "io/ply.h"
+#include "kernels/common/cu_runtime.h"
+#include "kernels/tps/tps_cuda.h"
+#include "tps/linalg.h"
 #include "tps/warp.h"
 #include "tps_testutil.h"
 
@@ -246,10 +254,113 @@ static void test_bunny_gpu_cpu(void **state)
     gt_ply_free(&m);
 }
 
+/* A (ld x cols, column-major) with an N x N SPD block at (off, off): G G^T / N
+ * + I (G uniform in [-1, 1]); everything else a sentinel 7. */
+static double *spd_in_frame(gt_rng *r, size_t N, size_t off, size_t ld, size_t cols)
+{
+    double *A = malloc(ld * cols * sizeof(double));
+    double *G = malloc(N * N * sizeof(double));
+    for (size_t i = 0; i < ld * cols; i++) A[i] = 7.0;
+    for (size_t i = 0; i < N * N; i++) G[i] = 2.0 * gt_rng_uniform(r) - 1.0;
+    for (size_t j = 0; j < N; j++)
+        for (size_t i = j; i < N; i++) {
+            double s = 0;
+            for (size_t k = 0; k < N; k++) s += G[i + k * N] * G[j + k * N];
+            double v = s / (double)N + (i == j ? 1.0 : 0.0);
+            A[(off + i) + (off + j) * ld] = v; /* lower triangle only: the kernels read nothing else */
+        }
+    free(G);
+    return A;
+}
+
+static void test_cholesky_gpu_cpu(void **state)
+{
+    (void)state;
+    const size_t ns[] = {1, 2, 31, 32, 33, 63, 64, 65, 127, 129, 255, 256, 257, 300, 513, 777, 1500};
+    for (size_t ii = 0; ii < sizeof ns / sizeof *ns; ii++) {
+        const size_t N = ns[ii], off = 3, ld = N + 5, cols = N + off + 2;
+        gt_rng r = {4242 + N};
+        double *A = spd_in_frame(&r, N, off, ld, cols);
+        double *C = malloc(ld * cols * sizeof(double)), *G = malloc(ld * cols * sizeof(double));
+        memcpy(C, A, ld * cols * sizeof(double));
+        /* the CPU's factor, from the symmetric block (it reads the upper triangle) */
+        for (size_t j = 0; j < N; j++)
+            for (size_t i = j + 1; i < N; i++) C[(off + j) + (off + i) * ld] = C[(off + i) + (off + j) * ld];
+        assert_true(tps_cholesky(C + off + off * ld, ld, N));
+        double *dA = NULL, *dw = NULL;
+        int *dinfo = NULL, info = -1;
+        GT_ASSERT_OK(gt_cu_malloc((void **)&dA, ld * cols * sizeof(double), "test matrix"));
+        GT_ASSERT_OK(gt_cu_malloc((void **)&dinfo, 2 * sizeof(int), "info"));
+        GT_ASSERT_OK(gt_cu_memcpy_h2d(dA, A, ld * cols * sizeof(double), NULL));
+        GT_ASSERT_OK(gt_tps_cuda_cholesky(dA + off + off * ld, ld, N, dinfo));
+        GT_ASSERT_OK(gt_cu_memcpy_d2h(G, dA, ld * cols * sizeof(double), NULL));
+        GT_ASSERT_OK(gt_cu_memcpy_d2h(&info, dinfo, sizeof info, NULL));
+        assert_int_equal(info, 0);
+        double lmax = 0, err = 0;
+        size_t touched = 0;
+        for (size_t j = 0; j < cols; j++)
+            for (size_t i = 0; i < ld; i++) {
+                bool in = i >= off && j >= off && i - off < N && j - off < N && i >= j;
+                if (!in) {
+                    touched += G[i + j * ld] != 7.0;
+                    continue;
+                }
+                double lc = C[j + i * ld]; /* tps_cholesky: L(i, j) at [j + i ld] */
+                lmax = fmax(lmax, fabs(lc));
+                err = fmax(err, fabs(lc - G[i + j * ld]));
+            }
+        printf("Cholesky N %zu: max |L_gpu - L_cpu| / max |L| = %.3g, outside %zu changed\n", N, err / lmax,
+               touched);
+        assert_int_equal(touched, 0);
+        assert_true(err <= 1e-12 * lmax);
+        /* solves: B (N x nrhs, ld N + 1) against tps_chol_solve column by column */
+        for (int nrhs = 1; nrhs <= 4; nrhs++) {
+            const size_t lb = N + 1;
+            double *B = malloc(lb * nrhs * sizeof(double)), *X = malloc(lb * nrhs * sizeof(double)), *dB = NULL;
+            for (size_t i = 0; i < lb * (size_t)nrhs; i++) B[i] = 2.0 * gt_rng_uniform(&r) - 1.0;
+            GT_ASSERT_OK(gt_cu_malloc((void **)&dB, lb * nrhs * sizeof(double), "rhs"));
+            GT_ASSERT_OK(gt_cu_malloc((void **)&dw, gt_tps_cuda_chol_solve_work(N, nrhs) * sizeof(double), "work"));
+            GT_ASSERT_OK(gt_cu_memcpy_h2d(dB, B, lb * nrhs * sizeof(double), NULL));
+            GT_ASSERT_OK(gt_tps_cuda_chol_solve(dA + off + off * ld, ld, N, dB, lb, nrhs, dw));
+            GT_ASSERT_OK(gt_cu_memcpy_d2h(X, dB, lb * nrhs * sizeof(double), NULL));
+            double xmax = 0, xerr = 0;
+            for (int k = 0; k < nrhs; k++) {
+                tps_chol_solve(C + off + off * ld, ld, N, B + (size_t)k * lb);
+                for (size_t i = 0; i < N; i++) {
+                    xmax = fmax(xmax, fabs(B[i + k * lb]));
+                    xerr = fmax(xerr, fabs(B[i + k * lb] - X[i + k * lb]));
+                }
+                assert_true(X[N + k * lb] == B[N + k * lb]); /* the row past N is not touched */
+            }
+            if (xerr > 1e-11 * xmax) fail_msg("solve N %zu nrhs %d: %g of %g", N, nrhs, xerr, xmax);
+            gt_cu_free(dB);
+            gt_cu_free(dw);
+            free(B);
+            free(X);
+        }
+        /* indefinite from row k: A[k][k] made negative enough */
+        if (N >= 2) {
+            size_t k = N / 2 + (N > 40 ? 7 : 0);
+            if (k >= N) k = N - 1;
+            A[(off + k) + (off + k) * ld] = -5.0;
+            GT_ASSERT_OK(gt_cu_memcpy_h2d(dA, A, ld * cols * sizeof(double), NULL));
+            GT_ASSERT_OK(gt_tps_cuda_cholesky(dA + off + off * ld, ld, N, dinfo));
+            GT_ASSERT_OK(gt_cu_memcpy_d2h(&info, dinfo, sizeof info, NULL));
+            assert_int_equal(info, (int)k + 1);
+        }
+        gt_cu_free(dA);
+        gt_cu_free(dinfo);
+        free(A);
+        free(C);
+        free(G);
+    }
+}
+
 int main(void)
 {
     gt_test_require_gpu();
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cholesky_gpu_cpu),
         cmocka_unit_test(test_fit_gpu_cpu),
         cmocka_unit_test(test_gcv_gpu_cpu),
         cmocka_unit_test(test_not_pd_gpu),
