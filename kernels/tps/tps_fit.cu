@@ -32,7 +32,7 @@ static cusolverDnParams_t g_par; // for the 64-bit API (syevd: n^2 > 2^31 elemen
 static bool g_solver;
 
 // The handles (GCV only) live for the process (created once: their cost is
-// the "context" stage); destroyed at exit, before the CUDA runtime's own
+// the "cuSOLVER" stage); destroyed at exit, before the CUDA runtime's own
 // exit handler (registered earlier) tears the context down, so that their
 // device workspaces are released and leak checkers see a clean exit.
 static void release_handles(void)
