@@ -17,10 +17,12 @@
 // columns, one launch per block (chol_panel_step): every CTA updates the
 // 32 x 32 diagonal block by the leaf's columns already done and factors it
 // (one warp, in registers; redundantly: 32^3/3 flops), then updates and
-// solves its own 64 rows below it; CTA 0 writes the diagonal block.
-// Solve (nrhs <= 4): forward and backward substitution by blocks of 64 rows,
-// one launch per block and direction; each CTA solves the 64 x 64 diagonal
-// system itself and updates its own rows (forward) or columns (backward).
+// solves its own 64 rows below it; the CTA that reads the diagonal block
+// last writes its factor (2 CTAs per SM).
+// Solve (nrhs <= 4): the 64 x 64 diagonal blocks of L inverted at once, then
+// forward and backward substitution by blocks of 64 rows, one launch per
+// block and direction; each CTA multiplies the block's right-hand side by
+// the inverse and updates its own rows (forward) or columns (backward).
 // Only the lower triangle is read or written; the strict upper triangle
 // keeps what it held. Everything runs on stream 0, asynchronous to the host.
 #include <cuda_runtime.h>
@@ -32,7 +34,7 @@
 
 namespace {
 
-constexpr int PW = 256;        // panel width (columns per trailing update)
+constexpr int PW = 256;        // leaf width: the recursion stops at this many columns
 constexpr int IB = 32;         // inner block: columns per chol_panel_step
 constexpr int RB = 64;         // rows per CTA in chol_panel_step
 constexpr int QC = 16;         // its chunk of finished columns (shared memory under 48 KB)
