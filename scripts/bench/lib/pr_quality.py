@@ -227,7 +227,86 @@ class RoundedDisk:
         return np.abs(np.hypot(np.maximum(q - self.R, 0.0), x[:, 2]) - self.rho)
 
 
-SURFACES = {s.name: s for s in (Ellipsoid, BumpySphere, Torus, RoundedDisk)}
+class RoundBox:
+    """sharp features: a box with rounded edges and corners (the points within
+    r of a box of half-sides a, b, c); r a few finest cells at depth 8, so the
+    edges and corners are as curved as the grid resolves, between flat faces"""
+    name = "roundbox"
+
+    def __init__(self, a=0.8, b=0.5, c=0.35, cells=3.0, depth=8):
+        h = np.array([a, b, c])
+        # r = cells x finest cell (1.1 x longest side / 2^depth), side = 2 (a + r)
+        k = cells * 1.1 * 2 / 2 ** depth
+        self.h, self.r = h, k * h.max() / (1 - k)
+        self.desc = (f"rounded box {2 * a:g} x {2 * b:g} x {2 * c:g}, edge radius {self.r:.4g} "
+                     f"({cells:g} finest cells at depth {depth}: sharp edges and corners)")
+
+    def sample(self, n, g):
+        h, r = self.h, self.r
+        # parts: 6 faces, 12 quarter cylinders (along each axis), 8 sphere octants
+        faces = [4 * h[(i + 1) % 3] * h[(i + 2) % 3] for i in range(3)]
+        edges = [np.pi * r * h[i] for i in range(3)]  # (pi r / 2) x 2 h_i
+        area = np.array(faces * 2 + edges * 4 + [4 * np.pi * r * r])
+        which = np.searchsorted(np.cumsum(area) / area.sum(), g.random(n))
+        p, nrm = np.zeros((n, 3)), np.zeros((n, 3))
+        for w in range(len(area)):
+            sel = which == w
+            m = int(sel.sum())
+            if m == 0:
+                continue
+            if w < 6:  # face of axis i, side s
+                i, s = w % 3, 1.0 if w < 3 else -1.0
+                j, k = (i + 1) % 3, (i + 2) % 3
+                q = np.zeros((m, 3))
+                q[:, i] = s * (h[i] + r)
+                q[:, j] = g.uniform(-h[j], h[j], m)
+                q[:, k] = g.uniform(-h[k], h[k], m)
+                nn = np.zeros((m, 3))
+                nn[:, i] = s
+            elif w < 18:  # quarter cylinder along axis i, sides sj, sk
+                e = w - 6
+                i, sj, sk = e % 3, 1.0 if (e // 3) & 1 else -1.0, 1.0 if (e // 6) & 1 else -1.0
+                j, k = (i + 1) % 3, (i + 2) % 3
+                th = g.uniform(0, np.pi / 2, m)
+                nn = np.zeros((m, 3))
+                nn[:, j], nn[:, k] = sj * np.cos(th), sk * np.sin(th)
+                q = r * nn
+                q[:, i] = g.uniform(-h[i], h[i], m)
+                q[:, j] += sj * h[j]
+                q[:, k] += sk * h[k]
+            else:  # corners: a uniform direction, centred on the corner of its octant
+                nn = random_dirs(g, m)
+                q = np.sign(nn) * h + r * nn
+            p[sel], nrm[sel] = q, nn
+        return p, nrm
+
+    def distance(self, x):
+        q = np.abs(np.asarray(x, np.float64)) - self.h
+        out = np.linalg.norm(np.maximum(q, 0.0), axis=1) + np.minimum(q.max(axis=1), 0.0)
+        return np.abs(out - self.r)
+
+
+SURFACES = {s.name: s for s in (Ellipsoid, BumpySphere, Torus, RoundedDisk, RoundBox)}
+
+
+def uneven(truth, n, g, ratio=20.0):
+    """n points of truth's surface whose density grows by ratio from its -x end
+    to its +x end (exponentially in x), as a scan's density falls with
+    distance: area-uniform draws kept with probability ratio^(t - 1), t the
+    draw's place in [0, 1] along x"""
+    lo, hi = None, None
+    out, nout, have = [], [], 0
+    while have < n:
+        m = int((n - have) * 1.3 * np.log(ratio) / (1 - 1 / ratio)) + 1000
+        p, nrm = truth.sample(m, g)
+        if lo is None:
+            lo, hi = p[:, 0].min(), p[:, 0].max()
+        t = np.clip((p[:, 0] - lo) / (hi - lo), 0.0, 1.0)
+        keep = g.random(m) < ratio ** (t - 1.0)
+        out.append(p[keep])
+        nout.append(nrm[keep])
+        have += int(keep.sum())
+    return np.concatenate(out)[:n], np.concatenate(nout)[:n]
 
 
 def perturb(p, nrm, sigma, deg, g):
@@ -409,6 +488,17 @@ def self_check(n=20000):
         for delta in (1e-3, -1e-3):
             if np.abs(s.distance(p + delta * nrm) - abs(delta)).max() > 1e-9:
                 bad.append(f"{s.name}: offset {delta} along the normal not at distance {abs(delta)}")
+    # uneven density: on the rounded box's +y face (x uniform there by area) the
+    # count in x in [a/2, a] over that in [-a, -a/2] is ratio^(1.5 a / (2 (a + r)))
+    rb = RoundBox()
+    p, nrm = uneven(rb, 400000, g)
+    a = rb.h[0]
+    face = (nrm[:, 1] == 1.0)
+    hi_n = (face & (p[:, 0] > a / 2)).sum()
+    lo_n = (face & (p[:, 0] < -a / 2)).sum()
+    want = 20.0 ** (1.5 * a / (2 * (a + rb.r)))
+    if abs(hi_n / lo_n - want) > 5 * want * np.sqrt(1 / hi_n + 1 / lo_n):
+        bad.append(f"uneven: density ratio {hi_n / lo_n:.3f} across the box face, want {want:.3f}")
     # uniform by area on the ellipsoid: the share of samples with z > 0.3 c against
     # the share of a fine latitude-longitude mesh's area there
     e = Ellipsoid()
