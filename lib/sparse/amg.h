@@ -193,13 +193,15 @@ typedef struct gt_amg_gpu_result {
     double setup_ms;                  /* gt_cu_amg_create, synchronised */
     double stage_ms[GT_AMG_NSTAGES];
     double vcycle_ms;                 /* mean of `reps` V-cycles (CUDA events) */
+    double graph_diff;                /* max |last of the reps - the direct V-cycle| (gt_amg_gpu_run, reps > 0) */
     int pcg_iters;                    /* gt_amg_gpu_pcg */
     double pcg_ms, pcg_relres;
     char summary[2048];
 } gt_amg_gpu_result;
 /* Build the hierarchy on the GPU, download it into h (may be NULL; levels'
    a, p, r, agg, dinv, rho), apply one V-cycle to r into z (both may be NULL)
-   and time reps more (reps 0: none; z then holds the last one's output). */
+   and time reps more (reps 0: none; z then holds the last one's output,
+   and res->graph_diff its largest difference from the first's). */
 gt_status gt_amg_gpu_run(const gt_csr *a, const gt_precond_opts *o, gt_amg *h, const double *r, double *z, int reps,
                          gt_amg_gpu_result *res);
 /* AMG-PCG on the GPU (a plain PCG loop with a host sync per iteration, for
