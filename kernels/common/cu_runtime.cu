@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/alloc.h"
 #include "common/device.h"
@@ -200,7 +201,7 @@ extern "C" gt_status gt_cu_stream_sync(void *stream)
 // (cudaHostRegister) instead of cudaMallocHost: page-locking 2 MiB pages
 // instead of 4 KiB ones. The set holds those, for gt_cu_pinned_free.
 static std::mutex pin_mu;
-static std::unordered_map<void *, size_t> *pin_registered;
+static std::unordered_set<void *> *pin_registered;
 
 static void *pinned_registered(size_t bytes)
 {
@@ -216,8 +217,8 @@ static void *pinned_registered(size_t bytes)
         return nullptr;
     }
     std::lock_guard<std::mutex> g(pin_mu);
-    if (!pin_registered) pin_registered = new std::unordered_map<void *, size_t>();
-    (*pin_registered)[p] = bytes;
+    if (!pin_registered) pin_registered = new std::unordered_set<void *>();
+    pin_registered->insert(p);
     return p;
 }
 
