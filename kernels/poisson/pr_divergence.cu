@@ -21,6 +21,7 @@
 #include "kernels/common/cu_prim.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/poisson/pr_solve_stages.h"
+#include "poisson/pr_adapt.h"
 #include "poisson/pr_bspline.h"
 
 __constant__ uint8_t c_lutp125[8][125];
@@ -183,6 +184,18 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, int F, size_t s0, 
             if (act) anc = o.parent[anc];
         }
     }
+}
+
+/* the extraction's coarse blocks among n nodes of level D - 1 from s0 */
+__global__ void k_coarse_blocks(const int32_t *child, const double *vf, size_t s0, size_t n, uint8_t *coarse)
+{
+    GRID_LOOP(q, n) coarse[q] = (uint8_t)gt_pr_block_coarse(child, vf, s0 + q);
+}
+
+gt_status pr_coarse_blocks(const gt_pr_dev_octree &o, const double *vf, size_t s0, size_t n, uint8_t *coarse)
+{
+    if (n) LAUNCH(k_coarse_blocks, n, o.child, vf, s0, n, coarse);
+    return GT_OK;
 }
 
 gt_status pr_splat_levels(const float *depth, size_t N, int F, int D, unsigned *d_mask, unsigned *mask)

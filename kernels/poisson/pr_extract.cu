@@ -40,6 +40,7 @@
 #include "kernels/poisson/pr_gpu_internal.h"
 #include "poisson/pr_morton.h"
 #include "mc/mc.h"
+#include "poisson/pr_adapt.h"
 #include "poisson/pr_mc.h"
 #include "poisson/pr_sort.h"
 
@@ -212,6 +213,109 @@ __global__ void k_triangles(const uint64_t *cells, const uint8_t *mask, const ui
     }
 }
 
+/* coarse blocks (pr_adapt.h): bk, nb of them, sorted keys of level D - 1
+ * (level keys key1 of n1 nodes from node b0) */
+struct blocks {
+    const uint64_t *bk;
+    size_t nb;
+    const uint64_t *key1;
+    size_t b0, n1;
+    const int32_t *nbr;
+    const uint8_t *coarse;
+};
+
+/* the cells of coarse blocks make nothing */
+__global__ void k_drop_coarse(const uint64_t *cells, uint8_t *mask, size_t n, const blocks B)
+{
+    GRID_LOOP(i, n) if (gt_pr_contains(B.bk, B.nb, cells[i] >> 3)) mask[i] = 0;
+}
+
+/* block b's loops from the corner set (extract.c's block_poly) */
+__device__ void d_block_poly(const blocks &B, size_t b, const uint64_t *ck, const double *cv, size_t nc, double iso,
+                             gt_pr_block_poly *P)
+{
+    const uint64_t bkey = B.bk[b];
+    const size_t node = B.b0 + gt_pr_lower_bound(B.key1, B.n1, bkey);
+    uint32_t X, Y, Z;
+    gt_pr_key_xyz(bkey, &X, &Y, &Z);
+    double v[27];
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < 3; j++)
+            for (int i = 0; i < 3; i++) {
+                size_t at = gt_pr_lower_bound(ck, nc, gt_pr_key(2 * X + i, 2 * Y + j, 2 * Z + k));
+                v[i + 3 * j + 9 * k] = at < nc ? cv[at] : iso; /* always present */
+            }
+    uint32_t ncm = 0;
+    for (int i = 0; i < 27; i++) {
+        if (i == 13) continue;
+        const int32_t nb = B.nbr[27 * node + i];
+        if (nb < 0 || !B.coarse[(size_t)nb - B.b0]) ncm |= 1u << i;
+    }
+    gt_pr_block_loops(X, Y, Z, v, ncm, iso, P);
+}
+
+/* per block: loop vertices, triangles (at ns + b) and added vertices */
+__global__ void k_block_counts(const blocks B, const uint64_t *ck, const double *cv, size_t nc, double iso, size_t ns,
+                               uint64_t *ecnt, uint64_t *tcnt, uint64_t *acnt)
+{
+    GRID_LOOP(b, B.nb) {
+        gt_pr_block_poly P;
+        d_block_poly(B, b, ck, cv, nc, iso, &P);
+        uint64_t nt = 0, na = 0;
+        for (int l = 0; l < P.nloop; l++) {
+            const int r = gt_pr_block_loop_root(&P, l);
+            nt += (uint64_t)gt_pr_block_loop_ntri(&P, l, r);
+            na += r < 0;
+        }
+        ecnt[ns + b] = (uint64_t)P.nv;
+        tcnt[ns + b] = nt;
+        acnt[b] = na;
+    }
+}
+
+__global__ void k_block_keys(const blocks B, const uint64_t *ck, const double *cv, size_t nc, double iso, size_t ns,
+                             const uint64_t *eoff, uint64_t *ek)
+{
+    GRID_LOOP(b, B.nb) {
+        gt_pr_block_poly P;
+        d_block_poly(B, b, ck, cv, nc, iso, &P);
+        uint64_t j = eoff[ns + b];
+        for (int q = 0; q < P.nv; q++) ek[j++] = P.key[q];
+    }
+}
+
+/* the blocks' triangles, and their added vertices (after the nv edge
+ * vertices, whose positions are in xyz) */
+__global__ void k_block_tris(const blocks B, const uint64_t *ck, const double *cv, size_t nc, double iso, size_t ns,
+                             const uint64_t *toff, const uint64_t *aoff, const uint64_t *E, size_t nv, float *xyz,
+                             int32_t *tri)
+{
+    GRID_LOOP(b, B.nb) {
+        gt_pr_block_poly P;
+        d_block_poly(B, b, ck, cv, nc, iso, &P);
+        uint64_t k = toff[ns + b], a = nv + aoff[b];
+        int32_t id[GT_PR_BLOCK_MAXSEG];
+        for (int q = 0; q < P.nv; q++) id[q] = (int32_t)gt_pr_lower_bound(E, nv, P.key[q]); /* present */
+        for (int l = 0; l < P.nloop; l++) {
+            const int r = gt_pr_block_loop_root(&P, l), nt = gt_pr_block_loop_ntri(&P, l, r);
+            const int ls = P.lstart[l];
+            for (int t = 0; t < nt; t++, k++) {
+                int q3[3];
+                gt_pr_block_loop_tri(&P, l, r, t, q3);
+                for (int q = 0; q < 3; q++) tri[3 * k + q] = q3[q] < 0 ? (int32_t)a : id[ls + q3[q]];
+            }
+            if (r < 0) {
+                const int n = P.lstart[l + 1] - ls;
+                double sum[3] = {0, 0, 0};
+                for (int q = 0; q < n; q++)
+                    for (int c = 0; c < 3; c++) sum[c] = __dadd_rn(sum[c], (double)xyz[3 * (size_t)id[ls + q] + c]);
+                for (int c = 0; c < 3; c++) xyz[3 * a + c] = (float)__ddiv_rn(sum[c], (double)n);
+                a++;
+            }
+        }
+    }
+}
+
 /* a mesh left on the device (gt_pr_mesh.dev) */
 struct dev_mesh {
     float *xyz;
@@ -241,12 +345,13 @@ struct ctx {
     dbuf C, Cv, C2, C2v; /* corners and chi, merge output */
     dbuf N, Nm, Nv;      /* new cells, their masks; values of new corners */
     dbuf A, B, F;        /* scratch keys, flags */
-    dbuf eo, to;         /* per cell edge/triangle counts -> offsets */
+    dbuf eo, to, ao;     /* per cell and block edge/triangle counts, per block added vertices -> offsets */
     dbuf E, xyz, tri;
+    dbuf bk;             /* coarse block keys */
     gt_arena arena;
     void free_all()
     {
-        dbuf *all[] = {&S, &Sm, &S2, &S2m, &C, &Cv, &C2, &C2v, &N, &Nm, &Nv, &A, &B, &F, &eo, &to, &E, &xyz, &tri};
+        dbuf *all[] = {&S, &Sm, &S2, &S2m, &C, &Cv, &C2, &C2v, &N, &Nm, &Nv, &A, &B, &F, &eo, &to, &ao, &E, &xyz, &tri, &bk};
         for (dbuf *b : all) {
             gt_cu_free(b->p);
             b->p = nullptr;
@@ -272,8 +377,8 @@ gt_status offsets(dbuf &cnt, size_t n, uint64_t *total, gt_arena *a)
     return gt_cu_memcpy_d2h(total, P<uint64_t>(cnt) + n, sizeof(uint64_t), NULL);
 }
 
-gt_status extract(ctx &X, const eval_args &A, size_t nfine, double iso, const double center[3], double side,
-                  bool keep, gt_pr_mesh *out)
+gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_coarse, size_t nfine, double iso,
+                  const double center[3], double side, bool keep, gt_pr_mesh *out)
 {
     const int D = A.depth;
     const int cbits = 3 * (D + 1);
@@ -343,36 +448,61 @@ gt_status extract(ctx &X, const eval_args &A, size_t nfine, double iso, const do
     }
     double t1 = gt_now_ms();
 
+    /* the coarse blocks: their cells make nothing, the blocks their loops */
+    blocks BL;
+    memset(&BL, 0, sizeof BL);
+    if (d_coarse && D >= 1) {
+        BL.b0 = A.level_start[D - 1];
+        BL.n1 = A.level_start[D] - BL.b0;
+        BL.key1 = A.key + BL.b0;
+        BL.nbr = A.nbr;
+        BL.coarse = d_coarse;
+        GT_TRY(need(X.bk, (BL.n1 + 1) * sizeof(uint64_t), "coarse blocks"));
+        GT_TRY(gt_cu_select_flagged_u64(BL.key1, d_coarse, P<uint64_t>(X.bk), BL.n1, &BL.nb, ar, NULL));
+        BL.bk = P<uint64_t>(X.bk);
+        LAUNCH(k_drop_coarse, ns, P<uint64_t>(X.S), P<uint8_t>(X.Sm), ns, BL);
+    }
+    const size_t nb = BL.nb;
     /* counts -> offsets */
-    uint64_t ne = 0, ntri = 0;
-    GT_TRY(need(X.eo, (ns + 1) * sizeof(uint64_t), "edge offsets"));
-    GT_TRY(need(X.to, (ns + 1) * sizeof(uint64_t), "triangle offsets"));
+    uint64_t ne = 0, ntri = 0, nadd = 0;
+    GT_TRY(need(X.eo, (ns + nb + 1) * sizeof(uint64_t), "edge offsets"));
+    GT_TRY(need(X.to, (ns + nb + 1) * sizeof(uint64_t), "triangle offsets"));
+    GT_TRY(need(X.ao, (nb + 1) * sizeof(uint64_t), "added vertices"));
     LAUNCH(k_counts, ns, P<uint8_t>(X.Sm), ns, P<uint64_t>(X.eo), P<uint64_t>(X.to));
-    GT_TRY(offsets(X.eo, ns, &ne, ar));
-    GT_TRY(offsets(X.to, ns, &ntri, ar));
+    LAUNCH(k_block_counts, nb, BL, P<uint64_t>(X.C), P<double>(X.Cv), nc, iso, ns, P<uint64_t>(X.eo),
+           P<uint64_t>(X.to), P<uint64_t>(X.ao));
+    GT_TRY(offsets(X.eo, ns + nb, &ne, ar));
+    GT_TRY(offsets(X.to, ns + nb, &ntri, ar));
+    GT_TRY(offsets(X.ao, nb, &nadd, ar));
     /* vertices: the sorted unique crossed-edge keys */
     size_t nvert = 0;
     GT_TRY(need(X.A, ne * sizeof(uint64_t), "edges"));
     GT_TRY(need(X.B, ne * sizeof(uint64_t), "edges"));
     GT_TRY(need(X.F, ne, "flags"));
     LAUNCH(k_edge_keys, ns, P<uint64_t>(X.S), P<uint8_t>(X.Sm), P<uint64_t>(X.eo), ns, P<uint64_t>(X.A));
+    LAUNCH(k_block_keys, nb, BL, P<uint64_t>(X.C), P<double>(X.Cv), nc, iso, ns, P<uint64_t>(X.eo), P<uint64_t>(X.A));
     GT_TRY(gt_cu_sort_pairs_u64(P<uint64_t>(X.A), P<uint64_t>(X.B), NULL, NULL, ne, 0, cbits + 3, ar, NULL));
     LAUNCH(k_flag_new, ne, P<uint64_t>(X.B), ne, (const uint64_t *)NULL, (size_t)0, P<uint8_t>(X.F));
     GT_TRY(need(X.E, ne * sizeof(uint64_t), "vertices"));
     GT_TRY(gt_cu_select_flagged_u64(P<uint64_t>(X.B), P<uint8_t>(X.F), P<uint64_t>(X.E), ne, &nvert, ar, NULL));
-    if (nvert > (size_t)INT32_MAX)
-        return gt_fail(GT_ERR_RUNTIME, "the mesh has %zu vertices, more than %d (use a lower depth)", nvert, INT32_MAX);
+    if (nvert + nadd > (size_t)INT32_MAX)
+        return gt_fail(GT_ERR_RUNTIME, "the mesh has %zu vertices, more than %d (use a lower depth)",
+                       nvert + (size_t)nadd, INT32_MAX);
     if (ntri > (uint64_t)SIZE_MAX / 12) return gt_fail(GT_ERR_RUNTIME, "the mesh has too many triangles");
     place PL;
     for (int a = 0; a < 3; a++) PL.center[a] = center[a];
     PL.side = side;
     PL.iso = iso;
     PL.D = D;
-    GT_TRY(need(X.xyz, nvert * 3 * sizeof(float), "vertices"));
+    GT_TRY(need(X.xyz, (nvert + nadd) * 3 * sizeof(float), "vertices"));
     GT_TRY(need(X.tri, (size_t)ntri * 3 * sizeof(int32_t), "triangles"));
     LAUNCH(k_vertices, nvert, A, P<uint64_t>(X.E), nvert, P<uint64_t>(X.C), P<double>(X.Cv), nc, PL, P<float>(X.xyz));
     LAUNCH(k_triangles, ns, P<uint64_t>(X.S), P<uint8_t>(X.Sm), P<uint64_t>(X.to), ns, P<uint64_t>(X.E), nvert,
            P<int32_t>(X.tri));
+    LAUNCH(k_block_tris, nb, BL, P<uint64_t>(X.C), P<double>(X.Cv), nc, iso, ns, P<uint64_t>(X.to), P<uint64_t>(X.ao),
+           P<uint64_t>(X.E), nvert, P<float>(X.xyz), P<int32_t>(X.tri));
+    const size_t nedge_v = nvert;
+    nvert += (size_t)nadd;
     GT_CU(cudaDeviceSynchronize());
     double t2 = gt_now_ms();
     if (keep) { /* the mesh stays where it is: its buffers leave X for out->dev */
@@ -382,9 +512,10 @@ gt_status extract(ctx &X, const eval_args &A, size_t nfine, double iso, const do
         dm->tri = (int32_t *)X.tri.p;
         X.xyz = dbuf();
         X.tri = dbuf();
-        gt_info("extract (gpu): %d rounds, %zu cells (%zu grown), %zu corners in %.1f ms; %llu edges -> %zu vertices, "
-                "%llu triangles in %.1f ms; the mesh stays on the device for the writer",
-                rounds, ns, ns - nfine, nc, t1 - t0, (unsigned long long)ne, nvert, (unsigned long long)ntri, t2 - t1);
+        gt_info("extract (gpu): %d rounds, %zu cells (%zu grown), %zu corners in %.1f ms; %zu coarse blocks; %llu edges "
+                "-> %zu vertices (%zu added), %llu triangles in %.1f ms; the mesh stays on the device for the writer",
+                rounds, ns, ns - nfine, nc, t1 - t0, nb, (unsigned long long)ne, nvert, nvert - nedge_v,
+                (unsigned long long)ntri, t2 - t1);
         if (capped) gt_warn("surface extraction stopped growing at %zu cells: the mesh may be open", ns);
         out->nvert = nvert;
         out->ntri = (size_t)ntri;
@@ -408,10 +539,10 @@ gt_status extract(ctx &X, const eval_args &A, size_t nfine, double iso, const do
         free(ht);
         return st;
     }
-    gt_info("extract (gpu): %d rounds, %zu cells (%zu grown), %zu corners in %.1f ms; %llu edges -> %zu vertices, "
-            "%llu triangles in %.1f ms; download %.1f ms",
-            rounds, ns, ns - nfine, nc, t1 - t0, (unsigned long long)ne, nvert, (unsigned long long)ntri, t2 - t1,
-            gt_now_ms() - t2);
+    gt_info("extract (gpu): %d rounds, %zu cells (%zu grown), %zu corners in %.1f ms; %zu coarse blocks; %llu edges -> "
+            "%zu vertices (%zu added), %llu triangles in %.1f ms; download %.1f ms",
+            rounds, ns, ns - nfine, nc, t1 - t0, nb, (unsigned long long)ne, nvert, nvert - nedge_v,
+            (unsigned long long)ntri, t2 - t1, gt_now_ms() - t2);
     if (capped) gt_warn("surface extraction stopped growing at %zu cells: the mesh may be open", ns);
     out->nvert = nvert;
     out->ntri = (size_t)ntri;
@@ -424,8 +555,9 @@ gt_status extract(ctx &X, const eval_args &A, size_t nfine, double iso, const do
 } // namespace
 
 extern "C" gt_status gt_pr_extract_dev(const uint64_t *d_key, const int32_t *d_child, const int32_t *d_nbr,
-                                       const double *d_coef, const size_t *level_start, int lmin, int depth, double iso,
-                                       const double center[3], double side, bool keep, gt_pr_mesh *out)
+                                       const double *d_coef, const uint8_t *d_coarse, const size_t *level_start,
+                                       int lmin, int depth, double iso, const double center[3], double side, bool keep,
+                                       gt_pr_mesh *out)
 {
     if (depth < 0 || depth > GT_PR_MAX_DEPTH) return gt_fail(GT_ERR_RUNTIME, "extract: bad depth %d", depth);
     eval_args A;
@@ -439,7 +571,7 @@ extern "C" gt_status gt_pr_extract_dev(const uint64_t *d_key, const int32_t *d_c
     for (int l = 0; l <= depth + 1; l++) A.level_start[l] = level_start[l];
     ctx X;
     gt_arena_init(&X.arena);
-    gt_status st = extract(X, A, level_start[depth + 1] - level_start[depth], iso, center, side, keep, out);
+    gt_status st = extract(X, A, d_coarse, level_start[depth + 1] - level_start[depth], iso, center, side, keep, out);
     X.free_all();
     return st;
 }
@@ -469,11 +601,13 @@ extern "C" gt_status gt_pr_extract_cuda(const gt_pr_state *s, const gt_pr_params
     const gt_pr_dev_state *ds = (const gt_pr_dev_state *)s->dev;
     if (ds && ds->coef) {
         /* solved on the device: the octree and coefficients are still there */
-        GT_TRY(gt_pr_extract_dev(ds->oct.key, ds->oct.child, ds->oct.nbr, ds->coef, o->level_start, s->coef_lmin,
-                                 o->depth, s->iso, s->center, s->side, keep, out));
+        GT_TRY(gt_pr_extract_dev(ds->oct.key, ds->oct.child, ds->oct.nbr, ds->coef, p->uniform_mesh ? NULL : ds->coarse,
+                                 o->level_start, s->coef_lmin, o->depth, s->iso, s->center, s->side, keep, out));
         return gt_pr_mesh_post(s, p, out);
     }
-    void *b[4] = {0, 0, 0, 0};
+    void *b[5] = {0, 0, 0, 0, 0};
+    const bool coarse = s->coarse && !p->uniform_mesh && o->depth >= 1;
+    const size_t n1 = coarse ? o->level_start[o->depth] - o->level_start[o->depth - 1] : 0;
     gt_status st = gt_cu_malloc(&b[0], NN * sizeof(uint64_t) + 8, "octree keys");
     if (st == GT_OK) st = gt_cu_malloc(&b[1], NN * sizeof(int32_t) + 4, "octree children");
     if (st == GT_OK) st = gt_cu_malloc(&b[2], 27 * NN * sizeof(int32_t) + 4, "octree neighbours");
@@ -482,11 +616,13 @@ extern "C" gt_status gt_pr_extract_cuda(const gt_pr_state *s, const gt_pr_params
     if (st == GT_OK) st = gt_cu_memcpy_h2d(b[1], o->child, NN * sizeof(int32_t), NULL);
     if (st == GT_OK) st = gt_cu_memcpy_h2d(b[2], o->nbr, 27 * NN * sizeof(int32_t), NULL);
     if (st == GT_OK) st = gt_cu_memcpy_h2d(b[3], s->coef, NN * sizeof(double), NULL);
+    if (st == GT_OK && coarse) st = gt_cu_malloc(&b[4], n1 + 1, "coarse blocks");
+    if (st == GT_OK && coarse) st = gt_cu_memcpy_h2d(b[4], s->coarse, n1, NULL);
     if (st == GT_OK)
         st = gt_pr_extract_dev((const uint64_t *)b[0], (const int32_t *)b[1], (const int32_t *)b[2],
-                               (const double *)b[3], o->level_start, s->coef_lmin, o->depth, s->iso, s->center, s->side, keep,
-                               out);
-    for (int i = 0; i < 4; i++) gt_cu_free(b[i]);
+                               (const double *)b[3], (const uint8_t *)b[4], o->level_start, s->coef_lmin, o->depth,
+                               s->iso, s->center, s->side, keep, out);
+    for (int i = 0; i < 5; i++) gt_cu_free(b[i]);
     if (st != GT_OK) return st;
     return gt_pr_mesh_post(s, p, out);
 }

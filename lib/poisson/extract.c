@@ -31,6 +31,7 @@
 #include "gt_config.h"
 #include "poisson/poisson.h"
 #include "mc/mc.h"
+#include "poisson/pr_adapt.h"
 #include "poisson/pr_mc.h"
 #include "poisson/pr_sort.h"
 #if GT_HAVE_CUDA
@@ -91,6 +92,73 @@ static void cell_tables_init(cell_tables *T)
 
 size_t gt_pr_extract_cell_cap(size_t nfine) { return 16 * nfine + ((size_t)1 << 20); }
 
+/* The coarse blocks of s (pr_adapt.h), in key order: keys and node indices
+ * (NULL, 0 when there are none or p asks for the uniform mesh) */
+static gt_status coarse_blocks(const gt_pr_state *s, const gt_pr_params *p, uint64_t **bk, int32_t **bnode, size_t *nb)
+{
+    const gt_pr_octree *o = &s->oct;
+    const int D = o->depth;
+    *bk = NULL;
+    *bnode = NULL;
+    *nb = 0;
+    if (!s->coarse || p->uniform_mesh || D < 1) return GT_OK;
+    const size_t b0 = o->level_start[D - 1], n1 = o->level_start[D] - b0;
+    size_t n = 0;
+    for (size_t i = 0; i < n1; i++) n += s->coarse[i] != 0;
+    if (n == 0) return GT_OK;
+    *bk = gt_malloc_array(n, sizeof **bk, "coarse blocks");
+    *bnode = gt_malloc_array(n, sizeof **bnode, "coarse blocks");
+    if (!*bk || !*bnode) {
+        free(*bk);
+        free(*bnode);
+        *bk = NULL;
+        *bnode = NULL;
+        return GT_ERR_RUNTIME;
+    }
+    for (size_t i = 0, j = 0; i < n1; i++)
+        if (s->coarse[i]) {
+            (*bk)[j] = o->key[b0 + i];
+            (*bnode)[j++] = (int32_t)(b0 + i);
+        }
+    *nb = n;
+    return GT_OK;
+}
+
+/* the loops of coarse block `node` (key bkey) from the corner set */
+static void block_poly(const gt_pr_state *s, const uint64_t *ck, const double *cv, size_t nc, int32_t node,
+                       uint64_t bkey, gt_pr_block_poly *P)
+{
+    const gt_pr_octree *o = &s->oct;
+    const size_t b0 = o->level_start[o->depth - 1];
+    uint32_t X, Y, Z;
+    gt_pr_demorton(bkey, &X, &Y, &Z);
+    double v[27];
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < 3; j++)
+            for (int i = 0; i < 3; i++)
+                v[i + 3 * j + 9 * k] =
+                    cv[gt_pr_lower_bound(ck, nc, gt_pr_morton(2 * X + (uint32_t)i, 2 * Y + (uint32_t)j, 2 * Z + (uint32_t)k))];
+    uint32_t ncm = 0;
+    for (int i = 0; i < 27; i++) {
+        if (i == 13) continue;
+        int32_t nb = o->nbr[27 * (size_t)node + i];
+        if (nb < 0 || !s->coarse[(size_t)nb - b0]) ncm |= 1u << i;
+    }
+    gt_pr_block_loops(X, Y, Z, v, ncm, s->iso, P);
+}
+
+/* per block: loop vertices, triangles and added vertices */
+static void block_counts(const gt_pr_block_poly *P, size_t *nv, size_t *nt, size_t *na)
+{
+    *nv = (size_t)P->nv;
+    *nt = *na = 0;
+    for (int l = 0; l < P->nloop; l++) {
+        int r = gt_pr_block_loop_root(P, l);
+        *nt += (size_t)gt_pr_block_loop_ntri(P, l, r);
+        *na += r < 0;
+    }
+}
+
 #define FAIL_OOM(what)                                               \
     do {                                                             \
         st = gt_fail(GT_ERR_RUNTIME, "out of memory (%s)", what);    \
@@ -114,6 +182,9 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
     gt_pr_kv *ev = NULL, *evt = NULL;
     int32_t *vemit = NULL, *tri = NULL;
     float *xyz = NULL;
+    uint64_t *bk = NULL;
+    int32_t *bnode = NULL;
+    size_t nb = 0, *aoff = NULL, nadd = 0;
     cell_tables T;
     cell_tables_init(&T);
     size_t nfine = o->level_start[D + 1] - o->level_start[D];
@@ -226,16 +297,37 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
     if (p->progress) gt_progress_end(&prog);
     double t1 = gt_now_ms();
 
-    /* vertices: every cell's crossed edges, sorted with their positions */
-    eoff = gt_malloc_array(ns + 1, sizeof *eoff, "edge offsets");
-    toff = gt_malloc_array(ns + 1, sizeof *toff, "triangle offsets");
-    if (!eoff || !toff) FAIL_OOM("offsets");
-    eoff[0] = toff[0] = 0;
+    /* coarse blocks: their cells make nothing, the blocks their loops */
+    if ((st = coarse_blocks(s, p, &bk, &bnode, &nb)) != GT_OK) FAIL_OOM("coarse blocks");
+    if (nb > 0) {
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < (long)ns; i++)
+            if (gt_pr_contains(bk, nb, sk[i] >> 3)) sm[i] = 0;
+    }
+    /* vertices: every cell's crossed edges and every block's loop vertices,
+     * sorted with their positions */
+    eoff = gt_malloc_array(ns + nb + 1, sizeof *eoff, "edge offsets");
+    toff = gt_malloc_array(ns + nb + 1, sizeof *toff, "triangle offsets");
+    aoff = gt_malloc_array(nb + 1, sizeof *aoff, "added vertices");
+    if (!eoff || !toff || !aoff) FAIL_OOM("offsets");
+    eoff[0] = toff[0] = aoff[0] = 0;
     for (size_t i = 0; i < ns; i++) {
         eoff[i + 1] = eoff[i] + (size_t)__builtin_popcount(T.cross[sm[i]]);
         toff[i + 1] = toff[i] + T.mc->ntri[sm[i]];
     }
-    size_t ne = eoff[ns], ntri = toff[ns], nvert = 0;
+#pragma omp parallel for schedule(dynamic, 64)
+    for (long b = 0; b < (long)nb; b++) {
+        gt_pr_block_poly P;
+        block_poly(s, ck, cv, nc, bnode[b], bk[b], &P);
+        block_counts(&P, &eoff[ns + b + 1], &toff[ns + b + 1], &aoff[b + 1]);
+    }
+    for (size_t b = 0; b < nb; b++) {
+        eoff[ns + b + 1] += eoff[ns + b];
+        toff[ns + b + 1] += toff[ns + b];
+        aoff[b + 1] += aoff[b];
+    }
+    nadd = aoff[nb];
+    size_t ne = eoff[ns + nb], ntri = toff[ns + nb], nvert = 0;
     ev = gt_malloc_array(ne ? ne : 1, sizeof *ev, "edges");
     evt = gt_malloc_array(ne ? ne : 1, sizeof *evt, "edges");
     if (!ev || !evt) FAIL_OOM("edges");
@@ -252,6 +344,16 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
                 ev[j].v = j;
                 j++;
             }
+    }
+#pragma omp parallel for schedule(dynamic, 64)
+    for (long b = 0; b < (long)nb; b++) {
+        gt_pr_block_poly P;
+        block_poly(s, ck, cv, nc, bnode[b], bk[b], &P);
+        size_t j = eoff[ns + b];
+        for (int q = 0; q < P.nv; q++, j++) {
+            ev[j].k = P.key[q];
+            ev[j].v = j;
+        }
     }
     gt_pr_radix_kv(ev, evt, ne, cbits + 3);
     free(evt);
@@ -271,7 +373,11 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
     }
     free(ev);
     ev = NULL;
-    xyz = gt_malloc_array(nvert ? nvert : 1, 3 * sizeof *xyz, "vertices");
+    if (nvert + nadd > (size_t)INT32_MAX) {
+        st = gt_fail(GT_ERR_RUNTIME, "the mesh has more than %d vertices (use a lower depth)", INT32_MAX);
+        goto done;
+    }
+    xyz = gt_malloc_array(nvert + nadd ? nvert + nadd : 1, 3 * sizeof *xyz, "vertices");
     tri = gt_malloc_array(ntri ? ntri : 1, 3 * sizeof *tri, "triangles");
     mxyz = gt_malloc_array(nvert ? nvert : 1, 3 * sizeof *mxyz, "edge middles");
     vmid = gt_malloc_array(nvert ? nvert : 1, sizeof *vmid, "edge middles");
@@ -313,9 +419,35 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
                 tri[3 * k + q] = vemit[base + (size_t)__builtin_popcount(cr & ((1u << e) - 1))];
             }
     }
+    /* the coarse blocks' triangles, then their added vertices */
+#pragma omp parallel for schedule(dynamic, 64)
+    for (long b = 0; b < (long)nb; b++) {
+        gt_pr_block_poly P;
+        block_poly(s, ck, cv, nc, bnode[b], bk[b], &P);
+        const size_t base = eoff[ns + b];
+        size_t k = toff[ns + b], a = nvert + aoff[b];
+        for (int l = 0; l < P.nloop; l++) {
+            const int r = gt_pr_block_loop_root(&P, l), nt = gt_pr_block_loop_ntri(&P, l, r);
+            const size_t ls = base + P.lstart[l];
+            for (int t = 0; t < nt; t++, k++) {
+                int q3[3];
+                gt_pr_block_loop_tri(&P, l, r, t, q3);
+                for (int q = 0; q < 3; q++) tri[3 * k + q] = q3[q] < 0 ? (int32_t)a : vemit[ls + (size_t)q3[q]];
+            }
+            if (r < 0) {
+                const int n = P.lstart[l + 1] - P.lstart[l];
+                double sum[3] = {0, 0, 0};
+                for (int q = 0; q < n; q++)
+                    for (int c = 0; c < 3; c++) sum[c] += (double)xyz[3 * (size_t)vemit[ls + (size_t)q] + c];
+                for (int c = 0; c < 3; c++) xyz[3 * a + c] = (float)(sum[c] / (double)n);
+                a++;
+            }
+        }
+    }
     gt_info("extract: %d rounds, %zu cells (%zu grown), %zu corners in %.1f ms (evaluation %.1f ms); "
-            "%zu edges -> %zu vertices, %zu triangles in %.1f ms",
-            rounds, ns, ns - nfine, nc, t1 - t0, t_eval, ne, nvert, ntri, gt_now_ms() - t1);
+            "%zu coarse blocks; %zu edges -> %zu vertices (%zu added), %zu triangles in %.1f ms",
+            rounds, ns, ns - nfine, nc, t1 - t0, t_eval, nb, ne, nvert + nadd, nadd, ntri, gt_now_ms() - t1);
+    nvert += nadd;
     if (capped) gt_warn("surface extraction stopped growing at %zu cells: the mesh may be open", ns);
     out->nvert = nvert;
     out->ntri = ntri;
@@ -331,7 +463,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
 done:
     free(sk); free(sm); free(ck); free(cv); free(nk); free(nm); free(kc); free(kt); free(vnew);
     free(eoff); free(toff); free(ev); free(evt); free(ek); free(vemit); free(xyz); free(tri);
-    free(mxyz); free(vmid);
+    free(mxyz); free(vmid); free(bk); free(bnode); free(aoff);
     return st;
 }
 

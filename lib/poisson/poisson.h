@@ -138,6 +138,7 @@ typedef struct gt_pr_params {
     bool mesh_on_device;     /* CUDA path: leave the mesh on the device (gt_pr_mesh.dev) when nothing on
                               * the host needs it (no density, trim or colours), for gt_pr_write_mesh_ply
                               * to write in pieces as they come down */
+    bool uniform_mesh;       /* extract every depth-D cell, no coarse blocks (pr_adapt.h; default false) */
 } gt_pr_params;
 
 void gt_pr_params_default(gt_pr_params *p);
@@ -301,6 +302,8 @@ typedef struct gt_pr_state {
     int coef_lmin;           /* the solve's first level (the full depth): the levels below hold no
                               * coefficients, so chi is evaluated from this one (0 before a solve) */
     double *rhs;             /* divergence per node */
+    uint8_t *coarse;         /* per depth-(D-1) node: a coarse block of the extraction (pr_adapt.h,
+                              * gt_pr_block_coarse), or NULL for none */
     double alpha;            /* screening weight in the energy */
     bool eval_on_gpu;        /* extraction evaluates chi at the corners on the GPU */
     void *dev;               /* CUDA path: the device-resident octree and solution, or NULL */
@@ -368,7 +371,15 @@ double gt_pr_eval_levels(const gt_pr_octree *o, const double q[3], const double 
  *    diagonal inside corners the inside corners are separated, a rule of the
  *    face's corners alone, so the two cells sharing it agree and the mesh is
  *    closed and manifold), oriented with the normal towards increasing chi.
- *  - iso: the average of chi at the points (gt_pr_iso_cpu). */
+ *  - iso: the average of chi at the points (gt_pr_iso_cpu).
+ *  - coarse blocks (s->coarse, unless p->uniform_mesh): the cells of a
+ *    coarse block make nothing (mask taken as 0); the block makes its loops'
+ *    triangles instead (pr_adapt.h), after every cell's, blocks in key
+ *    order. Their vertices are depth-D edge vertices as above (in the same
+ *    numbering), and for loops without a fan root one added vertex each, at
+ *    the mean of the loop's vertex positions (summed in double in loop
+ *    order, divided, rounded to float), numbered after the edge vertices in
+ *    block and loop order. */
 #define GT_PR_EKEY(corner_key, mask) ((uint64_t)(corner_key) << 3 | (uint64_t)(mask))
 /* a cell's local edge: lower local corner a (bits x, y, z) and mask m, a & m == 0 */
 #define GT_PR_LEDGE(a, m) ((a) | (m) << 3)

@@ -23,6 +23,7 @@
 #include "common/progress.h"
 #include "gt_config.h"
 #include "poisson/poisson.h"
+#include "poisson/pr_adapt.h"
 #include "poisson/pr_bspline.h"
 #if GT_HAVE_CUDA
 #include "kernels/poisson/pr_gpu.h"
@@ -104,7 +105,7 @@ void gt_pr_state_free(gt_pr_state *s)
 {
     gt_pr_octree_free(&s->oct);
     free(s->u); free(s->n); free(s->area); free(s->wdens); free(s->coef); free(s->rhs);
-    free(s->rgb); free(s->cdens);
+    free(s->rgb); free(s->cdens); free(s->coarse);
 #if GT_HAVE_CUDA
     gt_pr_dev_state_free(s->dev);
 #endif
@@ -357,6 +358,18 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             if (acc[0] != 0 || acc[1] != 0 || acc[2] != 0) any = 1;
         }
         has_src[l] = any != 0;
+    }
+    /* the extraction's coarse blocks: depth-(D-1) nodes whose children got
+     * no normal (pr_adapt.h) */
+    if (!p->uniform_mesh && D >= 1 && D - 1 >= F) {
+        const size_t b0 = o->level_start[D - 1], nb = o->level_start[D] - b0;
+        s->coarse = gt_malloc_array(nb ? nb : 1, 1, "coarse blocks");
+        if (!s->coarse) {
+            st = GT_ERR_RUNTIME;
+            goto done;
+        }
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < nb; i++) s->coarse[i] = (uint8_t)gt_pr_block_coarse(o->child, vf, b0 + i);
     }
     if (tm) gt_timings_add(tm, "splat", gt_now_ms() - t0);
     t0 = gt_now_ms();

@@ -19,6 +19,21 @@ static inline void pr_sample_sphere(gt_rng *g, size_t n, double r, const double 
         for (int a = 0; a < 3; a++) { xyz[3 * i + a] = (float)(c[a] + r * d[a]); nrm[3 * i + a] = (float)d[a]; }
     }
 }
+/* n points on a sphere of radius r at c whose density grows `ratio`-fold
+ * from its -x pole to its +x pole (exponentially in x, as a scan's falls
+ * with distance); outward normals */
+static inline void pr_sample_sphere_uneven(gt_rng *g, size_t n, double r, const double c[3], double ratio, float *xyz,
+                                           float *nrm)
+{
+    size_t i = 0;
+    while (i < n) {
+        double z = gt_rng_range(g, -1, 1), ph = gt_rng_range(g, 0, 2 * M_PI), s = sqrt(1 - z * z);
+        double d[3] = {s * cos(ph), s * sin(ph), z};
+        if (gt_rng_uniform(g) > pow(ratio, (d[0] - 1) / 2)) continue;
+        for (int a = 0; a < 3; a++) { xyz[3 * i + a] = (float)(c[a] + r * d[a]); nrm[3 * i + a] = (float)d[a]; }
+        i++;
+    }
+}
 /* torus around z: major R, minor r; area-uniform by rejection */
 static inline void pr_sample_torus(gt_rng *g, size_t n, double R, double r, float *xyz, float *nrm)
 {

@@ -7,7 +7,8 @@
  * consistent orientation on closed inputs, the Euler characteristic of the
  * surface's topology and a positive enclosed volume (normals outward); the
  * case table cuts exactly the crossed edges; an iso outside chi's range gives
- * an empty mesh. */
+ * an empty mesh. These are the uniform mesh's (every depth-D cell,
+ * p->uniform_mesh); test_adapt.c checks the coarse blocks'. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -62,7 +63,10 @@ static void check_canonical(const gt_pr_state *s, const gt_pr_params *p, int clo
     gt_pr_mesh m;
     memset(&m, 0, sizeof m);
     uint64_t *k = NULL;
-    GT_ASSERT_OK(gt_pr_extract_mesh_keys_cpu(s, p, &m, &k));
+    /* the uniform mesh (no coarse blocks: test_adapt.c checks those) */
+    gt_pr_params pu = *p;
+    pu.uniform_mesh = true;
+    GT_ASSERT_OK(gt_pr_extract_mesh_keys_cpu(s, &pu, &m, &k));
     print_message("%s: depth %d, %zu vertices, %zu triangles\n", what, D, m.nvert, m.ntri);
     assert_true(m.ntri > 0);
     /* vertices: increasing keys, crossed edges, the stated position */

@@ -74,6 +74,15 @@ static void test_octree_same(void **state)
     }
 }
 
+/* the extraction's coarse blocks of a solved state */
+static size_t count_coarse(const gt_pr_state *s)
+{
+    if (!s->coarse || s->oct.depth < 1) return 0;
+    size_t n = 0, n1 = s->oct.level_start[s->oct.depth] - s->oct.level_start[s->oct.depth - 1];
+    for (size_t i = 0; i < n1; i++) n += s->coarse[i] != 0;
+    return n;
+}
+
 /* largest |a - b| over the nodes */
 static double max_diff(const double *a, const double *b, size_t n)
 {
@@ -125,6 +134,13 @@ static void compare_recon(const gt_pr_input *in, int depth, int full_depth)
                   cg.iso);
     assert_true(err <= 1e-6 * mx);
     assert_true(fabs(cc.iso - cg.iso) <= 1e-6 * fabs(cc.iso));
+    /* the same coarse blocks for the extraction */
+    assert_true((cc.coarse == NULL) == (cg.coarse == NULL));
+    if (cc.coarse) {
+        size_t n1 = cc.oct.level_start[depth] - cc.oct.level_start[depth - 1];
+        assert_memory_equal(cc.coarse, cg.coarse, n1);
+        print_message("depth %d: %zu coarse blocks of %zu depth-%d nodes\n", depth, count_coarse(&cc), n1, depth - 1);
+    }
     gt_pr_mesh mc = {0}, mg = {0};
     GT_ASSERT_OK(gt_pr_extract_cpu(&cc, &p, &mc));
     GT_ASSERT_OK(gt_pr_extract_cpu(&cg, &p, &mg));
@@ -163,6 +179,9 @@ static void test_recon_same(void **state)
     pr_sample_sphere(&g, n, 1.0, c, x, nn);
     gt_pr_input in = {n, x, nn, NULL};
     compare_recon(&in, 5, -1);
+    /* points thinning out 20-fold: coarse blocks on the sparse side */
+    pr_sample_sphere_uneven(&g, n, 1.0, c, 20.0, x, nn);
+    compare_recon(&in, 6, -1);
     free(x);
     free(nn);
     float *bx = NULL, *bn = NULL;
@@ -214,14 +233,18 @@ static void compare_extract(gt_pr_state *s, const gt_pr_params *p, const char *w
     gt_pr_mesh_free(&mg);
 }
 
-static void extract_case(const gt_pr_input *in, int depth, double scale, bool density, const char *what)
+/* returns the state's coarse blocks (the extraction's, pr_adapt.h) */
+static size_t extract_case(const gt_pr_input *in, int depth, double scale, bool density, const char *what)
 {
     gt_pr_params p;
     gt_pr_state s;
     pr_solve_cpu(in, depth, scale, &s, &p);
     p.want_density = density; /* a post-processing option: the solve does not read it */
+    size_t nb = count_coarse(&s);
+    print_message("%s: %zu coarse blocks\n", what, nb);
     compare_extract(&s, &p, what);
     gt_pr_state_free(&s);
+    return nb;
 }
 
 static void test_extract_same(void **state)
@@ -264,6 +287,10 @@ static void test_extract_same(void **state)
         }
     gt_pr_input ih = {m, x, nn, NULL};
     extract_case(&ih, 6, 1.4, false, "sphere with a hole");
+    /* points thinning out 20-fold: coarse blocks beside depth-D cells */
+    pr_sample_sphere_uneven(&g, n, 1.0, c, 20.0, x, nn);
+    assert_true(extract_case(&in, 7, 1.1, false, "uneven sphere") > 0);
+    assert_true(extract_case(&in, 6, 1.1, true, "uneven sphere, density") > 0);
     free(x);
     free(nn);
     float *bx = NULL, *bn = NULL;
