@@ -125,6 +125,24 @@ awk '{print $1, $2, $3}' "$tmp/t.npts" > "$tmp/xyz.txt"
 has npts-no-normals-msg "$tmp/err" "expected 6 or 9 numbers per line"
 absent npts-no-normals-no-output "$tmp/x.ply"
 
+# points thinning out 20-fold across a sphere (-x sparse): the default mesh is
+# cut from depth D-1 cells on the sparse side, --uniform-mesh from every
+# depth-D cell; both closed (euler 2 is checked in test_adapt), the default
+# with fewer vertices
+awk 'BEGIN{srand(9); print "ply\nformat ascii 1.0\nelement vertex 6000\nproperty float x\nproperty float y\nproperty float z\nproperty float nx\nproperty float ny\nproperty float nz\nend_header";
+  n=0; while(n<6000){z=2*rand()-1; p=6.2831853*rand(); s=sqrt(1-z*z); x=s*cos(p); y=s*sin(p);
+    if (rand() > exp(log(20)*(x-1)/2)) continue; print x, y, z, x, y, z; n++}}' > "$tmp/uneven.ply"
+"$prog" --device cpu -d 6 "$tmp/uneven.ply" -o "$tmp/ua.ply" 2> "$tmp/err"; check uneven-default 0 $?
+"$prog" --device cpu -d 6 --uniform-mesh "$tmp/uneven.ply" -o "$tmp/uu.ply" 2> "$tmp/err"; check uneven-uniform 0 $?
+va=$(grep -a -m1 "element vertex" "$tmp/ua.ply" | awk '{print $3}')
+vu=$(grep -a -m1 "element vertex" "$tmp/uu.ply" | awk '{print $3}')
+if [ -n "$va" ] && [ -n "$vu" ] && [ "$va" -gt 0 ] && [ $((va * 10)) -lt $((vu * 9)) ]; then
+  echo "ok   uneven-fewer-vertices ($va < $vu)"
+else
+  echo "FAIL uneven-fewer-vertices: default $va, --uniform-mesh $vu"; fails=$((fails+1))
+fi
+has help-uniform-mesh <("$prog" --help) "--uniform-mesh"
+
 # --device cuda without a GPU: exit 4
 if [ -n "${GT_NO_GPU:-}" ] || ! nvidia-smi > /dev/null 2>&1; then
   GT_NO_GPU=1 "$prog" --device cuda -d 4 "$tmp/s.ply" -o "$tmp/g.ply" 2> "$tmp/err"; check no-gpu 4 $?
