@@ -123,7 +123,8 @@ GT_HD void gt_pr_splat_node(const uint64_t *key, const int32_t *nbr, const uint3
  * depth holds about spn samples); else the walk goes up from the sample's
  * level-Dw node `node` (parent links), to level F at most, to the first
  * level whose W is >= 1, and interpolates log-linearly between it and the
- * level below. Not clamped. */
+ * level below; where W stays below 1 up to level F, F + log4(W_F). Not
+ * clamped. */
 GT_HD double gt_pr_sample_depth(const uint64_t *key, const int32_t *nbr, const int32_t *parent, int32_t node, int Dw,
                                 int F, const float *p, const double *wdens, double unit)
 {
@@ -137,6 +138,14 @@ GT_HD double gt_pr_sample_depth(const uint64_t *key, const int32_t *nbr, const i
         oldw = neww;
         neww = gt_pr_eval_node(key, nbr, l, node, p, wdens) / unit;
     }
+    /* still below 1 at level F (PoissonRecon walks on to the root, but the
+     * density exists only from F): a node of level l holds neww, so one
+     * holding 1 is log4(1 / neww) levels up, as where W >= 1. The
+     * interpolation below would divide by log(neww / oldw), near 0 where the
+     * density hardly changes between the last two levels: depths far below
+     * F, sample areas 4^-depth of 10^8 and more, and a screening term that
+     * wrecks the solve (6,000 points thinning 20-fold, depth 8) */
+    if (neww < 1.0) return neww > 0.0 ? (double)l + log(neww) / log(4.0) : (double)l;
     if (!(neww > oldw) || !(oldw > 0.0)) return (double)l;
     return (double)l + log(neww) / log(neww / oldw);
 }
