@@ -35,8 +35,7 @@ static const char *usage_text =
     "                           (default 4; 0 = plain Poisson)\n"
     "      --samples-per-node S samples per octree node at the depth where a sample\n"
     "                           is splatted (default 1.5, PoissonRecon's); higher\n"
-    "                           smooths sparse, noisy areas; where no sample splats\n"
-    "                           at depth D the mesh is cut from depth D-1 cells\n"
+    "                           smooths sparse, noisy areas (see --coarse-levels)\n"
     "      --scale F            bounding cube side / data box's longest side\n"
     "                           (default 1.1; raise it when holes must close beyond\n"
     "                           the data's box)\n"
@@ -51,10 +50,11 @@ static const char *usage_text =
     "                           while its relative residual is above R, the levels\n"
     "                           below while theirs is above R/30, up to four times\n"
     "                           their iterations (default 3e-5)\n"
-    "      --uniform-mesh       cut the mesh from every depth-D cell, also where the\n"
-    "                           samples are too sparse for depth D (by default such\n"
-    "                           places take depth D-1 cells, as PoissonRecon's tree\n"
-    "                           ends there: fewer vertices, no cracks)\n"
+    "      --coarse-levels K    where the samples are too sparse for depth D, cut\n"
+    "                           the mesh from cells up to K levels coarser, as\n"
+    "                           PoissonRecon's tree ends there (default 1; more:\n"
+    "                           smaller meshes of sparse scans, slower extraction)\n"
+    "      --uniform-mesh       cut the mesh from every depth-D cell (--coarse-levels 0)\n"
     "      --density            add a per-vertex 'density' property (samples per\n"
     "                           node at depth D-2 around the vertex)\n"
     "      --trim Q             drop triangles touching the lowest Q fraction\n"
@@ -68,7 +68,7 @@ static const char *usage_text =
     "or out of memory.\n";
 
 enum { OPT_PW = GT_OPT_TOOL_BASE, OPT_FULLDEPTH, OPT_SPN, OPT_SCALE, OPT_SOLVER, OPT_ITERS, OPT_RESIDUAL, OPT_DENSITY, OPT_TRIM, OPT_COLORS,
-       OPT_VOLUME, OPT_VOLDEPTH, OPT_OUTFMT, OPT_UNIFORM };
+       OPT_VOLUME, OPT_VOLDEPTH, OPT_OUTFMT, OPT_UNIFORM, OPT_COARSE };
 
 typedef struct args {
     gt_common_opts co;
@@ -93,6 +93,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"residual", required_argument, 0, OPT_RESIDUAL},
         {"density", no_argument, 0, OPT_DENSITY},
         {"uniform-mesh", no_argument, 0, OPT_UNIFORM},
+        {"coarse-levels", required_argument, 0, OPT_COARSE},
         {"trim", required_argument, 0, OPT_TRIM},
         {"colors", no_argument, 0, OPT_COLORS},
         {"volume", required_argument, 0, OPT_VOLUME},
@@ -133,6 +134,7 @@ static int parse_args(int argc, char **argv, args *a)
         case OPT_RESIDUAL: st = gt_parse_double("--residual", optarg, 1e-15, 1, &p->finest_residual); break;
         case OPT_DENSITY: p->want_density = true; break;
         case OPT_UNIFORM: p->uniform_mesh = true; break;
+        case OPT_COARSE: st = gt_parse_int("--coarse-levels", optarg, 0, GT_PR_MAX_DEPTH, &p->coarse_levels); break;
         case OPT_TRIM: st = gt_parse_double("--trim", optarg, 0, 0.99, &p->trim); break;
         case OPT_COLORS: p->want_colors = true; break;
         case OPT_VOLUME: st = gt_parse_path_once("--volume", optarg, &a->job.volume); break;

@@ -186,15 +186,66 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, int F, size_t s0, 
     }
 }
 
-/* the extraction's coarse blocks among n nodes of level D - 1 from s0 */
-__global__ void k_coarse_blocks(const int32_t *child, const double *vf, size_t s0, size_t n, uint8_t *coarse)
+/* the extraction tree's steps (pr_adapt.h; lib/poisson/solve.c's
+ * tree_build), one level of n nodes from s0 per launch */
+__global__ void k_tree_data(const int32_t *child, const double *vf, size_t s0, size_t n, int l, int D, int T, int virt,
+                            uint8_t *t)
 {
-    GRID_LOOP(q, n) coarse[q] = (uint8_t)gt_pr_block_coarse(child, vf, s0 + q);
+    GRID_LOOP(q, n) {
+        uint8_t f = gt_pr_tree_data(child, vf, t, s0 + q);
+        if (l < D) f |= gt_pr_tree_sub(child, t, s0 + q, l, T, virt);
+        t[s0 + q] = f;
+    }
+}
+/* the parent and its neighbours subdivided (every writer stores the same
+ * bit: the races are benign) */
+__global__ void k_tree_mark(const gt_pr_dev_octree o, size_t s0, size_t n, uint8_t *t)
+{
+    GRID_LOOP(q, n) {
+        if (!(t[s0 + q] & GT_PR_T_SUB)) continue;
+        const int32_t par = o.parent[s0 + q];
+        t[par] |= GT_PR_T_SUB;
+        for (int i = 0; i < 27; i++) {
+            const int32_t nb = o.nbr[27 * (size_t)par + i];
+            if (nb >= 0 && o.child[nb] >= 0) t[nb] |= GT_PR_T_SUB;
+        }
+    }
+}
+__global__ void k_tree_keep(const gt_pr_dev_octree o, size_t s0, size_t n, int l, int virt, uint8_t *t)
+{
+    GRID_LOOP(q, n) {
+        if (!(t[s0 + q] & GT_PR_T_SUB)) continue;
+        const int32_t par = o.parent[s0 + q];
+        if (!gt_pr_tree_keep(o.nbr, t, par, o.key[par], l - 1, virt)) t[s0 + q] &= (uint8_t)~GT_PR_T_SUB;
+    }
+}
+__global__ void k_tree_leaf(const int32_t *parent, size_t s0, size_t n, int l, int F, uint8_t *t)
+{
+    GRID_LOOP(q, n) {
+        const uint8_t f = t[s0 + q];
+        if (!(f & GT_PR_T_SUB) && (l == F || (t[parent[s0 + q]] & GT_PR_T_SUB))) t[s0 + q] = f | GT_PR_T_LEAF;
+    }
 }
 
-gt_status pr_coarse_blocks(const gt_pr_dev_octree &o, const double *vf, size_t s0, size_t n, uint8_t *coarse)
+gt_status pr_tree_build(const gt_pr_dev_octree &o, const double *vf, const size_t *level_start, int D, int F, int T,
+                        int virt, uint8_t *t)
 {
-    if (n) LAUNCH(k_coarse_blocks, n, o.child, vf, s0, n, coarse);
+    for (int l = D; l >= 0; l--) {
+        size_t s0 = level_start[l], n = level_start[l + 1] - s0;
+        if (n) LAUNCH(k_tree_data, n, o.child, vf, s0, n, l, D, T, virt, t);
+    }
+    for (int l = D - 1; l > F; l--) {
+        size_t s0 = level_start[l], n = level_start[l + 1] - s0;
+        if (n) LAUNCH(k_tree_mark, n, o, s0, n, t);
+    }
+    for (int l = F + 1; l < D; l++) {
+        size_t s0 = level_start[l], n = level_start[l + 1] - s0;
+        if (n) LAUNCH(k_tree_keep, n, o, s0, n, l, virt, t);
+    }
+    for (int l = F; l < D; l++) {
+        size_t s0 = level_start[l], n = level_start[l + 1] - s0;
+        if (n) LAUNCH(k_tree_leaf, n, o.parent, s0, n, l, F, t);
+    }
     return GT_OK;
 }
 

@@ -185,8 +185,11 @@ __global__ void k_vertices(const eval_args A, const uint64_t *E, size_t nv, cons
         uint32_t lo[3], up[3];
         gt_pr_key_xyz(lk, &lo[0], &lo[1], &lo[2]);
         for (int a = 0; a < 3; a++) up[a] = lo[a] + ((m >> a) & 1);
-        size_t ia = gt_pr_lower_bound(ck, nc, lk), ib = gt_pr_lower_bound(ck, nc, gt_pr_key(up[0], up[1], up[2]));
-        double va = ia < nc ? cv[ia] : P.iso, vb = ib < nc ? cv[ib] : P.iso; /* always present */
+        const uint64_t kb = gt_pr_key(up[0], up[1], up[2]);
+        size_t ia = gt_pr_lower_bound(ck, nc, lk), ib = gt_pr_lower_bound(ck, nc, kb);
+        /* a corner of a cell, or an end only coarse blocks' crossings reach */
+        double va = ia < nc && ck[ia] == lk ? cv[ia] : e_eval_corner(A, lo[0], lo[1], lo[2]);
+        double vb = ib < nc && ck[ib] == kb ? cv[ib] : e_eval_corner(A, up[0], up[1], up[2]);
         /* the edge's middle: a grid point at depth D + 1 */
         double vm = e_eval_grid(A, 2 * lo[0] + (m & 1), 2 * lo[1] + ((m >> 1) & 1), 2 * lo[2] + ((m >> 2) & 1),
                                 P.D + 1);
@@ -213,54 +216,93 @@ __global__ void k_triangles(const uint64_t *cells, const uint8_t *mask, const ui
     }
 }
 
-/* coarse blocks (pr_adapt.h): bk, nb of them, sorted keys of level D - 1
- * (level keys key1 of n1 nodes from node b0) */
+/* coarse blocks (pr_adapt.h): nb node indices (level, then key order) */
 struct blocks {
-    const uint64_t *bk;
+    const uint64_t *node;
     size_t nb;
-    const uint64_t *key1;
-    size_t b0, n1;
-    const int32_t *nbr;
-    const uint8_t *coarse;
+    const uint8_t *tree;
+    int virt; /* gt_pr_tree_virtual */
 };
 
-/* the cells of coarse blocks make nothing */
-__global__ void k_drop_coarse(const uint64_t *cells, uint8_t *mask, size_t n, const blocks B)
+/* the cells inside coarse blocks make nothing (extract.c's in_coarse_block) */
+__global__ void k_drop_coarse(const eval_args A, const uint64_t *cells, uint8_t *mask, size_t n, const blocks B)
 {
-    GRID_LOOP(i, n) if (gt_pr_contains(B.bk, B.nb, cells[i] >> 3)) mask[i] = 0;
+    GRID_LOOP(i, n) {
+        const int D = A.depth;
+        for (int l = D - 1; l >= 0; l--) {
+            const size_t l0 = A.level_start[l], nl = A.level_start[l + 1] - l0;
+            const uint64_t ak = cells[i] >> (3 * (D - l));
+            const size_t at = gt_pr_lower_bound(A.key + l0, nl, ak);
+            if (at == nl || A.key[l0 + at] != ak) continue;
+            const uint8_t f = B.tree[l0 + at];
+            if (f & GT_PR_T_LEAF) mask[i] = 0;
+            if (f & (GT_PR_T_LEAF | GT_PR_T_SUB)) break;
+        }
+    }
 }
 
-/* block b's loops from the corner set (extract.c's block_poly) */
-__device__ void d_block_poly(const blocks &B, size_t b, const uint64_t *ck, const double *cv, size_t nc, double iso,
+__device__ int d_node_level(const eval_args &A, size_t node)
+{
+    int l = 0;
+    while (l < A.depth && node >= A.level_start[l + 1]) l++;
+    return l;
+}
+/* block b's lowest corner and lattice spacing (finest units) */
+__device__ void d_block_geom(const eval_args &A, const blocks &B, size_t b, uint32_t base[3], uint32_t *h)
+{
+    const size_t node = B.node[b];
+    const int l = d_node_level(A, node);
+    uint32_t X, Y, Z;
+    gt_pr_key_xyz(A.key[node], &X, &Y, &Z);
+    base[0] = X << (A.depth - l);
+    base[1] = Y << (A.depth - l);
+    base[2] = Z << (A.depth - l);
+    *h = 1u << (A.depth - l - 1);
+}
+
+/* chi at every block's 27 lattice points: from the corner set where a cell
+ * has the point as a corner, else evaluated (extract.c) */
+__global__ void k_block_values(const eval_args A, const blocks B, const uint64_t *ck, const double *cv, size_t nc,
+                               double *val)
+{
+    GRID_LOOP(i, 27 * B.nb) {
+        const size_t b = i / 27;
+        const int q = (int)(i % 27);
+        uint32_t base[3], h;
+        d_block_geom(A, B, b, base, &h);
+        const uint32_t x = base[0] + (uint32_t)(q % 3) * h, y = base[1] + (uint32_t)((q / 3) % 3) * h,
+                       z = base[2] + (uint32_t)(q / 9) * h;
+        const uint64_t k = gt_pr_key(x, y, z);
+        const size_t at = gt_pr_lower_bound(ck, nc, k);
+        val[i] = at < nc && ck[at] == k ? cv[at] : e_eval_corner(A, x, y, z);
+    }
+}
+/* does the surface cross block b (lattice points on both sides)? */
+__global__ void k_block_crossed(const blocks B, const double *val, double iso, uint8_t *flag)
+{
+    GRID_LOOP(b, B.nb) {
+        int nin = 0;
+        for (int q = 0; q < 27; q++) nin += val[27 * b + q] < iso;
+        flag[b] = nin != 0 && nin != 27;
+    }
+}
+
+/* block b's loops (extract.c's block_poly) */
+__device__ void d_block_poly(const eval_args &A, const blocks &B, size_t b, const double *val, double iso,
                              gt_pr_block_poly *P)
 {
-    const uint64_t bkey = B.bk[b];
-    const size_t node = B.b0 + gt_pr_lower_bound(B.key1, B.n1, bkey);
-    uint32_t X, Y, Z;
-    gt_pr_key_xyz(bkey, &X, &Y, &Z);
-    double v[27];
-    for (int k = 0; k < 3; k++)
-        for (int j = 0; j < 3; j++)
-            for (int i = 0; i < 3; i++) {
-                size_t at = gt_pr_lower_bound(ck, nc, gt_pr_key(2 * X + i, 2 * Y + j, 2 * Z + k));
-                v[i + 3 * j + 9 * k] = at < nc ? cv[at] : iso; /* always present */
-            }
-    uint32_t ncm = 0;
-    for (int i = 0; i < 27; i++) {
-        if (i == 13) continue;
-        const int32_t nb = B.nbr[27 * node + i];
-        if (nb < 0 || !B.coarse[(size_t)nb - B.b0]) ncm |= 1u << i;
-    }
-    gt_pr_block_loops(X, Y, Z, v, ncm, iso, P);
+    const size_t node = B.node[b];
+    const uint32_t ncm = gt_pr_block_nc(A.nbr + 27 * node, B.tree, A.key[node], d_node_level(A, node), B.virt);
+    gt_pr_block_loops(val + 27 * b, ncm, iso, P);
 }
 
 /* per block: loop vertices, triangles (at ns + b) and added vertices */
-__global__ void k_block_counts(const blocks B, const uint64_t *ck, const double *cv, size_t nc, double iso, size_t ns,
+__global__ void k_block_counts(const eval_args A, const blocks B, const double *val, double iso, size_t ns,
                                uint64_t *ecnt, uint64_t *tcnt, uint64_t *acnt)
 {
     GRID_LOOP(b, B.nb) {
         gt_pr_block_poly P;
-        d_block_poly(B, b, ck, cv, nc, iso, &P);
+        d_block_poly(A, B, b, val, iso, &P);
         uint64_t nt = 0, na = 0;
         for (int l = 0; l < P.nloop; l++) {
             const int r = gt_pr_block_loop_root(&P, l);
@@ -273,29 +315,44 @@ __global__ void k_block_counts(const blocks B, const uint64_t *ck, const double 
     }
 }
 
-__global__ void k_block_keys(const blocks B, const uint64_t *ck, const double *cv, size_t nc, double iso, size_t ns,
-                             const uint64_t *eoff, uint64_t *ek)
+/* the blocks' crossings bisected down to depth-D edges: their keys into ek
+ * (at the block's edge offset) and bk (from the first block's) */
+__global__ void k_block_keys(const eval_args A, const blocks B, const double *val, double iso, size_t ns,
+                             const uint64_t *eoff, uint64_t *ek, uint64_t *bk)
 {
     GRID_LOOP(b, B.nb) {
         gt_pr_block_poly P;
-        d_block_poly(B, b, ck, cv, nc, iso, &P);
+        d_block_poly(A, B, b, val, iso, &P);
+        uint32_t base[3], h;
+        d_block_geom(A, B, b, base, &h);
         uint64_t j = eoff[ns + b];
-        for (int q = 0; q < P.nv; q++) ek[j++] = P.key[q];
+        for (int q = 0; q < P.nv; q++, j++) {
+            gt_pr_cross_edge e = gt_pr_cross_edge_of(P.cross[q], base, h);
+            while (e.m > 1) {
+                uint32_t mid[3];
+                gt_pr_cross_mid(&e, mid);
+                gt_pr_cross_step(&e, e_eval_corner(A, mid[0], mid[1], mid[2]), iso);
+            }
+            const uint64_t k = gt_pr_cross_key(&e);
+            ek[j] = k;
+            bk[j - eoff[ns]] = k;
+        }
     }
 }
 
 /* the blocks' triangles, and their added vertices (after the nv edge
  * vertices, whose positions are in xyz) */
-__global__ void k_block_tris(const blocks B, const uint64_t *ck, const double *cv, size_t nc, double iso, size_t ns,
-                             const uint64_t *toff, const uint64_t *aoff, const uint64_t *E, size_t nv, float *xyz,
-                             int32_t *tri)
+__global__ void k_block_tris(const eval_args A, const blocks B, const double *val, double iso, size_t ns,
+                             const uint64_t *eoff, const uint64_t *toff, const uint64_t *aoff, const uint64_t *bk,
+                             const uint64_t *E, size_t nv, float *xyz, int32_t *tri)
 {
     GRID_LOOP(b, B.nb) {
         gt_pr_block_poly P;
-        d_block_poly(B, b, ck, cv, nc, iso, &P);
+        d_block_poly(A, B, b, val, iso, &P);
         uint64_t k = toff[ns + b], a = nv + aoff[b];
+        const uint64_t j0 = eoff[ns + b] - eoff[ns];
         int32_t id[GT_PR_BLOCK_MAXSEG];
-        for (int q = 0; q < P.nv; q++) id[q] = (int32_t)gt_pr_lower_bound(E, nv, P.key[q]); /* present */
+        for (int q = 0; q < P.nv; q++) id[q] = (int32_t)gt_pr_lower_bound(E, nv, bk[j0 + q]); /* present */
         for (int l = 0; l < P.nloop; l++) {
             const int r = gt_pr_block_loop_root(&P, l), nt = gt_pr_block_loop_ntri(&P, l, r);
             const int ls = P.lstart[l];
@@ -313,6 +370,14 @@ __global__ void k_block_tris(const blocks B, const uint64_t *ck, const double *c
                 a++;
             }
         }
+    }
+}
+
+__global__ void k_iota_leaf(const uint8_t *tree, size_t n, uint64_t *idx, uint8_t *flag)
+{
+    GRID_LOOP(i, n) {
+        idx[i] = i;
+        flag[i] = (tree[i] & GT_PR_T_LEAF) ? 1 : 0;
     }
 }
 
@@ -347,11 +412,11 @@ struct ctx {
     dbuf A, B, F;        /* scratch keys, flags */
     dbuf eo, to, ao;     /* per cell and block edge/triangle counts, per block added vertices -> offsets */
     dbuf E, xyz, tri;
-    dbuf bk;             /* coarse block keys */
+    dbuf bn, bv, bkk;    /* coarse blocks: node indices, lattice values, crossing keys */
     gt_arena arena;
     void free_all()
     {
-        dbuf *all[] = {&S, &Sm, &S2, &S2m, &C, &Cv, &C2, &C2v, &N, &Nm, &Nv, &A, &B, &F, &eo, &to, &ao, &E, &xyz, &tri, &bk};
+        dbuf *all[] = {&S, &Sm, &S2, &S2m, &C, &Cv, &C2, &C2v, &N, &Nm, &Nv, &A, &B, &F, &eo, &to, &ao, &E, &xyz, &tri, &bn, &bv, &bkk};
         for (dbuf *b : all) {
             gt_cu_free(b->p);
             b->p = nullptr;
@@ -377,7 +442,7 @@ gt_status offsets(dbuf &cnt, size_t n, uint64_t *total, gt_arena *a)
     return gt_cu_memcpy_d2h(total, P<uint64_t>(cnt) + n, sizeof(uint64_t), NULL);
 }
 
-gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_coarse, size_t nfine, double iso,
+gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_tree, int virt, size_t nfine, double iso,
                   const double center[3], double side, bool keep, gt_pr_mesh *out)
 {
     const int D = A.depth;
@@ -448,19 +513,34 @@ gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_coarse, size_t nf
     }
     double t1 = gt_now_ms();
 
-    /* the coarse blocks: their cells make nothing, the blocks their loops */
+    /* the coarse blocks: the cells inside them make nothing, the blocks
+     * their loops, from chi at their lattice points */
     blocks BL;
     memset(&BL, 0, sizeof BL);
-    if (d_coarse && D >= 1) {
-        BL.b0 = A.level_start[D - 1];
-        BL.n1 = A.level_start[D] - BL.b0;
-        BL.key1 = A.key + BL.b0;
-        BL.nbr = A.nbr;
-        BL.coarse = d_coarse;
-        GT_TRY(need(X.bk, (BL.n1 + 1) * sizeof(uint64_t), "coarse blocks"));
-        GT_TRY(gt_cu_select_flagged_u64(BL.key1, d_coarse, P<uint64_t>(X.bk), BL.n1, &BL.nb, ar, NULL));
-        BL.bk = P<uint64_t>(X.bk);
-        LAUNCH(k_drop_coarse, ns, P<uint64_t>(X.S), P<uint8_t>(X.Sm), ns, BL);
+    size_t nblk_all = 0;
+    if (d_tree && D >= 1) {
+        const size_t n1 = A.level_start[D];
+        GT_TRY(need(X.A, (n1 + 1) * sizeof(uint64_t), "coarse blocks"));
+        GT_TRY(need(X.F, n1 + 1, "coarse blocks"));
+        GT_TRY(need(X.bn, (n1 + 1) * sizeof(uint64_t), "coarse blocks"));
+        LAUNCH(k_iota_leaf, n1, d_tree, n1, P<uint64_t>(X.A), P<uint8_t>(X.F));
+        GT_TRY(gt_cu_select_flagged_u64(P<uint64_t>(X.A), P<uint8_t>(X.F), P<uint64_t>(X.bn), n1, &BL.nb, ar, NULL));
+        BL.node = P<uint64_t>(X.bn);
+        BL.tree = d_tree;
+        BL.virt = virt;
+        nblk_all = BL.nb;
+        if (BL.nb) {
+            LAUNCH(k_drop_coarse, ns, A, P<uint64_t>(X.S), P<uint8_t>(X.Sm), ns, BL);
+            /* chi at the lattices; the blocks the surface crosses, in order */
+            GT_TRY(need(X.bv, 27 * BL.nb * sizeof(double), "block lattices"));
+            LAUNCH(k_block_values, 27 * BL.nb, A, BL, P<uint64_t>(X.C), P<double>(X.Cv), nc, P<double>(X.bv));
+            LAUNCH(k_block_crossed, BL.nb, BL, P<double>(X.bv), iso, P<uint8_t>(X.F));
+            GT_TRY(gt_cu_select_flagged_u64(P<uint64_t>(X.bn), P<uint8_t>(X.F), P<uint64_t>(X.A), BL.nb, &BL.nb, ar,
+                                            NULL));
+            std::swap(X.bn, X.A);
+            BL.node = P<uint64_t>(X.bn);
+            LAUNCH(k_block_values, 27 * BL.nb, A, BL, P<uint64_t>(X.C), P<double>(X.Cv), nc, P<double>(X.bv));
+        }
     }
     const size_t nb = BL.nb;
     /* counts -> offsets */
@@ -469,8 +549,8 @@ gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_coarse, size_t nf
     GT_TRY(need(X.to, (ns + nb + 1) * sizeof(uint64_t), "triangle offsets"));
     GT_TRY(need(X.ao, (nb + 1) * sizeof(uint64_t), "added vertices"));
     LAUNCH(k_counts, ns, P<uint8_t>(X.Sm), ns, P<uint64_t>(X.eo), P<uint64_t>(X.to));
-    LAUNCH(k_block_counts, nb, BL, P<uint64_t>(X.C), P<double>(X.Cv), nc, iso, ns, P<uint64_t>(X.eo),
-           P<uint64_t>(X.to), P<uint64_t>(X.ao));
+    LAUNCH(k_block_counts, nb, A, BL, P<double>(X.bv), iso, ns, P<uint64_t>(X.eo), P<uint64_t>(X.to),
+           P<uint64_t>(X.ao));
     GT_TRY(offsets(X.eo, ns + nb, &ne, ar));
     GT_TRY(offsets(X.to, ns + nb, &ntri, ar));
     GT_TRY(offsets(X.ao, nb, &nadd, ar));
@@ -480,7 +560,13 @@ gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_coarse, size_t nf
     GT_TRY(need(X.B, ne * sizeof(uint64_t), "edges"));
     GT_TRY(need(X.F, ne, "flags"));
     LAUNCH(k_edge_keys, ns, P<uint64_t>(X.S), P<uint8_t>(X.Sm), P<uint64_t>(X.eo), ns, P<uint64_t>(X.A));
-    LAUNCH(k_block_keys, nb, BL, P<uint64_t>(X.C), P<double>(X.Cv), nc, iso, ns, P<uint64_t>(X.eo), P<uint64_t>(X.A));
+    if (nb) {
+        uint64_t e0 = 0;
+        GT_TRY(gt_cu_memcpy_d2h(&e0, P<uint64_t>(X.eo) + ns, sizeof e0, NULL));
+        GT_TRY(need(X.bkk, (ne - e0 + 1) * sizeof(uint64_t), "block crossings"));
+        LAUNCH(k_block_keys, nb, A, BL, P<double>(X.bv), iso, ns, P<uint64_t>(X.eo), P<uint64_t>(X.A),
+               P<uint64_t>(X.bkk));
+    }
     GT_TRY(gt_cu_sort_pairs_u64(P<uint64_t>(X.A), P<uint64_t>(X.B), NULL, NULL, ne, 0, cbits + 3, ar, NULL));
     LAUNCH(k_flag_new, ne, P<uint64_t>(X.B), ne, (const uint64_t *)NULL, (size_t)0, P<uint8_t>(X.F));
     GT_TRY(need(X.E, ne * sizeof(uint64_t), "vertices"));
@@ -499,8 +585,8 @@ gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_coarse, size_t nf
     LAUNCH(k_vertices, nvert, A, P<uint64_t>(X.E), nvert, P<uint64_t>(X.C), P<double>(X.Cv), nc, PL, P<float>(X.xyz));
     LAUNCH(k_triangles, ns, P<uint64_t>(X.S), P<uint8_t>(X.Sm), P<uint64_t>(X.to), ns, P<uint64_t>(X.E), nvert,
            P<int32_t>(X.tri));
-    LAUNCH(k_block_tris, nb, BL, P<uint64_t>(X.C), P<double>(X.Cv), nc, iso, ns, P<uint64_t>(X.to), P<uint64_t>(X.ao),
-           P<uint64_t>(X.E), nvert, P<float>(X.xyz), P<int32_t>(X.tri));
+    LAUNCH(k_block_tris, nb, A, BL, P<double>(X.bv), iso, ns, P<uint64_t>(X.eo), P<uint64_t>(X.to),
+           P<uint64_t>(X.ao), P<uint64_t>(X.bkk), P<uint64_t>(X.E), nvert, P<float>(X.xyz), P<int32_t>(X.tri));
     const size_t nedge_v = nvert;
     nvert += (size_t)nadd;
     GT_CU(cudaDeviceSynchronize());
@@ -512,9 +598,10 @@ gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_coarse, size_t nf
         dm->tri = (int32_t *)X.tri.p;
         X.xyz = dbuf();
         X.tri = dbuf();
-        gt_info("extract (gpu): %d rounds, %zu cells (%zu grown), %zu corners in %.1f ms; %zu coarse blocks; %llu edges "
-                "-> %zu vertices (%zu added), %llu triangles in %.1f ms; the mesh stays on the device for the writer",
-                rounds, ns, ns - nfine, nc, t1 - t0, nb, (unsigned long long)ne, nvert, nvert - nedge_v,
+        gt_info("extract (gpu): %d rounds, %zu cells (%zu grown), %zu corners in %.1f ms; %zu coarse blocks (%zu crossed); "
+                "%llu edges -> %zu vertices (%zu added), %llu triangles in %.1f ms; the mesh stays on the device for the "
+                "writer",
+                rounds, ns, ns - nfine, nc, t1 - t0, nblk_all, nb, (unsigned long long)ne, nvert, nvert - nedge_v,
                 (unsigned long long)ntri, t2 - t1);
         if (capped) gt_warn("surface extraction stopped growing at %zu cells: the mesh may be open", ns);
         out->nvert = nvert;
@@ -539,9 +626,9 @@ gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_coarse, size_t nf
         free(ht);
         return st;
     }
-    gt_info("extract (gpu): %d rounds, %zu cells (%zu grown), %zu corners in %.1f ms; %zu coarse blocks; %llu edges -> "
-            "%zu vertices (%zu added), %llu triangles in %.1f ms; download %.1f ms",
-            rounds, ns, ns - nfine, nc, t1 - t0, nb, (unsigned long long)ne, nvert, nvert - nedge_v,
+    gt_info("extract (gpu): %d rounds, %zu cells (%zu grown), %zu corners in %.1f ms; %zu coarse blocks (%zu crossed); %llu "
+            "edges -> %zu vertices (%zu added), %llu triangles in %.1f ms; download %.1f ms",
+            rounds, ns, ns - nfine, nc, t1 - t0, nblk_all, nb, (unsigned long long)ne, nvert, nvert - nedge_v,
             (unsigned long long)ntri, t2 - t1, gt_now_ms() - t2);
     if (capped) gt_warn("surface extraction stopped growing at %zu cells: the mesh may be open", ns);
     out->nvert = nvert;
@@ -555,9 +642,9 @@ gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_coarse, size_t nf
 } // namespace
 
 extern "C" gt_status gt_pr_extract_dev(const uint64_t *d_key, const int32_t *d_child, const int32_t *d_nbr,
-                                       const double *d_coef, const uint8_t *d_coarse, const size_t *level_start,
-                                       int lmin, int depth, double iso, const double center[3], double side, bool keep,
-                                       gt_pr_mesh *out)
+                                       const double *d_coef, const uint8_t *d_tree, int tree_virtual,
+                                       const size_t *level_start, int lmin, int depth, double iso,
+                                       const double center[3], double side, bool keep, gt_pr_mesh *out)
 {
     if (depth < 0 || depth > GT_PR_MAX_DEPTH) return gt_fail(GT_ERR_RUNTIME, "extract: bad depth %d", depth);
     eval_args A;
@@ -571,7 +658,8 @@ extern "C" gt_status gt_pr_extract_dev(const uint64_t *d_key, const int32_t *d_c
     for (int l = 0; l <= depth + 1; l++) A.level_start[l] = level_start[l];
     ctx X;
     gt_arena_init(&X.arena);
-    gt_status st = extract(X, A, d_coarse, level_start[depth + 1] - level_start[depth], iso, center, side, keep, out);
+    gt_status st = extract(X, A, d_tree, tree_virtual, level_start[depth + 1] - level_start[depth], iso, center, side,
+                           keep, out);
     X.free_all();
     return st;
 }
@@ -601,13 +689,13 @@ extern "C" gt_status gt_pr_extract_cuda(const gt_pr_state *s, const gt_pr_params
     const gt_pr_dev_state *ds = (const gt_pr_dev_state *)s->dev;
     if (ds && ds->coef) {
         /* solved on the device: the octree and coefficients are still there */
-        GT_TRY(gt_pr_extract_dev(ds->oct.key, ds->oct.child, ds->oct.nbr, ds->coef, p->uniform_mesh ? NULL : ds->coarse,
+        GT_TRY(gt_pr_extract_dev(ds->oct.key, ds->oct.child, ds->oct.nbr, ds->coef, p->uniform_mesh ? NULL : ds->tree,
+                                 gt_pr_tree_virtual(p),
                                  o->level_start, s->coef_lmin, o->depth, s->iso, s->center, s->side, keep, out));
         return gt_pr_mesh_post(s, p, out);
     }
     void *b[5] = {0, 0, 0, 0, 0};
-    const bool coarse = s->coarse && !p->uniform_mesh && o->depth >= 1;
-    const size_t n1 = coarse ? o->level_start[o->depth] - o->level_start[o->depth - 1] : 0;
+    const bool tree = s->tree && !p->uniform_mesh && o->depth >= 1;
     gt_status st = gt_cu_malloc(&b[0], NN * sizeof(uint64_t) + 8, "octree keys");
     if (st == GT_OK) st = gt_cu_malloc(&b[1], NN * sizeof(int32_t) + 4, "octree children");
     if (st == GT_OK) st = gt_cu_malloc(&b[2], 27 * NN * sizeof(int32_t) + 4, "octree neighbours");
@@ -616,11 +704,12 @@ extern "C" gt_status gt_pr_extract_cuda(const gt_pr_state *s, const gt_pr_params
     if (st == GT_OK) st = gt_cu_memcpy_h2d(b[1], o->child, NN * sizeof(int32_t), NULL);
     if (st == GT_OK) st = gt_cu_memcpy_h2d(b[2], o->nbr, 27 * NN * sizeof(int32_t), NULL);
     if (st == GT_OK) st = gt_cu_memcpy_h2d(b[3], s->coef, NN * sizeof(double), NULL);
-    if (st == GT_OK && coarse) st = gt_cu_malloc(&b[4], n1 + 1, "coarse blocks");
-    if (st == GT_OK && coarse) st = gt_cu_memcpy_h2d(b[4], s->coarse, n1, NULL);
+    if (st == GT_OK && tree) st = gt_cu_malloc(&b[4], NN + 1, "extraction tree");
+    if (st == GT_OK && tree) st = gt_cu_memcpy_h2d(b[4], s->tree, NN, NULL);
     if (st == GT_OK)
         st = gt_pr_extract_dev((const uint64_t *)b[0], (const int32_t *)b[1], (const int32_t *)b[2],
-                               (const double *)b[3], (const uint8_t *)b[4], o->level_start, s->coef_lmin, o->depth,
+                               (const double *)b[3], (const uint8_t *)b[4], gt_pr_tree_virtual(p), o->level_start,
+                               s->coef_lmin, o->depth,
                                s->iso, s->center, s->side, keep, out);
     for (int i = 0; i < 5; i++) gt_cu_free(b[i]);
     if (st != GT_OK) return st;

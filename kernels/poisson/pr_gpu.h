@@ -38,15 +38,17 @@ void gt_pr_dev_state_free(void *dev);
  * the GPU, from a device-resident octree: d_key (sorted per level), d_child
  * (first of 8 children or -1), d_nbr (27 per node) and d_coef (chi's
  * coefficient per node) on the device; level_start (host, depth + 2 entries)
- * and depth as in gt_pr_octree; d_coarse: the coarse-block flags per
- * depth-(D-1) node (gt_pr_state.coarse), or NULL for the uniform mesh.
+ * and depth as in gt_pr_octree; d_tree: the extraction tree's flags per
+ * node (gt_pr_state.tree), or NULL for the uniform mesh, and its mode
+ * (gt_pr_tree_virtual).
  * Fills out->nvert, ntri, xyz, tri (host arrays that gt_pr_mesh_free frees)
  * and iso; on failure sets none of them.
  * keep: leave xyz and tri on the device instead, in out->dev (gt_pr_mesh_free
  * frees it; gt_pr_dev_mesh_get reads it). */
 gt_status gt_pr_extract_dev(const uint64_t *d_key, const int32_t *d_child, const int32_t *d_nbr,
-                            const double *d_coef, const uint8_t *d_coarse, const size_t *level_start, int lmin,
-                            int depth, double iso, const double center[3], double side, bool keep, gt_pr_mesh *out);
+                            const double *d_coef, const uint8_t *d_tree, int tree_virtual, const size_t *level_start,
+                            int lmin, int depth, double iso, const double center[3], double side, bool keep,
+                            gt_pr_mesh *out);
 /* A mesh left on the device: its arrays (nvert*3 floats, ntri*3 ints, on
  * the device, complete) and their release. */
 void gt_pr_dev_mesh_get(const void *dev, const float **xyz, const int32_t **tri);

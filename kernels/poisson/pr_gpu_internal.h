@@ -23,13 +23,12 @@ void gt_pr_dev_octree_free(gt_pr_dev_octree *d);
 /* Density, splat, divergence and cascadic solve on the device (pr_solve.cu)
  * from the unsorted unit-cube points and normals on the device; s->oct needs
  * the sizes and level starts. Sets s->iso, s->alpha, s->density_depth and
- * returns the coefficients (device, one per node) and the extraction's
- * coarse-block flags (device, one per depth-(D-1) node, or NULL; poisson.h's
- * s->coarse); the caller frees both. When the host octree was downloaded
- * (s->oct.key != NULL) it also fills the host copies s->coef, s->wdens,
- * s->area and s->coarse. */
+ * returns the coefficients (device, one per node) and the extraction tree's
+ * flags (device, one per node, or NULL; poisson.h's s->tree); the caller
+ * frees both. When the host octree was downloaded (s->oct.key != NULL) it
+ * also fills the host copies s->coef, s->wdens, s->area and s->tree. */
 gt_status gt_pr_dev_solve(const gt_pr_dev_octree *d, const float *d_u_unsorted, const float *d_n_unsorted,
-                          gt_pr_state *s, const gt_pr_params *p, gt_timings *tm, double **d_coef, uint8_t **d_coarse);
+                          gt_pr_state *s, const gt_pr_params *p, gt_timings *tm, double **d_coef, uint8_t **d_tree);
 
 /* The iso-value (gt_pr_iso_cpu's) from the device octree, the key-sorted
  * unit-cube points d_u and the coefficients d_coef (pr_iso.cu). */
@@ -40,7 +39,7 @@ gt_status gt_pr_dev_iso(const gt_pr_dev_octree *o, const size_t *level_start, in
 typedef struct gt_pr_dev_state {
     gt_pr_dev_octree oct;
     double *coef;
-    uint8_t *coarse; /* per depth-(D-1) node, or NULL */
+    uint8_t *tree;   /* the extraction tree's flags per node, or NULL */
 } gt_pr_dev_state;
 
 #endif

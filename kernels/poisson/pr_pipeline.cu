@@ -20,7 +20,7 @@ extern "C" void gt_pr_dev_state_free(void *dev)
     if (!ds) return;
     gt_pr_dev_octree_free(&ds->oct);
     gt_cu_free(ds->coef);
-    gt_cu_free(ds->coarse);
+    gt_cu_free(ds->tree);
     free(ds);
 }
 
@@ -75,7 +75,7 @@ extern "C" gt_status gt_pr_prepare_cuda(gt_pr_points *pts, const gt_pr_params *p
         if (st == GT_OK) st = gt_pr_sort_points(s, u, nn, rgb);
         if (tm) gt_timings_add(tm, "octree to host", gt_now_ms() - t1);
     }
-    if (st == GT_OK) st = gt_pr_dev_solve(&ds->oct, d_u, d_n, s, p, tm, &ds->coef, &ds->coarse);
+    if (st == GT_OK) st = gt_pr_dev_solve(&ds->oct, d_u, d_n, s, p, tm, &ds->coef, &ds->tree);
     gt_cu_free(d_u);
     gt_cu_free(d_n);
     s->dev = ds;

@@ -80,7 +80,7 @@ static gt_status make_tables(int df, int dmax, int a, int b, bufs_t *m, size_t *
 }
 
 static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, const float *d_n_unsorted, gt_pr_state *s,
-                       const gt_pr_params *p, gt_timings *tm, bufs_t *m, double **d_coef, uint8_t **d_coarse)
+                       const gt_pr_params *p, gt_timings *tm, bufs_t *m, double **d_coef, uint8_t **d_tree)
 {
     const gt_pr_dev_octree o = *dptr;
     const gt_pr_octree *h = &s->oct;
@@ -151,15 +151,14 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
             GT_TRY(gt_cu_memset(m->vf + 3 * s0, 0, 3 * nl * sizeof(double), NULL));
     }
     GT_TRY(gt_cu_memcpy_d2h(any, m->any, sizeof any, NULL));
-    /* the extraction's coarse blocks (pr_adapt.h), kept for it */
-    if (!p->uniform_mesh && D >= 1 && D - 1 >= F) {
-        size_t b0 = h->level_start[D - 1], nb = h->level_start[D] - b0;
-        GT_TRY(gt_cu_malloc((void **)d_coarse, nb + 1, "coarse blocks"));
-        GT_TRY(pr_coarse_blocks(o, m->vf, b0, nb, *d_coarse));
+    /* the extraction tree (pr_adapt.h), kept for it */
+    if (gt_pr_coarse_top(p) < D) {
+        GT_TRY(gt_cu_malloc((void **)d_tree, NN + 1, "extraction tree"));
+        GT_TRY(pr_tree_build(o, m->vf, h->level_start, D, F, gt_pr_coarse_top(p), gt_pr_tree_virtual(p), *d_tree));
         if (h->key) {
-            s->coarse = (uint8_t *)gt_malloc_array(nb + 1, 1, "coarse blocks");
-            if (!s->coarse) return GT_ERR_RUNTIME;
-            GT_TRY(gt_cu_memcpy_d2h(s->coarse, *d_coarse, nb, NULL));
+            s->tree = (uint8_t *)gt_malloc_array(NN + 1, 1, "extraction tree");
+            if (!s->tree) return GT_ERR_RUNTIME;
+            GT_TRY(gt_cu_memcpy_d2h(s->tree, *d_tree, NN, NULL));
         }
     }
     if (tm) gt_timings_add(tm, "splat (gpu)", gt_timer_stop(&tmr));
@@ -270,13 +269,13 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
 }
 
 gt_status gt_pr_dev_solve(const gt_pr_dev_octree *d, const float *d_u_unsorted, const float *d_n_unsorted,
-                          gt_pr_state *s, const gt_pr_params *p, gt_timings *tm, double **d_coef, uint8_t **d_coarse)
+                          gt_pr_state *s, const gt_pr_params *p, gt_timings *tm, double **d_coef, uint8_t **d_tree)
 {
     bufs_t m;
     memset(&m, 0, sizeof m);
     *d_coef = NULL;
-    *d_coarse = NULL;
-    gt_status st = solve(d, d_u_unsorted, d_n_unsorted, s, p, tm, &m, d_coef, d_coarse);
+    *d_tree = NULL;
+    gt_status st = solve(d, d_u_unsorted, d_n_unsorted, s, p, tm, &m, d_coef, d_tree);
     free_bufs(&m);
     return st;
 }

@@ -91,9 +91,12 @@ gt_status pr_fill(double *a, double v, size_t n);
 /* pr_divergence.cu */
 /* *mask: bit l set when some of the N samples has a share at level l
  * (gt_pr_splat_weight of its depth; d_mask: one unsigned of scratch) */
-/* coarse[q] = gt_pr_block_coarse of level-(D-1) node s0 + q, for n nodes
- * (vf: every node's splatted normal) */
-gt_status pr_coarse_blocks(const gt_pr_dev_octree &o, const double *vf, size_t s0, size_t n, uint8_t *coarse);
+/* the extraction tree's flags of every node (pr_adapt.h) into t, from the
+ * splatted normals vf (3 per node): leaves from the full depth F, nodes
+ * above level T subdivided where they have children, virt as
+ * gt_pr_tree_sub says */
+gt_status pr_tree_build(const gt_pr_dev_octree &o, const double *vf, const size_t *level_start, int D, int F, int T,
+                        int virt, uint8_t *t);
 gt_status pr_splat_levels(const float *depth, size_t N, int F, int D, unsigned *d_mask, unsigned *mask);
 /* the splat into the level-l nodes [s0, s0 + n) (gt_pr_splat_node), vf[3 q]
  * for node s0 + q, and *any = 1 when one of them is nonzero (N: the number

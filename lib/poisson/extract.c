@@ -92,59 +92,62 @@ static void cell_tables_init(cell_tables *T)
 
 size_t gt_pr_extract_cell_cap(size_t nfine) { return 16 * nfine + ((size_t)1 << 20); }
 
-/* The coarse blocks of s (pr_adapt.h), in key order: keys and node indices
- * (NULL, 0 when there are none or p asks for the uniform mesh) */
-static gt_status coarse_blocks(const gt_pr_state *s, const gt_pr_params *p, uint64_t **bk, int32_t **bnode, size_t *nb)
+/* The coarse blocks of s (pr_adapt.h), in node order (level, then key):
+ * node indices (NULL, 0 when there are none or p asks for the uniform mesh) */
+static gt_status coarse_blocks(const gt_pr_state *s, const gt_pr_params *p, int32_t **bnode, size_t *nb)
 {
     const gt_pr_octree *o = &s->oct;
     const int D = o->depth;
-    *bk = NULL;
     *bnode = NULL;
     *nb = 0;
-    if (!s->coarse || p->uniform_mesh || D < 1) return GT_OK;
-    const size_t b0 = o->level_start[D - 1], n1 = o->level_start[D] - b0;
+    if (!s->tree || p->uniform_mesh || D < 1) return GT_OK;
     size_t n = 0;
-    for (size_t i = 0; i < n1; i++) n += s->coarse[i] != 0;
+    for (size_t v = 0; v < o->level_start[D]; v++) n += (s->tree[v] & GT_PR_T_LEAF) != 0;
     if (n == 0) return GT_OK;
-    *bk = gt_malloc_array(n, sizeof **bk, "coarse blocks");
     *bnode = gt_malloc_array(n, sizeof **bnode, "coarse blocks");
-    if (!*bk || !*bnode) {
-        free(*bk);
-        free(*bnode);
-        *bk = NULL;
-        *bnode = NULL;
-        return GT_ERR_RUNTIME;
-    }
-    for (size_t i = 0, j = 0; i < n1; i++)
-        if (s->coarse[i]) {
-            (*bk)[j] = o->key[b0 + i];
-            (*bnode)[j++] = (int32_t)(b0 + i);
-        }
+    if (!*bnode) return GT_ERR_RUNTIME;
+    for (size_t v = 0, j = 0; v < o->level_start[D]; v++)
+        if (s->tree[v] & GT_PR_T_LEAF) (*bnode)[j++] = (int32_t)v;
     *nb = n;
     return GT_OK;
 }
 
-/* the loops of coarse block `node` (key bkey) from the corner set */
-static void block_poly(const gt_pr_state *s, const uint64_t *ck, const double *cv, size_t nc, int32_t node,
-                       uint64_t bkey, gt_pr_block_poly *P)
+/* is the depth-D cell with key k inside a coarse block? */
+static int in_coarse_block(const gt_pr_state *s, uint64_t k)
 {
     const gt_pr_octree *o = &s->oct;
-    const size_t b0 = o->level_start[o->depth - 1];
-    uint32_t X, Y, Z;
-    gt_pr_demorton(bkey, &X, &Y, &Z);
-    double v[27];
-    for (int k = 0; k < 3; k++)
-        for (int j = 0; j < 3; j++)
-            for (int i = 0; i < 3; i++)
-                v[i + 3 * j + 9 * k] =
-                    cv[gt_pr_lower_bound(ck, nc, gt_pr_morton(2 * X + (uint32_t)i, 2 * Y + (uint32_t)j, 2 * Z + (uint32_t)k))];
-    uint32_t ncm = 0;
-    for (int i = 0; i < 27; i++) {
-        if (i == 13) continue;
-        int32_t nb = o->nbr[27 * (size_t)node + i];
-        if (nb < 0 || !s->coarse[(size_t)nb - b0]) ncm |= 1u << i;
+    const int D = o->depth;
+    for (int l = D - 1; l >= 0; l--) {
+        const size_t l0 = o->level_start[l], nl = o->level_start[l + 1] - l0;
+        const uint64_t ak = k >> (3 * (D - l));
+        const size_t at = gt_pr_lower_bound(o->key + l0, nl, ak);
+        if (at == nl || o->key[l0 + at] != ak) continue;
+        if (s->tree[l0 + at] & GT_PR_T_LEAF) return 1;
+        if (s->tree[l0 + at] & GT_PR_T_SUB) return 0; /* inside the tree below a subdivided node */
     }
-    gt_pr_block_loops(X, Y, Z, v, ncm, s->iso, P);
+    return 0;
+}
+
+/* a block's level, lowest corner and lattice spacing (finest units) */
+static int block_geom(const gt_pr_octree *o, int32_t node, uint32_t base[3], uint32_t *h)
+{
+    const int D = o->depth, l = gt_pr_node_level(o, (size_t)node);
+    uint32_t X, Y, Z;
+    gt_pr_demorton(o->key[node], &X, &Y, &Z);
+    base[0] = X << (D - l);
+    base[1] = Y << (D - l);
+    base[2] = Z << (D - l);
+    *h = 1u << (D - l - 1);
+    return l;
+}
+
+/* the loops of coarse block `node` from chi at its 27 lattice points v */
+static void block_poly(const gt_pr_state *s, const gt_pr_params *p, int32_t node, const double *v, gt_pr_block_poly *P)
+{
+    const gt_pr_octree *o = &s->oct;
+    const uint32_t ncm = gt_pr_block_nc(o->nbr + 27 * (size_t)node, s->tree, o->key[node],
+                                        gt_pr_node_level(o, (size_t)node), gt_pr_tree_virtual(p));
+    gt_pr_block_loops(v, ncm, s->iso, P);
 }
 
 /* per block: loop vertices, triangles and added vertices */
@@ -182,9 +185,11 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
     gt_pr_kv *ev = NULL, *evt = NULL;
     int32_t *vemit = NULL, *tri = NULL;
     float *xyz = NULL;
-    uint64_t *bk = NULL;
     int32_t *bnode = NULL;
     size_t nb = 0, *aoff = NULL, nadd = 0;
+    double *bval = NULL;
+    gt_pr_cross_edge *bce = NULL;
+    size_t nblk_all = 0;
     cell_tables T;
     cell_tables_init(&T);
     size_t nfine = o->level_start[D + 1] - o->level_start[D];
@@ -297,12 +302,62 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
     if (p->progress) gt_progress_end(&prog);
     double t1 = gt_now_ms();
 
-    /* coarse blocks: their cells make nothing, the blocks their loops */
-    if ((st = coarse_blocks(s, p, &bk, &bnode, &nb)) != GT_OK) FAIL_OOM("coarse blocks");
+    /* coarse blocks: the cells inside them make nothing, the blocks their
+     * loops, from chi at their lattice points */
+    if ((st = coarse_blocks(s, p, &bnode, &nb)) != GT_OK) FAIL_OOM("coarse blocks");
     if (nb > 0) {
 #pragma omp parallel for schedule(static)
         for (long i = 0; i < (long)ns; i++)
-            if (gt_pr_contains(bk, nb, sk[i] >> 3)) sm[i] = 0;
+            if (in_coarse_block(s, sk[i])) sm[i] = 0;
+        /* chi at the lattice points: from the corner set where a cell has
+         * the point as a corner (all of a depth-(D-1) block's), else
+         * evaluated */
+        uint32_t *lxyz = gt_malloc_array(27 * nb, 3 * sizeof *lxyz, "block lattices");
+        size_t *lat = gt_malloc_array(27 * nb, sizeof *lat, "block lattices");
+        bval = gt_malloc_array(27 * nb, sizeof *bval, "block lattices");
+        if (!lxyz || !lat || !bval) {
+            free(lxyz);
+            free(lat);
+            FAIL_OOM("block lattices");
+        }
+        size_t nmiss = 0;
+        for (size_t b = 0; b < nb; b++) {
+            uint32_t base[3], h;
+            block_geom(o, bnode[b], base, &h);
+            for (int q = 0; q < 27; q++) {
+                uint32_t c3[3] = {base[0] + (uint32_t)(q % 3) * h, base[1] + (uint32_t)((q / 3) % 3) * h,
+                                  base[2] + (uint32_t)(q / 9) * h};
+                uint64_t k = gt_pr_morton(c3[0], c3[1], c3[2]);
+                size_t at = gt_pr_lower_bound(ck, nc, k);
+                if (at < nc && ck[at] == k) bval[27 * b + (size_t)q] = cv[at];
+                else {
+                    memcpy(lxyz + 3 * nmiss, c3, sizeof c3);
+                    lat[nmiss++] = 27 * b + (size_t)q;
+                }
+            }
+        }
+        double *mv = gt_malloc_array(nmiss ? nmiss : 1, sizeof *mv, "block lattices");
+        double te = gt_now_ms();
+        st = mv ? eval_grid(s, lxyz, nmiss, D, mv) : GT_ERR_RUNTIME;
+        t_eval += gt_now_ms() - te;
+        for (size_t k = 0; st == GT_OK && k < nmiss; k++) bval[lat[k]] = mv[k];
+        free(lxyz);
+        free(lat);
+        free(mv);
+        if (st != GT_OK) goto done;
+        /* blocks the surface does not cross (one side at every lattice
+         * point) make nothing: drop them, keeping the order */
+        size_t w = 0;
+        for (size_t b = 0; b < nb; b++) {
+            int nin = 0;
+            for (int q = 0; q < 27; q++) nin += bval[27 * b + (size_t)q] < iso;
+            if (nin == 0 || nin == 27) continue;
+            bnode[w] = bnode[b];
+            if (w != b) memmove(bval + 27 * w, bval + 27 * b, 27 * sizeof *bval);
+            w++;
+        }
+        nblk_all = nb;
+        nb = w;
     }
     /* vertices: every cell's crossed edges and every block's loop vertices,
      * sorted with their positions */
@@ -318,7 +373,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
 #pragma omp parallel for schedule(dynamic, 64)
     for (long b = 0; b < (long)nb; b++) {
         gt_pr_block_poly P;
-        block_poly(s, ck, cv, nc, bnode[b], bk[b], &P);
+        block_poly(s, p, bnode[b], bval + 27 * b, &P);
         block_counts(&P, &eoff[ns + b + 1], &toff[ns + b + 1], &aoff[b + 1]);
     }
     for (size_t b = 0; b < nb; b++) {
@@ -345,14 +400,46 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
                 j++;
             }
     }
+    /* the blocks' crossings, bisected down to depth-D edges (pr_adapt.h) */
+    if (nb > 0) {
+        const size_t nbe = ne - eoff[ns];
+        bce = gt_malloc_array(nbe ? nbe : 1, sizeof *bce, "block crossings");
+        if (!bce) FAIL_OOM("block crossings");
 #pragma omp parallel for schedule(dynamic, 64)
-    for (long b = 0; b < (long)nb; b++) {
-        gt_pr_block_poly P;
-        block_poly(s, ck, cv, nc, bnode[b], bk[b], &P);
-        size_t j = eoff[ns + b];
-        for (int q = 0; q < P.nv; q++, j++) {
-            ev[j].k = P.key[q];
-            ev[j].v = j;
+        for (long b = 0; b < (long)nb; b++) {
+            gt_pr_block_poly P;
+            block_poly(s, p, bnode[b], bval + 27 * b, &P);
+            uint32_t base[3], h;
+            block_geom(o, bnode[b], base, &h);
+            size_t j = eoff[ns + b] - eoff[ns];
+            for (int q = 0; q < P.nv; q++) bce[j + (size_t)q] = gt_pr_cross_edge_of(P.cross[q], base, h);
+        }
+        size_t *todo = gt_malloc_array(nbe ? nbe : 1, sizeof *todo, "block crossings");
+        uint32_t *mxyz2 = gt_malloc_array(nbe ? nbe : 1, 3 * sizeof *mxyz2, "block crossings");
+        double *mv = gt_malloc_array(nbe ? nbe : 1, sizeof *mv, "block crossings");
+        if (!todo || !mxyz2 || !mv) {
+            free(todo); free(mxyz2); free(mv);
+            FAIL_OOM("block crossings");
+        }
+        for (;;) {
+            size_t nt = 0;
+            for (size_t j = 0; j < nbe; j++)
+                if (bce[j].m > 1) {
+                    gt_pr_cross_mid(&bce[j], mxyz2 + 3 * nt);
+                    todo[nt++] = j;
+                }
+            if (nt == 0) break;
+            double te = gt_now_ms();
+            st = eval_grid(s, mxyz2, nt, D, mv);
+            t_eval += gt_now_ms() - te;
+            if (st != GT_OK) break;
+            for (size_t k = 0; k < nt; k++) gt_pr_cross_step(&bce[todo[k]], mv[k], iso);
+        }
+        free(todo); free(mxyz2); free(mv);
+        if (st != GT_OK) goto done;
+        for (size_t j = 0; j < nbe; j++) {
+            ev[eoff[ns] + j].k = gt_pr_cross_key(&bce[j]);
+            ev[eoff[ns] + j].v = eoff[ns] + j;
         }
     }
     gt_pr_radix_kv(ev, evt, ne, cbits + 3);
@@ -394,6 +481,46 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
         if ((st = eval_grid(s, mxyz, nvert, D + 1, vmid)) != GT_OK) goto done;
         t_eval += gt_now_ms() - te;
     }
+    /* chi at the vertices' edge ends: from the corner set, else (ends that
+     * only coarse blocks' crossings reach) evaluated */
+    double *vend = NULL;
+    {
+        vend = gt_malloc_array(2 * (nvert ? nvert : 1), sizeof *vend, "edge ends");
+        uint32_t *exyz = gt_malloc_array(2 * (nvert ? nvert : 1), 3 * sizeof *exyz, "edge ends");
+        size_t *eat = gt_malloc_array(2 * (nvert ? nvert : 1), sizeof *eat, "edge ends");
+        if (!vend || !exyz || !eat) {
+            free(vend); free(exyz); free(eat);
+            FAIL_OOM("edge ends");
+        }
+        size_t nmiss = 0;
+        for (size_t v = 0; v < nvert; v++) {
+            uint64_t lk = ek[v] >> 3;
+            int msk = (int)(ek[v] & 7);
+            uint32_t c2[2][3];
+            gt_pr_demorton(lk, c2[0], c2[0] + 1, c2[0] + 2);
+            for (int a = 0; a < 3; a++) c2[1][a] = c2[0][a] + ((msk >> a) & 1);
+            for (int e = 0; e < 2; e++) {
+                uint64_t k = e ? gt_pr_morton(c2[1][0], c2[1][1], c2[1][2]) : lk;
+                size_t at = gt_pr_lower_bound(ck, nc, k);
+                if (at < nc && ck[at] == k) vend[2 * v + e] = cv[at];
+                else {
+                    memcpy(exyz + 3 * nmiss, c2[e], sizeof c2[e]);
+                    eat[nmiss++] = 2 * v + (size_t)e;
+                }
+            }
+        }
+        double *mv = nmiss ? gt_malloc_array(nmiss, sizeof *mv, "edge ends") : NULL;
+        if (nmiss && !mv) st = GT_ERR_RUNTIME;
+        double te = gt_now_ms();
+        if (st == GT_OK && nmiss) st = eval_grid(s, exyz, nmiss, D, mv);
+        t_eval += gt_now_ms() - te;
+        for (size_t k = 0; st == GT_OK && k < nmiss; k++) vend[eat[k]] = mv[k];
+        free(mv); free(exyz); free(eat);
+        if (st != GT_OK) {
+            free(vend);
+            goto done;
+        }
+    }
 #pragma omp parallel for schedule(static)
     for (long v = 0; v < (long)nvert; v++) {
         uint64_t lk = ek[v] >> 3;
@@ -401,11 +528,11 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
         uint32_t lo[3], up[3];
         gt_pr_demorton(lk, lo, lo + 1, lo + 2);
         for (int a = 0; a < 3; a++) up[a] = lo[a] + ((msk >> a) & 1);
-        double va = cv[gt_pr_lower_bound(ck, nc, lk)];
-        double vb = cv[gt_pr_lower_bound(ck, nc, gt_pr_morton(up[0], up[1], up[2]))];
+        double va = vend[2 * v], vb = vend[2 * v + 1];
         double t = gt_pr_edge_root(va, vmid[v], vb, iso);
         gt_pr_edge_vertex(lo, up, t, D, s->side, s->center, xyz + 3 * (size_t)v);
     }
+    free(vend);
     /* triangles: cells in key order, the case table's triangles in order */
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < (long)ns; i++) {
@@ -423,7 +550,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
 #pragma omp parallel for schedule(dynamic, 64)
     for (long b = 0; b < (long)nb; b++) {
         gt_pr_block_poly P;
-        block_poly(s, ck, cv, nc, bnode[b], bk[b], &P);
+        block_poly(s, p, bnode[b], bval + 27 * b, &P);
         const size_t base = eoff[ns + b];
         size_t k = toff[ns + b], a = nvert + aoff[b];
         for (int l = 0; l < P.nloop; l++) {
@@ -445,10 +572,16 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
         }
     }
     gt_info("extract: %d rounds, %zu cells (%zu grown), %zu corners in %.1f ms (evaluation %.1f ms); "
-            "%zu coarse blocks; %zu edges -> %zu vertices (%zu added), %zu triangles in %.1f ms",
-            rounds, ns, ns - nfine, nc, t1 - t0, t_eval, nb, ne, nvert + nadd, nadd, ntri, gt_now_ms() - t1);
+            "%zu coarse blocks (%zu crossed); %zu edges -> %zu vertices (%zu added), %zu triangles in %.1f ms",
+            rounds, ns, ns - nfine, nc, t1 - t0, t_eval, nblk_all, nb, ne, nvert + nadd, nadd, ntri, gt_now_ms() - t1);
     nvert += nadd;
     if (capped) gt_warn("surface extraction stopped growing at %zu cells: the mesh may be open", ns);
+    if (vkeys) { /* the added vertices have no edge: UINT64_MAX */
+        uint64_t *k2 = realloc(ek, (nvert ? nvert : 1) * sizeof *k2);
+        if (!k2) FAIL_OOM("vertex keys");
+        ek = k2;
+        for (size_t v = nvert - nadd; v < nvert; v++) ek[v] = UINT64_MAX;
+    }
     out->nvert = nvert;
     out->ntri = ntri;
     out->xyz = xyz;
@@ -463,7 +596,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
 done:
     free(sk); free(sm); free(ck); free(cv); free(nk); free(nm); free(kc); free(kt); free(vnew);
     free(eoff); free(toff); free(ev); free(evt); free(ek); free(vemit); free(xyz); free(tri);
-    free(mxyz); free(vmid); free(bk); free(bnode); free(aoff);
+    free(mxyz); free(vmid); free(bnode); free(aoff); free(bval); free(bce);
     return st;
 }
 

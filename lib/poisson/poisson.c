@@ -27,6 +27,7 @@ void gt_pr_params_default(gt_pr_params *p)
     p->solver = GT_PR_SOLVER_MULTIGRID;
     p->finest_residual = GT_PR_FINEST_RESIDUAL;
     p->trim = 0.0;
+    p->coarse_levels = GT_PR_COARSE_LEVELS;
 }
 
 void gt_pr_mesh_free(gt_pr_mesh *m)

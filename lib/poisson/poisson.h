@@ -139,6 +139,8 @@ typedef struct gt_pr_params {
                               * the host needs it (no density, trim or colours), for gt_pr_write_mesh_ply
                               * to write in pieces as they come down */
     bool uniform_mesh;       /* extract every depth-D cell, no coarse blocks (pr_adapt.h; default false) */
+    int coarse_levels;       /* coarse blocks at most this many levels above D (default
+                              * GT_PR_COARSE_LEVELS; 0 = the uniform mesh) */
 } gt_pr_params;
 
 void gt_pr_params_default(gt_pr_params *p);
@@ -147,6 +149,20 @@ void gt_pr_params_default(gt_pr_params *p);
 static inline int gt_pr_full_depth(const gt_pr_params *p)
 {
     return p->full_depth < 0 ? 0 : p->full_depth > p->depth ? p->depth : p->full_depth;
+}
+/* the default of gt_pr_params.coarse_levels */
+#define GT_PR_COARSE_LEVELS 1
+/* the extraction tree's mode (pr_adapt.h, gt_pr_tree_sub's virt): with
+ * coarse blocks one level above D only, nodes without children count as
+ * subdivided down to D */
+static inline int gt_pr_tree_virtual(const gt_pr_params *p) { return p->coarse_levels <= 1; }
+/* the first level that may hold a coarse block: the full depth, at most
+ * coarse_levels above D (D + 1: none) */
+static inline int gt_pr_coarse_top(const gt_pr_params *p)
+{
+    const int F = gt_pr_full_depth(p), D = p->depth;
+    if (p->uniform_mesh || p->coarse_levels <= 0) return D + 1;
+    return D - p->coarse_levels > F ? D - p->coarse_levels : F;
 }
 
 /* CG iterations at level d of a solve from level F to D (both paths):
@@ -302,8 +318,8 @@ typedef struct gt_pr_state {
     int coef_lmin;           /* the solve's first level (the full depth): the levels below hold no
                               * coefficients, so chi is evaluated from this one (0 before a solve) */
     double *rhs;             /* divergence per node */
-    uint8_t *coarse;         /* per depth-(D-1) node: a coarse block of the extraction (pr_adapt.h,
-                              * gt_pr_block_coarse), or NULL for none */
+    uint8_t *tree;           /* per node: the extraction tree's flags (pr_adapt.h, GT_PR_T_*: coarse
+                              * blocks are the nodes with GT_PR_T_LEAF), or NULL for none */
     double alpha;            /* screening weight in the energy */
     bool eval_on_gpu;        /* extraction evaluates chi at the corners on the GPU */
     void *dev;               /* CUDA path: the device-resident octree and solution, or NULL */
@@ -372,14 +388,16 @@ double gt_pr_eval_levels(const gt_pr_octree *o, const double q[3], const double 
  *    face's corners alone, so the two cells sharing it agree and the mesh is
  *    closed and manifold), oriented with the normal towards increasing chi.
  *  - iso: the average of chi at the points (gt_pr_iso_cpu).
- *  - coarse blocks (s->coarse, unless p->uniform_mesh): the cells of a
- *    coarse block make nothing (mask taken as 0); the block makes its loops'
- *    triangles instead (pr_adapt.h), after every cell's, blocks in key
- *    order. Their vertices are depth-D edge vertices as above (in the same
- *    numbering), and for loops without a fan root one added vertex each, at
- *    the mean of the loop's vertex positions (summed in double in loop
- *    order, divided, rounded to float), numbered after the edge vertices in
- *    block and loop order. */
+ *  - coarse blocks (s->tree's leaves above level D, unless
+ *    p->uniform_mesh): the cells inside a coarse block make nothing (mask
+ *    taken as 0); the block makes its loops' triangles instead (pr_adapt.h),
+ *    after every cell's, blocks in node order (level, then key). Their
+ *    vertices are depth-D edge vertices as above (in the same numbering;
+ *    chi at an edge end that is no cell's corner is evaluated), and for
+ *    loops without a fan root one added vertex each, at the mean of the
+ *    loop's vertex positions (summed in double in loop order, divided,
+ *    rounded to float), numbered after the edge vertices in block and loop
+ *    order. */
 #define GT_PR_EKEY(corner_key, mask) ((uint64_t)(corner_key) << 3 | (uint64_t)(mask))
 /* a cell's local edge: lower local corner a (bits x, y, z) and mask m, a & m == 0 */
 #define GT_PR_LEDGE(a, m) ((a) | (m) << 3)
@@ -390,7 +408,8 @@ gt_status gt_pr_extract_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_m
 /* The mesh alone (xyz, tri, iso; nothing else of out is touched). */
 gt_status gt_pr_extract_mesh_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out);
 /* The same, also giving the vertices' edge keys (nvert of them, malloc'ed)
- * through *vkeys: for tests. */
+ * through *vkeys (UINT64_MAX for the vertices coarse blocks add): for
+ * tests. */
 gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *p, gt_pr_mesh *out,
                                       uint64_t **vkeys);
 /* On the host, from out->xyz/tri: density (want_density or trim), colours,

@@ -1,34 +1,46 @@
-/* The extraction's coarse leaves (issue 17 item 1): where the samples are too
- * sparse for the finest level, the mesh is cut from depth-(D-1) cells
- * ("coarse blocks") instead of their 8 depth-D cells, crack-free against the
- * depth-D cells around them. The per-block math, shared verbatim by the CPU
- * reference (lib/poisson/extract.c) and the CUDA kernels
- * (kernels/poisson/pr_extract.cu); poisson.h defines the mesh.
+/* The extraction's coarse leaves (issue 17 items 1 and 3): where the samples
+ * are too sparse for the finest level, the mesh is cut from coarser cells
+ * ("coarse blocks", any level from the full depth F to D - 1) instead of the
+ * depth-D cells inside them, crack-free against the cells around them. The
+ * per-block math and the tree's rules, shared verbatim by the CPU reference
+ * (lib/poisson/extract.c, solve.c) and the CUDA kernels (kernels/poisson);
+ * poisson.h defines the mesh.
  *
- * A coarse block is a depth-(D-1) node whose 8 children carry no splatted
- * normal (every sample near it splats below depth D): PoissonRecon's tree
- * ends there (its children are clipped), and so does the mesh. The block's
- * 27 depth-D grid points (corners, edge middles, face centres, centre) are
- * corners of its children, so their chi is known. Its surface is built as
- * PoissonRecon builds a leaf's: iso-segments on each face, chained into
- * loops, each loop triangulated.
- *  - A face is subdivided into its 4 depth-D squares when the block across
- *    it is not coarse (its depth-D cells cut the face by marching cubes'
- *    face rule); else it is one square.
- *  - A block edge is split at its middle when one of the three other blocks
- *    around it is not coarse: then depth-D cells, or subdivided faces, use
- *    its two halves. Every block around an edge sees the same four blocks,
- *    so they agree.
+ * The extraction tree is PoissonRecon's: a node at level F..D-1 is
+ * subdivided when one of its children has a splatted normal in its subtree
+ * (PoissonRecon clips the children otherwise), levels below F always; its
+ * leaves tile the cube. It is then 2:1 balanced, so that a leaf's neighbours
+ * (faces, edges, corners) are leaves of its level or one level finer or
+ * coarser: first the same-level neighbours of a subdivided node's parent are
+ * subdivided where they have children (finest level first), then, coarsest
+ * level first, a node stays subdivided only if its parent and all the
+ * parent's same-level neighbours inside the cube are (so the result is
+ * balanced even where the octree has no children to subdivide). A leaf
+ * above level D is a coarse block; depth-D leaves are marching cubes' cells.
+ *
+ * A block of size s = 2^(D - L) finest cells has a 3 x 3 x 3 lattice of
+ * spacing s / 2 (corners, edge middles, face centres, centre; chi at each).
+ * Its surface is built as PoissonRecon builds a leaf's: iso-segments on each
+ * face, chained into loops, each loop triangulated.
+ *  - A face is subdivided into its 4 lattice squares when the same-level
+ *    node across it is subdivided (its children, one level finer, cut the
+ *    face so); else it is one square.
+ *  - A block edge is split at its middle when one of the three other
+ *    same-level nodes around it is subdivided. Every block around an edge
+ *    sees the same nodes, so they agree; by the balance a coarser leaf
+ *    across a face never has such an edge on its side.
  *  - A face polygon's nodes (counter-clockwise seen from outside the block:
  *    corners, and the middles of its split edges) are inside where chi <
  *    iso. Each run of inside nodes is cut off by one segment (the inside
  *    nodes separated, as lib/mc's table does on a face with diagonal inside
  *    corners), from the crossing entering the run to the crossing leaving
  *    it, so that the inside is on its right.
- *  - A crossing's vertex is the one of the crossed depth-D edge: on an
- *    unsplit block edge, the half whose ends differ (chi at the middle says
- *    which). So every vertex is a depth-D edge's root, keyed by that edge,
- *    placed as the depth-D cells place theirs, and shared with them.
+ *  - A crossing lies on a polygon side, an edge of a leaf that no finer leaf
+ *    touches, from lattice point p to q. Its vertex is the one of a depth-D
+ *    edge found by bisection (gt_pr_cross_step): while the piece is longer
+ *    than a finest cell, chi at its middle picks the half whose ends differ.
+ *    A function of the side alone, so every leaf sharing it finds the same
+ *    depth-D edge, keyed and placed as the depth-D cells place theirs.
  *  - Segments chain into loops (a vertex ends one segment and starts one).
  *    A loop of 3 is a triangle; of 2, nothing (a sliver around an edge
  *    middle, closed by the cells across); of 4 or more, a fan from its first
@@ -50,16 +62,21 @@
  * polygon of 8 nodes with at most 4 inside runs) */
 #define GT_PR_BLOCK_MAXSEG 48
 
+/* a crossing: the polygon side from lattice point lo (i + 3 j + 9 k) along
+ * axis ax, 1 or 2 lattice steps long, whose lower end is inside (in_lo) or
+ * not; packed as lo | ax << 5 | (len - 1) << 7 | in_lo << 8 */
+#define GT_PR_CROSS(lo, ax, len, in_lo) ((uint16_t)((lo) | (ax) << 5 | ((len) - 1) << 7 | (in_lo) << 8))
+
 typedef struct gt_pr_block_poly {
     int nv;                                 /* loop vertices, the loops one after the other */
     int nloop;
-    uint64_t key[GT_PR_BLOCK_MAXSEG];       /* each one's edge key (GT_PR_EKEY, a depth-D edge) */
+    uint16_t cross[GT_PR_BLOCK_MAXSEG];     /* each one's crossing (GT_PR_CROSS) */
     uint8_t fmask[GT_PR_BLOCK_MAXSEG];      /* the block faces it lies on: bit 2 axis + side */
     uint8_t lstart[GT_PR_BLOCK_MAXSEG + 1]; /* loop l: [lstart[l], lstart[l + 1]) */
 } gt_pr_block_poly;
 
 typedef struct gt_pr_bseg {
-    uint64_t a, b;
+    uint16_t a, b;
     uint8_t fa;
 } gt_pr_bseg;
 
@@ -82,34 +99,69 @@ GT_HD int gt_pr_block_edge_split(uint32_t nc, int d, const int P[3])
                   (nc >> gt_pr_nb27(o[0], o[1], o[2]))) & 1u);
 }
 
-/* the vertex of the crossing between polygon nodes p and q (local 0..2
- * coordinates, one axis apart by 1 or 2): its depth-D edge key and faces */
-GT_HD void gt_pr_block_crossing(const uint32_t base[3], const int p[3], const int q[3], const double v[27],
-                                double iso, uint64_t *key, uint8_t *fm)
+/* the crossing between polygon nodes p and q (local 0..2 lattice
+ * coordinates, one axis apart by 1 or 2) and the block faces it lies on */
+GT_HD void gt_pr_block_crossing(const int p[3], const int q[3], const double v[27], double iso, uint16_t *cr, uint8_t *fm)
 {
-    int lo[3], hi[3], d = 0;
+    int lo[3], d = 0, len = 1;
     for (int a = 0; a < 3; a++) {
         lo[a] = p[a] < q[a] ? p[a] : q[a];
-        hi[a] = p[a] < q[a] ? q[a] : p[a];
-        if (hi[a] != lo[a]) d = a;
+        if (p[a] != q[a]) {
+            d = a;
+            len = p[a] < q[a] ? q[a] - p[a] : p[a] - q[a];
+        }
     }
-    if (hi[d] - lo[d] == 2) { /* an unsplit block edge: the half that crosses */
-        const int m = lo[0] + 3 * lo[1] + 9 * lo[2] + (d == 0 ? 1 : d == 1 ? 3 : 9);
-        const int in_lo = v[lo[0] + 3 * lo[1] + 9 * lo[2]] < iso, in_m = v[m] < iso;
-        if (in_lo == in_m) lo[d] = 1;
-    }
-    *key = GT_PR_EKEY(gt_pr_key(base[0] + (uint32_t)lo[0], base[1] + (uint32_t)lo[1], base[2] + (uint32_t)lo[2]),
-                      1u << d);
+    const int li = lo[0] + 3 * lo[1] + 9 * lo[2];
+    *cr = GT_PR_CROSS(li, d, len, v[li] < iso ? 1 : 0);
     int f = 0;
     for (int a = 0; a < 3; a++)
         if (a != d) f |= lo[a] == 0 ? 1 << (2 * a) : lo[a] == 2 ? 1 << (2 * a + 1) : 0;
     *fm = (uint8_t)f;
 }
 
+/* A crossing in finest-grid units: the side from point lo[] along axis ax,
+ * m finest cells long, lower end inside or not (base: the block's lowest
+ * corner, h: its lattice spacing in finest cells). */
+typedef struct gt_pr_cross_edge {
+    uint32_t lo[3];
+    int ax, in_lo;
+    uint32_t m;
+} gt_pr_cross_edge;
+GT_HD gt_pr_cross_edge gt_pr_cross_edge_of(uint16_t cr, const uint32_t base[3], uint32_t h)
+{
+    gt_pr_cross_edge e;
+    const int li = cr & 31;
+    const int l3[3] = {li % 3, (li / 3) % 3, li / 9};
+    for (int a = 0; a < 3; a++) e.lo[a] = base[a] + (uint32_t)l3[a] * h;
+    e.ax = (cr >> 5) & 3;
+    e.m = (((cr >> 7) & 1) + 1) * h;
+    e.in_lo = (cr >> 8) & 1;
+    return e;
+}
+/* One bisection step of a crossing longer than a finest cell: vm, chi at
+ * the middle of its piece (the finest-grid point lo + m/2 along ax), picks
+ * the half whose ends differ. */
+GT_HD void gt_pr_cross_step(gt_pr_cross_edge *e, double vm, double iso)
+{
+    const uint32_t half = e->m / 2;
+    if ((vm < iso ? 1 : 0) == e->in_lo) e->lo[e->ax] += half;
+    e->m = half;
+}
+/* the middle of the crossing's piece, finest-grid units */
+GT_HD void gt_pr_cross_mid(const gt_pr_cross_edge *e, uint32_t mid[3])
+{
+    for (int a = 0; a < 3; a++) mid[a] = e->lo[a];
+    mid[e->ax] += e->m / 2;
+}
+/* the key (GT_PR_EKEY) of a crossing bisected down to a finest edge */
+GT_HD uint64_t gt_pr_cross_key(const gt_pr_cross_edge *e)
+{
+    return GT_PR_EKEY(gt_pr_key(e->lo[0], e->lo[1], e->lo[2]), 1u << e->ax);
+}
+
 /* the segments of one face polygon of m nodes P (counter-clockwise from
  * outside), appended to sg (count *ns) */
-GT_HD void gt_pr_block_poly_segments(const uint32_t base[3], const int (*P)[3], int m, const double v[27], double iso,
-                                     gt_pr_bseg *sg, int *ns)
+GT_HD void gt_pr_block_poly_segments(const int (*P)[3], int m, const double v[27], double iso, gt_pr_bseg *sg, int *ns)
 {
     int in[8];
     for (int k = 0; k < m; k++) in[k] = v[P[k][0] + 3 * P[k][1] + 9 * P[k][2]] < iso;
@@ -120,19 +172,18 @@ GT_HD void gt_pr_block_poly_segments(const uint32_t base[3], const int (*P)[3], 
         while (!(in[k2] && !in[(k2 + 1) % m])) k2 = (k2 + 1) % m;
         uint8_t fb;
         gt_pr_bseg s;
-        gt_pr_block_crossing(base, P[k], P[k1], v, iso, &s.a, &s.fa);
-        gt_pr_block_crossing(base, P[k2], P[(k2 + 1) % m], v, iso, &s.b, &fb);
+        gt_pr_block_crossing(P[k], P[k1], v, iso, &s.a, &s.fa);
+        gt_pr_block_crossing(P[k2], P[(k2 + 1) % m], v, iso, &s.b, &fb);
         sg[(*ns)++] = s;
     }
 }
 
-/* The loops of the coarse block with depth-(D-1) cell (X, Y, Z): v holds chi
- * at its 27 depth-D grid points (index i + 3 j + 9 k for local (i, j, k) in
- * 0..2), nc its non-coarse neighbour blocks (bit per 27-index). */
-GT_HD void gt_pr_block_loops(uint32_t X, uint32_t Y, uint32_t Z, const double v[27], uint32_t nc, double iso,
-                             gt_pr_block_poly *out)
+/* The loops of a coarse block: v holds chi at its 27 lattice points (index
+ * i + 3 j + 9 k for local (i, j, k) in 0..2), nc its subdivided same-level
+ * neighbours (bit per 27-index, gt_pr_nb27). The crossings are in lattice
+ * terms (gt_pr_cross_edge_of places them). */
+GT_HD void gt_pr_block_loops(const double v[27], uint32_t nc, double iso, gt_pr_block_poly *out)
 {
-    const uint32_t base[3] = {2 * X, 2 * Y, 2 * Z};
     gt_pr_bseg sg[GT_PR_BLOCK_MAXSEG];
     int ns = 0;
     for (int a = 0; a < 3; a++)
@@ -166,7 +217,7 @@ GT_HD void gt_pr_block_loops(uint32_t X, uint32_t Y, uint32_t Z, const double v[
                                 P[3][t] = tmp;
                             }
                         }
-                        gt_pr_block_poly_segments(base, (const int(*)[3])P, 4, v, iso, sg, &ns);
+                        gt_pr_block_poly_segments((const int(*)[3])P, 4, v, iso, sg, &ns);
                     }
             } else {
                 const int cs[4][2] = {{0, 0}, {2, 0}, {2, 2}, {0, 2}};
@@ -189,7 +240,7 @@ GT_HD void gt_pr_block_loops(uint32_t X, uint32_t Y, uint32_t Z, const double v[
                             P[hi][t] = tmp;
                         }
                 }
-                gt_pr_block_poly_segments(base, (const int(*)[3])P, m, v, iso, sg, &ns);
+                gt_pr_block_poly_segments((const int(*)[3])P, m, v, iso, sg, &ns);
             }
 #undef GT_PR_FACE_PT
         }
@@ -204,7 +255,7 @@ GT_HD void gt_pr_block_loops(uint32_t X, uint32_t Y, uint32_t Z, const double v[
         int cur = s0;
         for (;;) {
             used[cur] = 1;
-            out->key[out->nv] = sg[cur].a;
+            out->cross[out->nv] = sg[cur].a;
             out->fmask[out->nv] = sg[cur].fa;
             out->nv++;
             if (sg[cur].b == sg[s0].a) break;
@@ -259,17 +310,76 @@ GT_HD void gt_pr_block_loop_tri(const gt_pr_block_poly *P, int l, int r, int t, 
     }
 }
 
-/* A depth-(D-1) node is a coarse block when the adaptive extraction is on,
- * D - 1 is at or above the full depth, it has children and none of the 8
- * carries a splatted normal (vf: 3 per node, the splat of gt_pr_splat_node
- * times its scale; the child index is the first of 8) */
-GT_HD int gt_pr_block_coarse(const int32_t *child, const double *vf, size_t node)
+/* The extraction tree's flags per node (bits): */
+#define GT_PR_T_DATA 1u /* a splatted normal in the node's subtree */
+#define GT_PR_T_SUB 2u  /* subdivided */
+#define GT_PR_T_LEAF 4u /* a leaf above level D: a coarse block */
+
+/* is the same-level neighbour i (27-index) of a level-l cell (x, y, z) in
+ * the cube? */
+GT_HD int gt_pr_nb_inside(uint32_t x, uint32_t y, uint32_t z, int l, int i)
+{
+    const int64_t r = (int64_t)1 << l;
+    const int64_t q[3] = {(int64_t)x + i % 3 - 1, (int64_t)y + (i / 3) % 3 - 1, (int64_t)z + i / 9 - 1};
+    return q[0] >= 0 && q[1] >= 0 && q[2] >= 0 && q[0] < r && q[1] < r && q[2] < r;
+}
+/* The subdivided same-level neighbours of a block (bit per 27-index), the
+ * nc of gt_pr_block_loops: a neighbour with the subdivided flag, or, with
+ * virt, an absent one inside the cube (nbr: the block's 27 neighbours; key,
+ * l: the block's key and level) */
+GT_HD uint32_t gt_pr_block_nc(const int32_t *nbr27, const uint8_t *flag, uint64_t key, int l, int virt)
+{
+    uint32_t x, y, z, nc = 0;
+    gt_pr_key_xyz(key, &x, &y, &z);
+    for (int i = 0; i < 27; i++) {
+        if (i == 13) continue;
+        const int32_t q = nbr27[i];
+        if (q >= 0 ? (flag[q] & GT_PR_T_SUB) != 0 : virt && gt_pr_nb_inside(x, y, z, l, i)) nc |= 1u << i;
+    }
+    return nc;
+}
+
+/* step 1, finest level first: the data bit from the node's own splatted
+ * normal (vf, 3 per node) and its children's bits */
+GT_HD uint8_t gt_pr_tree_data(const int32_t *child, const double *vf, const uint8_t *flag, size_t node)
+{
+    if (vf[3 * node] != 0.0 || vf[3 * node + 1] != 0.0 || vf[3 * node + 2] != 0.0) return GT_PR_T_DATA;
+    const int32_t c = child[node];
+    if (c >= 0)
+        for (int k = 0; k < 8; k++)
+            if (flag[(size_t)c + k] & GT_PR_T_DATA) return GT_PR_T_DATA;
+    return 0;
+}
+/* ... and, at levels T..D-1, subdivided when a child has data (above
+ * level T, gt_pr_coarse_top: whenever it has children). virt: a node
+ * without children counts as subdivided down to D (its cells, if the
+ * surface crosses it, are the extraction's grown depth-D cells), so that
+ * only depth-(D-1) nodes with children become blocks (--coarse-levels 1,
+ * gt_pr_tree_virtual); else such a node is a leaf, and the leaves tile the
+ * cube */
+GT_HD uint8_t gt_pr_tree_sub(const int32_t *child, const uint8_t *flag, size_t node, int level, int T, int virt)
 {
     const int32_t c = child[node];
-    if (c < 0) return 0;
+    if (c < 0) return virt ? GT_PR_T_SUB : 0;
+    if (level < T) return GT_PR_T_SUB;
     for (int k = 0; k < 8; k++)
-        for (int a = 0; a < 3; a++)
-            if (vf[3 * ((size_t)c + k) + a] != 0.0) return 0;
+        if (flag[(size_t)c + k] & GT_PR_T_DATA) return GT_PR_T_SUB;
+    return 0;
+}
+/* step 3, coarsest level first (levels F + 1 .. D - 1): does the node stay
+ * subdivided? Only if its parent and every same-level neighbour of the
+ * parent inside the cube are (nbr: 27 per node; pkey: the parent's key;
+ * virt: an absent neighbour counts as subdivided, see gt_pr_tree_sub) */
+GT_HD int gt_pr_tree_keep(const int32_t *nbr, const uint8_t *flag, int32_t parent, uint64_t pkey, int lp, int virt)
+{
+    if (!(flag[parent] & GT_PR_T_SUB)) return 0;
+    uint32_t x, y, z;
+    gt_pr_key_xyz(pkey, &x, &y, &z);
+    for (int i = 0; i < 27; i++) {
+        if (i == 13 || !gt_pr_nb_inside(x, y, z, lp, i)) continue;
+        const int32_t q = nbr[27 * (size_t)parent + i];
+        if (q < 0 ? !virt : !(flag[q] & GT_PR_T_SUB)) return 0;
+    }
     return 1;
 }
 

@@ -105,7 +105,7 @@ void gt_pr_state_free(gt_pr_state *s)
 {
     gt_pr_octree_free(&s->oct);
     free(s->u); free(s->n); free(s->area); free(s->wdens); free(s->coef); free(s->rhs);
-    free(s->rgb); free(s->cdens); free(s->coarse);
+    free(s->rgb); free(s->cdens); free(s->tree);
 #if GT_HAVE_CUDA
     gt_pr_dev_state_free(s->dev);
 #endif
@@ -287,6 +287,55 @@ static gt_status scatter_level(const gt_pr_octree *o, int lf, int d, const doubl
     return GT_OK;
 }
 
+/* The extraction tree's flags (pr_adapt.h) of every node, from the
+ * splatted normals vf (3 per node): leaves from the full depth F down,
+ * nodes with children above level T (gt_pr_coarse_top) subdivided, virt
+ * as gt_pr_tree_sub says; the CUDA path runs the same steps per level
+ * (pr_divergence.cu) */
+static void tree_build(const gt_pr_octree *o, const double *vf, int F, int T, int virt, uint8_t *t)
+{
+    const int D = o->depth;
+    /* 1. data and subdivision, finest level first */
+    for (int l = D; l >= 0; l--) {
+        const long v0 = (long)o->level_start[l], v1 = (long)o->level_start[l + 1];
+#pragma omp parallel for schedule(static)
+        for (long v = v0; v < v1; v++) {
+            uint8_t f = gt_pr_tree_data(o->child, vf, t, (size_t)v);
+            if (l < D) f |= gt_pr_tree_sub(o->child, t, (size_t)v, l, T, virt);
+            t[v] = f;
+        }
+    }
+    /* 2. balance by subdividing the parent's neighbours, finest level first
+     * (serial: neighbours are shared) */
+    for (int l = D - 1; l > F; l--)
+        for (size_t v = o->level_start[l]; v < o->level_start[l + 1]; v++) {
+            if (!(t[v] & GT_PR_T_SUB)) continue;
+            const int32_t par = o->parent[v];
+            t[par] |= GT_PR_T_SUB;
+            for (int i = 0; i < 27; i++) {
+                const int32_t q = o->nbr[27 * (size_t)par + i];
+                if (q >= 0 && o->child[q] >= 0) t[q] |= GT_PR_T_SUB;
+            }
+        }
+    /* 3. balance where subdividing could not give it, coarsest level first */
+    for (int l = F + 1; l < D; l++) {
+        const long v0 = (long)o->level_start[l], v1 = (long)o->level_start[l + 1];
+#pragma omp parallel for schedule(static)
+        for (long v = v0; v < v1; v++) {
+            if (!(t[v] & GT_PR_T_SUB)) continue;
+            const int32_t par = o->parent[v];
+            if (!gt_pr_tree_keep(o->nbr, t, par, o->key[par], l - 1, virt)) t[v] &= (uint8_t)~GT_PR_T_SUB;
+        }
+    }
+    /* 4. the leaves above level D: the coarse blocks */
+    for (int l = F; l < D; l++) {
+        const long v0 = (long)o->level_start[l], v1 = (long)o->level_start[l + 1];
+#pragma omp parallel for schedule(static)
+        for (long v = v0; v < v1; v++)
+            if (!(t[v] & GT_PR_T_SUB) && (l == F || (t[o->parent[v]] & GT_PR_T_SUB))) t[v] |= GT_PR_T_LEAF;
+    }
+}
+
 gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
 {
     gt_pr_octree *o = &s->oct;
@@ -359,17 +408,14 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         }
         has_src[l] = any != 0;
     }
-    /* the extraction's coarse blocks: depth-(D-1) nodes whose children got
-     * no normal (pr_adapt.h) */
-    if (!p->uniform_mesh && D >= 1 && D - 1 >= F) {
-        const size_t b0 = o->level_start[D - 1], nb = o->level_start[D] - b0;
-        s->coarse = gt_malloc_array(nb ? nb : 1, 1, "coarse blocks");
-        if (!s->coarse) {
+    /* the extraction tree (pr_adapt.h) */
+    if (gt_pr_coarse_top(p) < D) {
+        s->tree = gt_calloc(NN ? NN : 1, 1, "extraction tree");
+        if (!s->tree) {
             st = GT_ERR_RUNTIME;
             goto done;
         }
-#pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < nb; i++) s->coarse[i] = (uint8_t)gt_pr_block_coarse(o->child, vf, b0 + i);
+        tree_build(o, vf, F, gt_pr_coarse_top(p), gt_pr_tree_virtual(p), s->tree);
     }
     if (tm) gt_timings_add(tm, "splat", gt_now_ms() - t0);
     t0 = gt_now_ms();

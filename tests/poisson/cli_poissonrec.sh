@@ -142,6 +142,16 @@ else
   echo "FAIL uneven-fewer-vertices: default $va, --uniform-mesh $vu"; fails=$((fails+1))
 fi
 has help-uniform-mesh <("$prog" --help) "--uniform-mesh"
+# up to 3 levels coarser (depth 7, full depth 4, 2500 points): fewer vertices still
+head -n 2510 "$tmp/uneven.ply" | sed 's/element vertex 6000/element vertex 2500/' > "$tmp/uneven2k.ply"
+"$prog" --device cpu -d 7 --full-depth 4 "$tmp/uneven2k.ply" -o "$tmp/u1.ply" 2> "$tmp/err"; check uneven-coarse1 0 $?
+"$prog" --device cpu -d 7 --full-depth 4 --coarse-levels 3 "$tmp/uneven2k.ply" -o "$tmp/u3.ply" 2> "$tmp/err"; check uneven-coarse3 0 $?
+v1=$(grep -a -m1 "element vertex" "$tmp/u1.ply" | awk '{print $3}')
+v3=$(grep -a -m1 "element vertex" "$tmp/u3.ply" | awk '{print $3}')
+if [ -n "$v3" ] && [ -n "$v1" ] && [ "$v3" -gt 0 ] && [ $((v3 * 10)) -lt $((v1 * 9)) ]; then echo "ok   coarse-levels-3-fewer ($v3 < $v1)"
+else echo "FAIL coarse-levels-3-fewer: $v3, default $v1"; fails=$((fails+1)); fi
+"$prog" --device cpu -d 6 --coarse-levels -1 "$tmp/uneven.ply" -o "$tmp/ux.ply" 2> "$tmp/err"; check coarse-levels-negative 2 $?
+absent coarse-levels-negative-no-output "$tmp/ux.ply"
 
 # --device cuda without a GPU: exit 4
 if [ -n "${GT_NO_GPU:-}" ] || ! nvidia-smi > /dev/null 2>&1; then

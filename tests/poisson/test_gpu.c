@@ -24,6 +24,7 @@
 #include "io/ply.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/poisson/pr_gpu.h"
+#include "poisson/pr_adapt.h"
 #include "pr_testutil.h"
 
 static float *random_points(gt_rng *g, size_t n)
@@ -74,12 +75,12 @@ static void test_octree_same(void **state)
     }
 }
 
-/* the extraction's coarse blocks of a solved state */
+/* the extraction's coarse blocks of a solved state (leaves above depth D) */
 static size_t count_coarse(const gt_pr_state *s)
 {
-    if (!s->coarse || s->oct.depth < 1) return 0;
-    size_t n = 0, n1 = s->oct.level_start[s->oct.depth] - s->oct.level_start[s->oct.depth - 1];
-    for (size_t i = 0; i < n1; i++) n += s->coarse[i] != 0;
+    if (!s->tree) return 0;
+    size_t n = 0;
+    for (size_t v = 0; v < s->oct.nnodes; v++) n += (s->tree[v] & GT_PR_T_LEAF) != 0;
     return n;
 }
 
@@ -134,12 +135,11 @@ static void compare_recon(const gt_pr_input *in, int depth, int full_depth)
                   cg.iso);
     assert_true(err <= 1e-6 * mx);
     assert_true(fabs(cc.iso - cg.iso) <= 1e-6 * fabs(cc.iso));
-    /* the same coarse blocks for the extraction */
-    assert_true((cc.coarse == NULL) == (cg.coarse == NULL));
-    if (cc.coarse) {
-        size_t n1 = cc.oct.level_start[depth] - cc.oct.level_start[depth - 1];
-        assert_memory_equal(cc.coarse, cg.coarse, n1);
-        print_message("depth %d: %zu coarse blocks of %zu depth-%d nodes\n", depth, count_coarse(&cc), n1, depth - 1);
+    /* the same extraction tree */
+    assert_true((cc.tree == NULL) == (cg.tree == NULL));
+    if (cc.tree) {
+        assert_memory_equal(cc.tree, cg.tree, cc.oct.nnodes);
+        print_message("depth %d: %zu coarse blocks of %zu nodes\n", depth, count_coarse(&cc), cc.oct.nnodes);
     }
     gt_pr_mesh mc = {0}, mg = {0};
     GT_ASSERT_OK(gt_pr_extract_cpu(&cc, &p, &mc));
@@ -234,17 +234,21 @@ static void compare_extract(gt_pr_state *s, const gt_pr_params *p, const char *w
 }
 
 /* returns the state's coarse blocks (the extraction's, pr_adapt.h) */
-static size_t extract_case(const gt_pr_input *in, int depth, double scale, bool density, const char *what)
+static size_t extract_case_k(const gt_pr_input *in, int depth, double scale, bool density, int K, const char *what)
 {
     gt_pr_params p;
     gt_pr_state s;
-    pr_solve_cpu(in, depth, scale, &s, &p);
+    pr_solve_cpu_k(in, depth, scale, K, &s, &p);
     p.want_density = density; /* a post-processing option: the solve does not read it */
     size_t nb = count_coarse(&s);
     print_message("%s: %zu coarse blocks\n", what, nb);
     compare_extract(&s, &p, what);
     gt_pr_state_free(&s);
     return nb;
+}
+static size_t extract_case(const gt_pr_input *in, int depth, double scale, bool density, const char *what)
+{
+    return extract_case_k(in, depth, scale, density, GT_PR_COARSE_LEVELS, what);
 }
 
 static void test_extract_same(void **state)
@@ -291,6 +295,11 @@ static void test_extract_same(void **state)
     pr_sample_sphere_uneven(&g, n, 1.0, c, 20.0, x, nn);
     assert_true(extract_case(&in, 7, 1.1, false, "uneven sphere") > 0);
     assert_true(extract_case(&in, 6, 1.1, true, "uneven sphere, density") > 0);
+    /* sparse for the depth: blocks several levels above D */
+    pr_sample_sphere_uneven(&g, 6000, 1.0, c, 100.0, x, nn);
+    gt_pr_input is = {6000, x, nn, NULL};
+    assert_true(extract_case_k(&is, 8, 1.1, false, 12, "sparse uneven sphere, --coarse-levels 12") > 0);
+    assert_true(extract_case_k(&is, 8, 1.1, false, 2, "sparse uneven sphere, --coarse-levels 2") > 0);
     free(x);
     free(nn);
     float *bx = NULL, *bn = NULL;
