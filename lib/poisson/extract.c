@@ -19,7 +19,14 @@
  * cells. Then every cell's crossed edges are keyed and sorted, which numbers
  * the vertices, chi is evaluated at their edges' middles, which places them,
  * and every cell writes its triangles at its offset (prefix sum of the
- * per-cell counts). */
+ * per-cell counts).
+ *
+ * Coarse blocks (pr_adapt.h; s->tree's leaves above depth D): the cells
+ * inside them are given mask 0; chi at each block's 27 lattice points comes
+ * from the corner set or is evaluated; the blocks the surface crosses make
+ * loops, their crossings are bisected (in rounds of batched evaluations)
+ * down to depth-D edges, whose keys join the cells' in the numbering, and
+ * their triangles follow the cells'. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,11 +421,11 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
             size_t j = eoff[ns + b] - eoff[ns];
             for (int q = 0; q < P.nv; q++) bce[j + (size_t)q] = gt_pr_cross_edge_of(P.cross[q], base, h);
         }
-        size_t *todo = gt_malloc_array(nbe ? nbe : 1, sizeof *todo, "block crossings");
+        size_t *pend = gt_malloc_array(nbe ? nbe : 1, sizeof *pend, "block crossings");
         uint32_t *mxyz2 = gt_malloc_array(nbe ? nbe : 1, 3 * sizeof *mxyz2, "block crossings");
         double *mv = gt_malloc_array(nbe ? nbe : 1, sizeof *mv, "block crossings");
-        if (!todo || !mxyz2 || !mv) {
-            free(todo); free(mxyz2); free(mv);
+        if (!pend || !mxyz2 || !mv) {
+            free(pend); free(mxyz2); free(mv);
             FAIL_OOM("block crossings");
         }
         for (;;) {
@@ -426,16 +433,16 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
             for (size_t j = 0; j < nbe; j++)
                 if (bce[j].m > 1) {
                     gt_pr_cross_mid(&bce[j], mxyz2 + 3 * nt);
-                    todo[nt++] = j;
+                    pend[nt++] = j;
                 }
             if (nt == 0) break;
             double te = gt_now_ms();
             st = eval_grid(s, mxyz2, nt, D, mv);
             t_eval += gt_now_ms() - te;
             if (st != GT_OK) break;
-            for (size_t k = 0; k < nt; k++) gt_pr_cross_step(&bce[todo[k]], mv[k], iso);
+            for (size_t k = 0; k < nt; k++) gt_pr_cross_step(&bce[pend[k]], mv[k], iso);
         }
-        free(todo); free(mxyz2); free(mv);
+        free(pend); free(mxyz2); free(mv);
         if (st != GT_OK) goto done;
         for (size_t j = 0; j < nbe; j++) {
             ev[eoff[ns] + j].k = gt_pr_cross_key(&bce[j]);
