@@ -13,7 +13,9 @@
  *   to fine: at each level CG on (Laplacian + screening) with the coarser
  *   levels' solution moved to the right-hand side -> iso = average chi at the
  *   points (pr_iso.h) -> marching cubes (lib/mc's table) on the depth-D cells, grown
- *   until the surface is closed, vertices shared by edge at the root of chi.
+ *   until the surface is closed, vertices shared by edge at the root of chi;
+ *   where no sample splats at depth D, coarse blocks of the extraction tree
+ *   instead, crack-free against the cells around them (pr_adapt.h).
  *
  * Every node of every level carries one basis function: the tensor product of
  * centred quadratic B-splines of width 3 cells, so the Laplacian couples a
