@@ -224,20 +224,11 @@ struct blocks {
     int virt; /* gt_pr_tree_virtual */
 };
 
-/* the cells inside coarse blocks make nothing (extract.c's in_coarse_block) */
+/* the cells inside coarse blocks make nothing (gt_pr_in_coarse_block) */
 __global__ void k_drop_coarse(const eval_args A, const uint64_t *cells, uint8_t *mask, size_t n, const blocks B)
 {
     GRID_LOOP(i, n) {
-        const int D = A.depth;
-        for (int l = D - 1; l >= 0; l--) {
-            const size_t l0 = A.level_start[l], nl = A.level_start[l + 1] - l0;
-            const uint64_t ak = cells[i] >> (3 * (D - l));
-            const size_t at = gt_pr_lower_bound(A.key + l0, nl, ak);
-            if (at == nl || A.key[l0 + at] != ak) continue;
-            const uint8_t f = B.tree[l0 + at];
-            if (f & GT_PR_T_LEAF) mask[i] = 0;
-            if (f & (GT_PR_T_LEAF | GT_PR_T_SUB)) break;
-        }
+        if (gt_pr_in_coarse_block(A.key, A.level_start, B.tree, A.depth, cells[i])) mask[i] = 0;
     }
 }
 
@@ -247,17 +238,11 @@ __device__ int d_node_level(const eval_args &A, size_t node)
     while (l < A.depth && node >= A.level_start[l + 1]) l++;
     return l;
 }
-/* block b's lowest corner and lattice spacing (finest units) */
+/* block b's lowest corner and lattice spacing (gt_pr_block_geom) */
 __device__ void d_block_geom(const eval_args &A, const blocks &B, size_t b, uint32_t base[3], uint32_t *h)
 {
     const size_t node = B.node[b];
-    const int l = d_node_level(A, node);
-    uint32_t X, Y, Z;
-    gt_pr_key_xyz(A.key[node], &X, &Y, &Z);
-    base[0] = X << (A.depth - l);
-    base[1] = Y << (A.depth - l);
-    base[2] = Z << (A.depth - l);
-    *h = 1u << (A.depth - l - 1);
+    gt_pr_block_geom(A.key[node], d_node_level(A, node), A.depth, base, h);
 }
 
 /* chi at every block's 27 lattice points: from the corner set where a cell
@@ -270,11 +255,11 @@ __global__ void k_block_values(const eval_args A, const blocks B, const uint64_t
         const int q = (int)(i % 27);
         uint32_t base[3], h;
         d_block_geom(A, B, b, base, &h);
-        const uint32_t x = base[0] + (uint32_t)(q % 3) * h, y = base[1] + (uint32_t)((q / 3) % 3) * h,
-                       z = base[2] + (uint32_t)(q / 9) * h;
-        const uint64_t k = gt_pr_key(x, y, z);
+        uint32_t c[3];
+        gt_pr_block_point(base, h, q, c);
+        const uint64_t k = gt_pr_key(c[0], c[1], c[2]);
         const size_t at = gt_pr_lower_bound(ck, nc, k);
-        val[i] = at < nc && ck[at] == k ? cv[at] : e_eval_corner(A, x, y, z);
+        val[i] = at < nc && ck[at] == k ? cv[at] : e_eval_corner(A, c[0], c[1], c[2]);
     }
 }
 /* does the surface cross block b (lattice points on both sides)? */

@@ -119,33 +119,10 @@ static gt_status coarse_blocks(const gt_pr_state *s, const gt_pr_params *p, int3
     return GT_OK;
 }
 
-/* is the depth-D cell with key k inside a coarse block? */
-static int in_coarse_block(const gt_pr_state *s, uint64_t k)
+/* coarse block `node`'s lowest corner and lattice spacing (gt_pr_block_geom) */
+static void block_geom(const gt_pr_octree *o, int32_t node, uint32_t base[3], uint32_t *h)
 {
-    const gt_pr_octree *o = &s->oct;
-    const int D = o->depth;
-    for (int l = D - 1; l >= 0; l--) {
-        const size_t l0 = o->level_start[l], nl = o->level_start[l + 1] - l0;
-        const uint64_t ak = k >> (3 * (D - l));
-        const size_t at = gt_pr_lower_bound(o->key + l0, nl, ak);
-        if (at == nl || o->key[l0 + at] != ak) continue;
-        if (s->tree[l0 + at] & GT_PR_T_LEAF) return 1;
-        if (s->tree[l0 + at] & GT_PR_T_SUB) return 0; /* inside the tree below a subdivided node */
-    }
-    return 0;
-}
-
-/* a block's level, lowest corner and lattice spacing (finest units) */
-static int block_geom(const gt_pr_octree *o, int32_t node, uint32_t base[3], uint32_t *h)
-{
-    const int D = o->depth, l = gt_pr_node_level(o, (size_t)node);
-    uint32_t X, Y, Z;
-    gt_pr_demorton(o->key[node], &X, &Y, &Z);
-    base[0] = X << (D - l);
-    base[1] = Y << (D - l);
-    base[2] = Z << (D - l);
-    *h = 1u << (D - l - 1);
-    return l;
+    gt_pr_block_geom(o->key[node], gt_pr_node_level(o, (size_t)node), o->depth, base, h);
 }
 
 /* the loops of coarse block `node` from chi at its 27 lattice points v */
@@ -315,7 +292,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
     if (nb > 0) {
 #pragma omp parallel for schedule(static)
         for (long i = 0; i < (long)ns; i++)
-            if (in_coarse_block(s, sk[i])) sm[i] = 0;
+            if (gt_pr_in_coarse_block(o->key, o->level_start, s->tree, D, sk[i])) sm[i] = 0;
         /* chi at the lattice points: from the corner set where a cell has
          * the point as a corner (all of a depth-(D-1) block's), else
          * evaluated */
@@ -332,8 +309,8 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
             uint32_t base[3], h;
             block_geom(o, bnode[b], base, &h);
             for (int q = 0; q < 27; q++) {
-                uint32_t c3[3] = {base[0] + (uint32_t)(q % 3) * h, base[1] + (uint32_t)((q / 3) % 3) * h,
-                                  base[2] + (uint32_t)(q / 9) * h};
+                uint32_t c3[3];
+                gt_pr_block_point(base, h, q, c3);
                 uint64_t k = gt_pr_morton(c3[0], c3[1], c3[2]);
                 size_t at = gt_pr_lower_bound(ck, nc, k);
                 if (at < nc && ck[at] == k) bval[27 * b + (size_t)q] = cv[at];

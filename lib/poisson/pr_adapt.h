@@ -57,6 +57,7 @@
 #include "common/hostdev.h"
 #include "poisson/poisson.h"
 #include "poisson/pr_morton.h"
+#include "poisson/pr_sort.h"
 
 /* segments of a block: 6 faces of at most 8 (4 squares of 2, or one
  * polygon of 8 nodes with at most 4 inside runs) */
@@ -119,6 +120,26 @@ GT_HD void gt_pr_block_crossing(const int p[3], const int q[3], const double v[2
     *fm = (uint8_t)f;
 }
 
+/* a block's lowest corner and lattice spacing, finest units (key, l: the
+ * block's key and level; D: the finest level) */
+GT_HD void gt_pr_block_geom(uint64_t key, int l, int D, uint32_t base[3], uint32_t *h)
+{
+    uint32_t X, Y, Z;
+    gt_pr_key_xyz(key, &X, &Y, &Z);
+    base[0] = X << (D - l);
+    base[1] = Y << (D - l);
+    base[2] = Z << (D - l);
+    *h = 1u << (D - l - 1);
+}
+/* lattice point q (i + 3 j + 9 k) of a block with lowest corner base and
+ * spacing h (gt_pr_block_geom), finest units */
+GT_HD void gt_pr_block_point(const uint32_t base[3], uint32_t h, int q, uint32_t c[3])
+{
+    c[0] = base[0] + (uint32_t)(q % 3) * h;
+    c[1] = base[1] + (uint32_t)((q / 3) % 3) * h;
+    c[2] = base[2] + (uint32_t)(q / 9) * h;
+}
+
 /* A crossing in finest-grid units: the side from point lo[] along axis ax,
  * m finest cells long, lower end inside or not (base: the block's lowest
  * corner, h: its lattice spacing in finest cells). */
@@ -130,9 +151,7 @@ typedef struct gt_pr_cross_edge {
 GT_HD gt_pr_cross_edge gt_pr_cross_edge_of(uint16_t cr, const uint32_t base[3], uint32_t h)
 {
     gt_pr_cross_edge e;
-    const int li = cr & 31;
-    const int l3[3] = {li % 3, (li / 3) % 3, li / 9};
-    for (int a = 0; a < 3; a++) e.lo[a] = base[a] + (uint32_t)l3[a] * h;
+    gt_pr_block_point(base, h, cr & 31, e.lo);
     e.ax = (cr >> 5) & 3;
     e.m = (((cr >> 7) & 1) + 1) * h;
     e.in_lo = (cr >> 8) & 1;
@@ -337,6 +356,20 @@ GT_HD uint32_t gt_pr_block_nc(const int32_t *nbr27, const uint8_t *flag, uint64_
         if (q >= 0 ? (flag[q] & GT_PR_T_SUB) != 0 : virt && gt_pr_nb_inside(x, y, z, l, i)) nc |= 1u << i;
     }
     return nc;
+}
+/* is the depth-D cell with key k inside a coarse block? (key, level_start:
+ * the octree's; flag: the tree's flags per node) */
+GT_HD int gt_pr_in_coarse_block(const uint64_t *key, const size_t *level_start, const uint8_t *flag, int D, uint64_t k)
+{
+    for (int l = D - 1; l >= 0; l--) {
+        const size_t l0 = level_start[l], nl = level_start[l + 1] - l0;
+        const uint64_t ak = k >> (3 * (D - l));
+        const size_t at = gt_pr_lower_bound(key + l0, nl, ak);
+        if (at == nl || key[l0 + at] != ak) continue;
+        if (flag[l0 + at] & GT_PR_T_LEAF) return 1;
+        if (flag[l0 + at] & GT_PR_T_SUB) return 0; /* inside the tree below a subdivided node */
+    }
+    return 0;
 }
 
 /* step 1, finest level first: the data bit from the node's own splatted
