@@ -2,6 +2,7 @@
  * oriented points (PLY with x y z nx ny nz) to a watertight triangle mesh. */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/cli.h"
 #include "common/device.h"
@@ -52,9 +53,13 @@ static const char *usage_text =
     "                           their iterations (default 3e-5)\n"
     "      --coarse-levels K    where the samples are too sparse for depth D, cut\n"
     "                           the mesh from cells up to K levels coarser, as\n"
-    "                           PoissonRecon's tree ends there (default 1; more:\n"
-    "                           smaller meshes of sparse scans, slower extraction)\n"
+    "                           PoissonRecon's tree ends there; auto (default):\n"
+    "                           every level when a tenth of the samples splat at\n"
+    "                           D-2 or above, else 1 (faster on dense points)\n"
     "      --uniform-mesh       cut the mesh from every depth-D cell (--coarse-levels 0)\n"
+    "      --dense-solve        solve for every node's function, also the finest\n"
+    "                           ones where no sample splats that deep (default: as\n"
+    "                           PoissonRecon, only within 2 cells of splatted data)\n"
     "      --density            add a per-vertex 'density' property (samples per\n"
     "                           node at depth D-2 around the vertex)\n"
     "      --trim Q             drop triangles touching the lowest Q fraction\n"
@@ -68,7 +73,7 @@ static const char *usage_text =
     "or out of memory.\n";
 
 enum { OPT_PW = GT_OPT_TOOL_BASE, OPT_FULLDEPTH, OPT_SPN, OPT_SCALE, OPT_SOLVER, OPT_ITERS, OPT_RESIDUAL, OPT_DENSITY, OPT_TRIM, OPT_COLORS,
-       OPT_VOLUME, OPT_VOLDEPTH, OPT_OUTFMT, OPT_UNIFORM, OPT_COARSE };
+       OPT_VOLUME, OPT_VOLDEPTH, OPT_OUTFMT, OPT_UNIFORM, OPT_COARSE, OPT_DENSE };
 
 typedef struct args {
     gt_common_opts co;
@@ -94,6 +99,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"density", no_argument, 0, OPT_DENSITY},
         {"uniform-mesh", no_argument, 0, OPT_UNIFORM},
         {"coarse-levels", required_argument, 0, OPT_COARSE},
+        {"dense-solve", no_argument, 0, OPT_DENSE},
         {"trim", required_argument, 0, OPT_TRIM},
         {"colors", no_argument, 0, OPT_COLORS},
         {"volume", required_argument, 0, OPT_VOLUME},
@@ -134,7 +140,11 @@ static int parse_args(int argc, char **argv, args *a)
         case OPT_RESIDUAL: st = gt_parse_double("--residual", optarg, 1e-15, 1, &p->finest_residual); break;
         case OPT_DENSITY: p->want_density = true; break;
         case OPT_UNIFORM: p->uniform_mesh = true; break;
-        case OPT_COARSE: st = gt_parse_int("--coarse-levels", optarg, 0, GT_PR_MAX_DEPTH, &p->coarse_levels); break;
+        case OPT_DENSE: p->dense_solve = true; break;
+        case OPT_COARSE:
+            if (strcmp(optarg, "auto") == 0) p->coarse_levels = GT_PR_COARSE_AUTO;
+            else st = gt_parse_int("--coarse-levels", optarg, 0, GT_PR_MAX_DEPTH, &p->coarse_levels);
+            break;
         case OPT_TRIM: st = gt_parse_double("--trim", optarg, 0, 0.99, &p->trim); break;
         case OPT_COLORS: p->want_colors = true; break;
         case OPT_VOLUME: st = gt_parse_path_once("--volume", optarg, &a->job.volume); break;

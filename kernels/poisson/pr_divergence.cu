@@ -80,16 +80,23 @@ __global__ void k_splat_warp(const gt_pr_dev_octree o, int l, int F, int D, size
 }
 
 /* bit l of *mask: some sample has a share at level l (gt_pr_splat_weight) */
+/* mask[0]: the levels with a share of some sample; mask[1]: the samples
+ * that splat no deeper than D - 2 */
 __global__ void k_splat_levels(const float *depth, size_t N, int F, int D, unsigned *mask)
 {
-    unsigned m = 0;
+    unsigned m = 0, c = 0;
     GRID_LOOP(k, N)
     {
         for (int l = F; l <= D; l++)
             if (gt_pr_splat_weight((double)depth[k], F, D, l) != 0.0) m |= 1u << l;
+        c += (double)depth[k] <= (double)(D - 2);
     }
-    for (int off = 16; off > 0; off >>= 1) m |= __shfl_xor_sync(0xffffffffu, m, off);
+    for (int off = 16; off > 0; off >>= 1) {
+        m |= __shfl_xor_sync(0xffffffffu, m, off);
+        c += __shfl_xor_sync(0xffffffffu, c, off);
+    }
     if ((threadIdx.x & 31) == 0 && m) atomicOr(mask, m);
+    if ((threadIdx.x & 31) == 0 && c) atomicAdd(mask + 1, c);
 }
 
 /* The finer targets' share of the divergence: node t of level d takes
@@ -188,12 +195,12 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, int F, size_t s0, 
 
 /* the extraction tree's steps (pr_adapt.h; lib/poisson/solve.c's
  * tree_build), one level of n nodes from s0 per launch */
-__global__ void k_tree_data(const int32_t *child, const double *vf, size_t s0, size_t n, int l, int D, int T, int virt,
-                            uint8_t *t)
+__global__ void k_tree_data(const int32_t *child, const int32_t *nbr, const double *vf, size_t s0, size_t n, int l, int D,
+                            int T, int virt, uint8_t *t)
 {
     GRID_LOOP(q, n) {
         uint8_t f = gt_pr_tree_data(child, vf, t, s0 + q);
-        if (l < D) f |= gt_pr_tree_sub(child, t, s0 + q, l, T, virt);
+        if (l < D) f |= gt_pr_tree_sub(child, nbr, t, s0 + q, l, T, virt);
         t[s0 + q] = f;
     }
 }
@@ -226,13 +233,21 @@ __global__ void k_tree_leaf(const int32_t *parent, size_t s0, size_t n, int l, i
         if (!(f & GT_PR_T_SUB) && (l == F || (t[parent[s0 + q]] & GT_PR_T_SUB))) t[s0 + q] = f | GT_PR_T_LEAF;
     }
 }
+/* the functions in the solve: every one with all (level up to F, or the
+ * dense solve), else gt_pr_fn_active's */
+__global__ void k_tree_fn(const gt_pr_dev_octree o, size_t s0, size_t n, int all, uint8_t *t)
+{
+    GRID_LOOP(q, n) {
+        if (all || gt_pr_fn_active(o.parent, o.child, o.nbr, o.key, t, s0 + q)) t[s0 + q] |= GT_PR_T_FN;
+    }
+}
 
 gt_status pr_tree_build(const gt_pr_dev_octree &o, const double *vf, const size_t *level_start, int D, int F, int T,
-                        int virt, uint8_t *t)
+                        int virt, int dense, uint8_t *t)
 {
     for (int l = D; l >= 0; l--) {
         size_t s0 = level_start[l], n = level_start[l + 1] - s0;
-        if (n) LAUNCH(k_tree_data, n, o.child, vf, s0, n, l, D, T, virt, t);
+        if (n) LAUNCH(k_tree_data, n, o.child, o.nbr, vf, s0, n, l, D, T, virt, t);
     }
     for (int l = D - 1; l > F; l--) {
         size_t s0 = level_start[l], n = level_start[l + 1] - s0;
@@ -246,14 +261,23 @@ gt_status pr_tree_build(const gt_pr_dev_octree &o, const double *vf, const size_
         size_t s0 = level_start[l], n = level_start[l + 1] - s0;
         if (n) LAUNCH(k_tree_leaf, n, o.parent, s0, n, l, F, t);
     }
+    for (int l = 0; l <= D; l++) {
+        size_t s0 = level_start[l], n = level_start[l + 1] - s0;
+        if (n) LAUNCH(k_tree_fn, n, o, s0, n, l <= F || dense, t);
+    }
     return GT_OK;
 }
 
-gt_status pr_splat_levels(const float *depth, size_t N, int F, int D, unsigned *d_mask, unsigned *mask)
+gt_status pr_splat_levels(const float *depth, size_t N, int F, int D, unsigned *d_mask, unsigned *mask,
+                          size_t *n_sparse)
 {
-    GT_TRY(gt_cu_memset(d_mask, 0, sizeof(unsigned), NULL));
+    unsigned h[2];
+    GT_TRY(gt_cu_memset(d_mask, 0, sizeof h, NULL));
     if (N) LAUNCH(k_splat_levels, N, depth, N, F, D, d_mask);
-    return gt_cu_memcpy_d2h(mask, d_mask, sizeof(unsigned), NULL);
+    GT_TRY(gt_cu_memcpy_d2h(h, d_mask, sizeof h, NULL));
+    *mask = h[0];
+    *n_sparse = h[1];
+    return GT_OK;
 }
 
 gt_status pr_splat(const gt_pr_dev_octree &o, int l, int F, int D, size_t s0, size_t n, size_t N, const float *u,

@@ -675,7 +675,7 @@ extern "C" gt_status gt_pr_extract_cuda(const gt_pr_state *s, const gt_pr_params
     if (ds && ds->coef) {
         /* solved on the device: the octree and coefficients are still there */
         GT_TRY(gt_pr_extract_dev(ds->oct.key, ds->oct.child, ds->oct.nbr, ds->coef, p->uniform_mesh ? NULL : ds->tree,
-                                 gt_pr_tree_virtual(p),
+                                 gt_pr_tree_virtual(s->coarse_levels),
                                  o->level_start, s->coef_lmin, o->depth, s->iso, s->center, s->side, keep, out));
         return gt_pr_mesh_post(s, p, out);
     }
@@ -693,7 +693,7 @@ extern "C" gt_status gt_pr_extract_cuda(const gt_pr_state *s, const gt_pr_params
     if (st == GT_OK && tree) st = gt_cu_memcpy_h2d(b[4], s->tree, NN, NULL);
     if (st == GT_OK)
         st = gt_pr_extract_dev((const uint64_t *)b[0], (const int32_t *)b[1], (const int32_t *)b[2],
-                               (const double *)b[3], (const uint8_t *)b[4], gt_pr_tree_virtual(p), o->level_start,
+                               (const double *)b[3], (const uint8_t *)b[4], gt_pr_tree_virtual(s->coarse_levels), o->level_start,
                                s->coef_lmin, o->depth,
                                s->iso, s->center, s->side, keep, out);
     for (int i = 0; i < 5; i++) gt_cu_free(b[i]);

@@ -15,6 +15,7 @@
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_runtime.h"
 #include "kernels/poisson/pr_solve_stages.h"
+#include "poisson/pr_adapt.h"
 #include "poisson/pr_bspline.h"
 
 __constant__ double c_stencil[125];
@@ -175,9 +176,17 @@ __global__ void k_stencil_octet(const gt_pr_dev_octree o, size_t s0, size_t n8, 
         for (int k = 0; k < 8; k++) ap[8 * m + k] = acc[k];
     }
 }
-__global__ void k_jacobi_inv(double *dinv, double centre, size_t n)
+__global__ void k_jacobi_inv(double *dinv, double *b, const uint8_t *fl, double centre, size_t n)
 {
-    GRID_LOOP(q, n) dinv[q] = 1.0 / (centre + dinv[q]);
+    GRID_LOOP(q, n)
+    {
+        if (fl[q] & GT_PR_T_FN) {
+            dinv[q] = 1.0 / (centre + dinv[q]);
+        } else {
+            dinv[q] = 0.0;
+            b[q] = 0.0;
+        }
+    }
 }
 __global__ void k_mul(double *z, const double *dinv, const double *r, size_t n)
 {
@@ -197,7 +206,8 @@ __global__ void k_cg_xrz(pr_cg_state *st, double *x, double *r, double *z, const
     GRID_LOOP(q, n)
     {
         x[q] += al * pp[q];
-        const double rq = r[q] - al * ap[q], zq = dinv[q] * rq;
+        const double dq = dinv[q];
+        const double rq = dq != 0.0 ? r[q] - al * ap[q] : 0.0, zq = dq * rq; /* dinv 0: not in the solve */
         r[q] = rq;
         z[q] = zq;
         s[0] += rq * zq;
@@ -245,9 +255,9 @@ gt_status pr_stencil(const gt_pr_dev_octree &o, size_t s0, size_t n, const doubl
     else LAUNCH(k_stencil, n, o, s0, n, pp, ap, skip); /* the root */
     return GT_OK;
 }
-gt_status pr_jacobi_inv(double *dinv, double centre, size_t n)
+gt_status pr_jacobi_inv(double *dinv, double *b, const uint8_t *fl, double centre, size_t n)
 {
-    LAUNCH(k_jacobi_inv, n, dinv, centre, n);
+    LAUNCH(k_jacobi_inv, n, dinv, b, fl, centre, n);
     return GT_OK;
 }
 gt_status pr_mul(double *z, const double *dinv, const double *r, size_t n)

@@ -103,7 +103,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     GT_TRY(gt_cu_malloc((void **)&m->vf, 3 * NN * sizeof(double), "vector field"));
     GT_TRY(gt_cu_malloc((void **)&m->sdepth, N * sizeof(float), "splat depths"));
     GT_TRY(gt_cu_malloc((void **)&m->any, (GT_PR_MAX_DEPTH + 1) * sizeof(int), "level flags"));
-    GT_TRY(gt_cu_malloc((void **)&m->lvmask, sizeof(unsigned), "level flags"));
+    GT_TRY(gt_cu_malloc((void **)&m->lvmask, 2 * sizeof(unsigned), "level flags"));
     GT_TRY(gt_cu_memset(m->any, 0, (GT_PR_MAX_DEPTH + 1) * sizeof(int), NULL));
     GT_TRY(gt_cu_malloc((void **)&m->ptval, N * sizeof(double), "point values"));
     GT_TRY(gt_cu_malloc((void **)&m->scal, 4 * sizeof(double), "cg scalars"));
@@ -141,7 +141,8 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
      * only the finest two or three) */
     int any[GT_PR_MAX_DEPTH + 1] = {0};
     unsigned reach = 0;
-    GT_TRY(pr_splat_levels(m->sdepth, N, F, D, m->lvmask, &reach));
+    size_t n_sparse = 0; /* samples that splat no deeper than D - 2 (gt_pr_coarse_levels) */
+    GT_TRY(pr_splat_levels(m->sdepth, N, F, D, m->lvmask, &reach, &n_sparse));
     for (int l = F; l <= D; l++) {
         size_t s0 = h->level_start[l], nl = h->level_start[l + 1] - s0;
         if (reach & (1u << l))
@@ -151,10 +152,17 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
             GT_TRY(gt_cu_memset(m->vf + 3 * s0, 0, 3 * nl * sizeof(double), NULL));
     }
     GT_TRY(gt_cu_memcpy_d2h(any, m->any, sizeof any, NULL));
-    /* the extraction tree (pr_adapt.h), kept for it */
-    if (gt_pr_coarse_top(p) < D) {
-        GT_TRY(gt_cu_malloc((void **)d_tree, NN + 1, "extraction tree"));
-        GT_TRY(pr_tree_build(o, m->vf, h->level_start, D, F, gt_pr_coarse_top(p), gt_pr_tree_virtual(p), *d_tree));
+    /* the extraction tree and the functions in the solve (pr_adapt.h); the
+     * tree is kept for the extraction when it has coarse blocks */
+    GT_TRY(gt_cu_malloc((void **)d_tree, NN + 1, "extraction tree"));
+    s->coarse_levels = gt_pr_coarse_levels(p, n_sparse, N);
+    gt_info("splat: %zu of %zu samples no deeper than depth %d: --coarse-levels %d", n_sparse, N, D - 2,
+            s->coarse_levels);
+    const int top = gt_pr_coarse_top(p, s->coarse_levels);
+    GT_TRY(pr_tree_build(o, m->vf, h->level_start, D, F, top, gt_pr_tree_virtual(s->coarse_levels), p->dense_solve,
+                         *d_tree));
+    const uint8_t *fl = *d_tree; /* GT_PR_T_FN */
+    if (top < D) {
         if (h->key) {
             s->tree = (uint8_t *)gt_malloc_array(NN + 1, 1, "extraction tree");
             if (!s->tree) return GT_ERR_RUNTIME;
@@ -209,7 +217,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         GT_TRY(gt_cu_memset(m->dinv, 0, n * sizeof(double), NULL));
         if (alpha > 0)
             GT_TRY(pr_point_scatter(PR_SCATTER_SQ, o, d, m->lnode, m->u, m->area, NULL, 0, alpha, m->dinv, s0, N, n));
-        GT_TRY(pr_jacobi_inv(m->dinv, gt_pr_stencil_centre(d), n));
+        GT_TRY(pr_jacobi_inv(m->dinv, m->b, fl + s0, gt_pr_stencil_centre(d), n));
         GT_TRY(gt_cu_memcpy_d2d(m->r, m->b, n * sizeof(double), NULL));
         GT_TRY(pr_mul(m->pp, m->dinv, m->b, n));
         double rr, bb, rz;
@@ -265,6 +273,10 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     }
     *d_coef = m->coef;
     m->coef = NULL;
+    if (top >= D) { /* no coarse blocks: the tree was for the solve only */
+        gt_cu_free(*d_tree);
+        *d_tree = NULL;
+    }
     return GT_OK;
 }
 

@@ -90,14 +90,16 @@ gt_status pr_fill(double *a, double v, size_t n);
 
 /* pr_divergence.cu */
 /* *mask: bit l set when some of the N samples has a share at level l
- * (gt_pr_splat_weight of its depth; d_mask: one unsigned of scratch) */
+ * (gt_pr_splat_weight of its depth; d_mask: two unsigned of scratch) */
 /* the extraction tree's flags of every node (pr_adapt.h) into t, from the
  * splatted normals vf (3 per node): leaves from the full depth F, nodes
  * above level T subdivided where they have children, virt as
- * gt_pr_tree_sub says */
+ * gt_pr_tree_sub says; the functions in the solve (GT_PR_T_FN), all of
+ * them with dense */
 gt_status pr_tree_build(const gt_pr_dev_octree &o, const double *vf, const size_t *level_start, int D, int F, int T,
-                        int virt, uint8_t *t);
-gt_status pr_splat_levels(const float *depth, size_t N, int F, int D, unsigned *d_mask, unsigned *mask);
+                        int virt, int dense, uint8_t *t);
+gt_status pr_splat_levels(const float *depth, size_t N, int F, int D, unsigned *d_mask, unsigned *mask,
+                          size_t *n_sparse); /* n_sparse: the samples that splat no deeper than D - 2 */
 /* the splat into the level-l nodes [s0, s0 + n) (gt_pr_splat_node), vf[3 q]
  * for node s0 + q, and *any = 1 when one of them is nonzero (N: the number
  * of points, which picks a thread or a warp per node) */
@@ -124,8 +126,10 @@ gt_status pr_rhs(const gt_pr_dev_octree &o, int d, int F, size_t s0, size_t n, c
 gt_status pr_stencil(const gt_pr_dev_octree &o, size_t s0, size_t n, const double *pp, double *ap,
                      const int *skip = nullptr);
 /* Jacobi-preconditioned CG: dinv = 1 / (centre + dinv) in place (dinv holds
- * the screening's diagonal); z = dinv r */
-gt_status pr_jacobi_inv(double *dinv, double centre, size_t n);
+ * the screening's diagonal) for the functions in the solve (fl: the level's
+ * tree flags, GT_PR_T_FN); the others get dinv 0 and b 0, and dinv 0 keeps
+ * their r, z, pp and x at 0 in pr_cg_tail; z = dinv r */
+gt_status pr_jacobi_inv(double *dinv, double *b, const uint8_t *fl, double centre, size_t n);
 gt_status pr_mul(double *z, const double *dinv, const double *r, size_t n);
 /* a.b through a device scalar (one small copy back) */
 gt_status pr_ddot(const double *a, const double *b, size_t n, double *d_scal, double *out);

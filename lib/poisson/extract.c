@@ -126,11 +126,11 @@ static void block_geom(const gt_pr_octree *o, int32_t node, uint32_t base[3], ui
 }
 
 /* the loops of coarse block `node` from chi at its 27 lattice points v */
-static void block_poly(const gt_pr_state *s, const gt_pr_params *p, int32_t node, const double *v, gt_pr_block_poly *P)
+static void block_poly(const gt_pr_state *s, int32_t node, const double *v, gt_pr_block_poly *P)
 {
     const gt_pr_octree *o = &s->oct;
     const uint32_t ncm = gt_pr_block_nc(o->nbr + 27 * (size_t)node, s->tree, o->key[node],
-                                        gt_pr_node_level(o, (size_t)node), gt_pr_tree_virtual(p));
+                                        gt_pr_node_level(o, (size_t)node), gt_pr_tree_virtual(s->coarse_levels));
     gt_pr_block_loops(v, ncm, s->iso, P);
 }
 
@@ -357,7 +357,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
 #pragma omp parallel for schedule(dynamic, 64)
     for (long b = 0; b < (long)nb; b++) {
         gt_pr_block_poly P;
-        block_poly(s, p, bnode[b], bval + 27 * b, &P);
+        block_poly(s, bnode[b], bval + 27 * b, &P);
         block_counts(&P, &eoff[ns + b + 1], &toff[ns + b + 1], &aoff[b + 1]);
     }
     for (size_t b = 0; b < nb; b++) {
@@ -392,7 +392,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
 #pragma omp parallel for schedule(dynamic, 64)
         for (long b = 0; b < (long)nb; b++) {
             gt_pr_block_poly P;
-            block_poly(s, p, bnode[b], bval + 27 * b, &P);
+            block_poly(s, bnode[b], bval + 27 * b, &P);
             uint32_t base[3], h;
             block_geom(o, bnode[b], base, &h);
             size_t j = eoff[ns + b] - eoff[ns];
@@ -534,7 +534,7 @@ gt_status gt_pr_extract_mesh_keys_cpu(const gt_pr_state *s, const gt_pr_params *
 #pragma omp parallel for schedule(dynamic, 64)
     for (long b = 0; b < (long)nb; b++) {
         gt_pr_block_poly P;
-        block_poly(s, p, bnode[b], bval + 27 * b, &P);
+        block_poly(s, bnode[b], bval + 27 * b, &P);
         const size_t base = eoff[ns + b];
         size_t k = toff[ns + b], a = nvert + aoff[b];
         for (int l = 0; l < P.nloop; l++) {

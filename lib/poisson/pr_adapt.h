@@ -330,9 +330,10 @@ GT_HD void gt_pr_block_loop_tri(const gt_pr_block_poly *P, int l, int r, int t, 
 }
 
 /* The extraction tree's flags per node (bits): */
-#define GT_PR_T_DATA 1u /* a splatted normal in the node's subtree */
-#define GT_PR_T_SUB 2u  /* subdivided */
-#define GT_PR_T_LEAF 4u /* a leaf above level D: a coarse block */
+#define GT_PR_T_DATA 1u  /* a splatted normal in the node's subtree */
+#define GT_PR_T_SUB 2u   /* subdivided */
+#define GT_PR_T_LEAF 4u  /* a leaf above level D: a coarse block */
+#define GT_PR_T_FN 8u    /* the node's basis function is in the solve (gt_pr_fn_active) */
 
 /* is the same-level neighbour i (27-index) of a level-l cell (x, y, z) in
  * the cube? */
@@ -383,20 +384,66 @@ GT_HD uint8_t gt_pr_tree_data(const int32_t *child, const double *vf, const uint
             if (flag[(size_t)c + k] & GT_PR_T_DATA) return GT_PR_T_DATA;
     return 0;
 }
-/* ... and, at levels T..D-1, subdivided when a child has data (above
- * level T, gt_pr_coarse_top: whenever it has children). virt: a node
- * without children counts as subdivided down to D (its cells, if the
- * surface crosses it, are the extraction's grown depth-D cells), so that
- * only depth-(D-1) nodes with children become blocks (--coarse-levels 1,
- * gt_pr_tree_virtual); else such a node is a leaf, and the leaves tile the
- * cube */
-GT_HD uint8_t gt_pr_tree_sub(const int32_t *child, const uint8_t *flag, size_t node, int level, int T, int virt)
+/* ... and, at levels T..D-1, subdivided as PoissonRecon's tree is after
+ * its clip and support closure (FEMTree's _clipTree and
+ * _supportApproximateProlongation): when a child has data, or when a
+ * same-level neighbour has a subdivided child (the children of the 27
+ * neighbours are the nodes within 2 cells of this node's children, and
+ * the closure puts every node within 2 cells of a subdivided one into the
+ * tree, level by level upwards). Above level T (gt_pr_coarse_top) a node with children is
+ * subdivided. nbr: 27 per node. virt: a node without children counts as
+ * subdivided down to D (its cells, if the surface crosses it, are the
+ * extraction's grown depth-D cells), so that only depth-(D-1) nodes with
+ * children become blocks (--coarse-levels 1, gt_pr_tree_virtual); else such
+ * a node is a leaf, and the leaves tile the cube. Reads the bits of the
+ * finer level only. */
+GT_HD uint8_t gt_pr_tree_sub(const int32_t *child, const int32_t *nbr, const uint8_t *flag, size_t node, int level,
+                             int T, int virt)
 {
     const int32_t c = child[node];
     if (c < 0) return virt ? GT_PR_T_SUB : 0;
     if (level < T) return GT_PR_T_SUB;
     for (int k = 0; k < 8; k++)
         if (flag[(size_t)c + k] & GT_PR_T_DATA) return GT_PR_T_SUB;
+    for (int i = 0; i < 27; i++) {
+        const int32_t q = nbr[27 * node + (size_t)i];
+        const int32_t qc = q >= 0 ? child[q] : -1;
+        if (qc < 0) continue;
+        for (int k = 0; k < 8; k++)
+            if (flag[(size_t)qc + k] & GT_PR_T_SUB) return GT_PR_T_SUB;
+    }
+    return 0;
+}
+/* Does the basis function of a node above the full depth take part in
+ * the solve? PoissonRecon's tree holds a node's functions only where its
+ * clip and support closure keep the node: where the splat put data at
+ * the node's level or below, within the B-spline's overlap. Here: when a
+ * node within 2 cells of it at its level (the 125 that its function's
+ * Laplacian couples) has GT_PR_T_DATA. Where every sample splats at depth
+ * D, that is every node of the tree (the depth-D nodes lie within 2 cells
+ * of a point's cell, and each point splats into the 27 cells around its
+ * own); where the samples are too sparse for depth D (gt_pr_sample_depth
+ * below D - 1), the depth-D functions, which no sample constrains and
+ * which only add ripples between the samples, are left out. parent, child,
+ * nbr, key: the octree's arrays; flag: bits of step 1 at the node's
+ * level. */
+GT_HD int gt_pr_fn_active(const int32_t *parent, const int32_t *child, const int32_t *nbr, const uint64_t *key,
+                          const uint8_t *flag, size_t node)
+{
+    const int32_t P = parent[node];
+    if (P < 0) return 1;
+    const int c = (int)(key[node] & 7u), cx = c & 1, cy = (c >> 1) & 1, cz = c >> 2;
+    for (int j = 0; j < 27; j++) {
+        const int32_t pn = nbr[27 * (size_t)P + (size_t)j];
+        const int32_t ch = pn >= 0 ? child[pn] : -1;
+        if (ch < 0) continue;
+        const int jx = j % 3 - 1, jy = (j / 3) % 3 - 1, jz = j / 9 - 1;
+        for (int cc = 0; cc < 8; cc++) {
+            const int dx = 2 * jx + (cc & 1) - cx, dy = 2 * jy + ((cc >> 1) & 1) - cy, dz = 2 * jz + (cc >> 2) - cz;
+            if (dx < -2 || dx > 2 || dy < -2 || dy > 2 || dz < -2 || dz > 2) continue;
+            if (flag[(size_t)ch + (size_t)cc] & GT_PR_T_DATA) return 1;
+        }
+    }
     return 0;
 }
 /* step 3, coarsest level first (levels F + 1 .. D - 1): does the node stay

@@ -290,9 +290,10 @@ static gt_status scatter_level(const gt_pr_octree *o, int lf, int d, const doubl
 /* The extraction tree's flags (pr_adapt.h) of every node, from the
  * splatted normals vf (3 per node): leaves from the full depth F down,
  * nodes with children above level T (gt_pr_coarse_top) subdivided, virt
- * as gt_pr_tree_sub says; the CUDA path runs the same steps per level
- * (pr_divergence.cu) */
-static void tree_build(const gt_pr_octree *o, const double *vf, int F, int T, int virt, uint8_t *t)
+ * as gt_pr_tree_sub says; and the functions in the solve (GT_PR_T_FN:
+ * every one up to level F, and with dense; else gt_pr_fn_active). The
+ * CUDA path runs the same steps per level (pr_divergence.cu). */
+static void tree_build(const gt_pr_octree *o, const double *vf, int F, int T, int virt, bool dense, uint8_t *t)
 {
     const int D = o->depth;
     /* 1. data and subdivision, finest level first */
@@ -301,7 +302,7 @@ static void tree_build(const gt_pr_octree *o, const double *vf, int F, int T, in
 #pragma omp parallel for schedule(static)
         for (long v = v0; v < v1; v++) {
             uint8_t f = gt_pr_tree_data(o->child, vf, t, (size_t)v);
-            if (l < D) f |= gt_pr_tree_sub(o->child, t, (size_t)v, l, T, virt);
+            if (l < D) f |= gt_pr_tree_sub(o->child, o->nbr, t, (size_t)v, l, T, virt);
             t[v] = f;
         }
     }
@@ -334,6 +335,13 @@ static void tree_build(const gt_pr_octree *o, const double *vf, int F, int T, in
         for (long v = v0; v < v1; v++)
             if (!(t[v] & GT_PR_T_SUB) && (l == F || (t[o->parent[v]] & GT_PR_T_SUB))) t[v] |= GT_PR_T_LEAF;
     }
+    /* 5. the functions in the solve (data bits of step 1) */
+    for (int l = 0; l <= D; l++) {
+        const long v0 = (long)o->level_start[l], v1 = (long)o->level_start[l + 1];
+#pragma omp parallel for schedule(static)
+        for (long v = v0; v < v1; v++)
+            if (l <= F || dense || gt_pr_fn_active(o->parent, o->child, o->nbr, o->key, t, (size_t)v)) t[v] |= GT_PR_T_FN;
+    }
 }
 
 gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
@@ -362,6 +370,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     double *z = gt_malloc_array(nmax, sizeof *z, "cg"), *dinv = gt_malloc_array(nmax, sizeof *dinv, "cg");
     double *part = gt_malloc_array(nmax / DOT_BLOCK + 1, sizeof *part, "cg");
     double *pw = gt_malloc_array(N, 27 * sizeof *pw, "point weights");
+    uint8_t *fl = NULL; /* the tree's flags while not kept in s->tree */
     if (!leaf || !ptval || !uval || !lnode || !s->coef || !s->rhs || !s->wdens || !s->area || !vf || !sdepth || !r ||
         !pp || !ap || !b || !z || !dinv || !part || !pw) {
         st = GT_ERR_RUNTIME;
@@ -382,13 +391,15 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         for (long v = v0; v < v1; v++) s->wdens[v] = gather_points_w(o, (size_t)v, pw, NULL, NULL, false);
     }
     if (s->rgb && (st = gt_pr_colors_cpu(s)) != GT_OK) goto done;
+    size_t n_sparse = 0; /* samples that splat no deeper than D - 2 (gt_pr_coarse_levels) */
     {
         double spn = p->samples_per_node > 0 ? p->samples_per_node : 1e-9;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) reduction(+ : n_sparse)
         for (size_t k = 0; k < N; k++) {
             int32_t nd = up(o, leaf[k], D - Dw);
             double dep = gt_pr_sample_depth(o->key, o->nbr, o->parent, nd, Dw, F, s->u + 3 * k, s->wdens, KAPPA * spn);
             sdepth[k] = (float)dep;
+            n_sparse += (double)sdepth[k] <= (double)(D - 2);
             s->area[k] = gt_pr_sample_area(dep, spn);
         }
     }
@@ -408,15 +419,23 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         }
         has_src[l] = any != 0;
     }
-    /* the extraction tree (pr_adapt.h) */
-    if (gt_pr_coarse_top(p) < D) {
-        s->tree = gt_calloc(NN ? NN : 1, 1, "extraction tree");
-        if (!s->tree) {
-            st = GT_ERR_RUNTIME;
-            goto done;
-        }
-        tree_build(o, vf, F, gt_pr_coarse_top(p), gt_pr_tree_virtual(p), s->tree);
+    /* the extraction tree and the functions in the solve (pr_adapt.h);
+     * the tree is kept for the extraction when it has coarse blocks */
+    fl = gt_calloc(NN ? NN : 1, 1, "extraction tree");
+    if (!fl) {
+        st = GT_ERR_RUNTIME;
+        goto done;
     }
+    s->coarse_levels = gt_pr_coarse_levels(p, n_sparse, N);
+    gt_info("splat: %zu of %zu samples no deeper than depth %d: --coarse-levels %d", n_sparse, N, D - 2,
+            s->coarse_levels);
+    const int T = gt_pr_coarse_top(p, s->coarse_levels);
+    tree_build(o, vf, F, T, gt_pr_tree_virtual(s->coarse_levels), p->dense_solve, fl);
+    if (T < D) {
+        s->tree = fl;
+        fl = NULL;
+    }
+    const uint8_t *fn = s->tree ? s->tree : fl; /* GT_PR_T_FN */
     if (tm) gt_timings_add(tm, "splat", gt_now_ms() - t0);
     t0 = gt_now_ms();
     /* 3. divergence: b_t = sum_f v_f . int F_f grad F_t over the nodes f
@@ -502,6 +521,10 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
 #pragma omp parallel for schedule(dynamic, 1024)
         for (size_t q = 0; q < n; q++) {
             size_t v = s0 + q;
+            if (!(fn[v] & GT_PR_T_FN)) { /* not in the solve */
+                b[q] = 0.0;
+                continue;
+            }
             double acc = s->rhs[v];
             int64_t cv[3];
             node_xyz(o, v, cv);
@@ -538,7 +561,8 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
          * unconverged by 0.1 cell in the bunny's open base) */
 #pragma omp parallel for schedule(static)
         for (size_t q = 0; q < n; q++)
-            dinv[q] = 1.0 / (stencil[62] + (alpha > 0 ? alpha * gather_points_w(o, s0 + q, pw, NULL, s->area, true) : 0.0));
+            dinv[q] = !(fn[s0 + q] & GT_PR_T_FN) ? 0.0
+                      : 1.0 / (stencil[62] + (alpha > 0 ? alpha * gather_points_w(o, s0 + q, pw, NULL, s->area, true) : 0.0));
         memcpy(r, b, n * sizeof *r);
 #pragma omp parallel for schedule(static)
         for (size_t q = 0; q < n; q++) pp[q] = dinv[q] * b[q];
@@ -557,6 +581,10 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             for (size_t q = 0; q < n; q++) {
                 size_t v = s0 + q;
                 double acc = 0;
+                if (!(fn[v] & GT_PR_T_FN)) { /* its row left out: r, z, pp and x stay 0 there */
+                    ap[q] = 0.0;
+                    continue;
+                }
                 const int32_t *nq = n125 + 125 * q;
                 for (int i = 0; i < 125; i++)
                     if (nq[i] >= 0) acc += stencil[i] * pp[nq[i]];
@@ -592,6 +620,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     if (tm) gt_timings_add(tm, "solve", gt_now_ms() - t0);
 done:
     free(leaf); free(ptval); free(uval); free(lnode); free(vf); free(sdepth); free(r); free(pp); free(ap); free(b);
+    free(fl);
     free(z); free(dinv); free(part);
     free(pw);
     return st;

@@ -69,12 +69,14 @@ has zero-out-faces "$tmp/s_out.ply" "element face"
 
 # --residual: the finest level goes on to the residual asked for, the level
 # below it to a 30th of it (-v prints each level's iterations and
-# residual); out of range is a usage error
+# residual); out of range is a usage error. The points are dense enough for
+# depth 6, so that its functions are in the solve (2000 splat above it).
 "$prog" --residual 0 "$tmp/s.ply" -o "$tmp/r.ply" 2> "$tmp/err"; check bad-residual 2 $?
 has bad-residual-msg "$tmp/err" "residual"
 lvl() { grep "solve: level $2," "$1" | sed 's/.*: \([0-9]*\) CG iterations, residual \([0-9.e+-]*\) .*/\1 \2/'; }
-"$prog" --device cpu -v -d 6 "$tmp/s.ply" -o "$tmp/r.ply" 2> "$tmp/err1"; check residual-default 0 $?
-"$prog" --device cpu -v -d 6 --residual 1e-9 "$tmp/s.ply" -o "$tmp/r.ply" 2> "$tmp/err2"; check residual-tight 0 $?
+sphere 30000 "$tmp/s30k.ply"
+"$prog" --device cpu -v -d 6 "$tmp/s30k.ply" -o "$tmp/r.ply" 2> "$tmp/err1"; check residual-default 0 $?
+"$prog" --device cpu -v -d 6 --residual 1e-9 "$tmp/s30k.ply" -o "$tmp/r.ply" 2> "$tmp/err2"; check residual-tight 0 $?
 if lvl "$tmp/err1" 6 | awk '{exit !($1 >= 24 && $1 <= 96 && $2 <= 3e-5)}' &&
    lvl "$tmp/err1" 5 | awk '{exit !($1 >= 48 && $1 <= 192 && $2 <= 1e-6)}' &&
    lvl "$tmp/err2" 6 | awk '{exit !($1 <= 96 && $2 <= 1e-9)}' &&
@@ -144,12 +146,29 @@ fi
 has help-uniform-mesh <("$prog" --help) "--uniform-mesh"
 # up to 3 levels coarser (depth 7, full depth 4, 2500 points): fewer vertices still
 head -n 2510 "$tmp/uneven.ply" | sed 's/element vertex 6000/element vertex 2500/' > "$tmp/uneven2k.ply"
-"$prog" --device cpu -d 7 --full-depth 4 "$tmp/uneven2k.ply" -o "$tmp/u1.ply" 2> "$tmp/err"; check uneven-coarse1 0 $?
+"$prog" --device cpu -d 7 --full-depth 4 --coarse-levels 1 "$tmp/uneven2k.ply" -o "$tmp/u1.ply" 2> "$tmp/err"; check uneven-coarse1 0 $?
 "$prog" --device cpu -d 7 --full-depth 4 --coarse-levels 3 "$tmp/uneven2k.ply" -o "$tmp/u3.ply" 2> "$tmp/err"; check uneven-coarse3 0 $?
 v1=$(grep -a -m1 "element vertex" "$tmp/u1.ply" | awk '{print $3}')
 v3=$(grep -a -m1 "element vertex" "$tmp/u3.ply" | awk '{print $3}')
 if [ -n "$v3" ] && [ -n "$v1" ] && [ "$v3" -gt 0 ] && [ $((v3 * 10)) -lt $((v1 * 9)) ]; then echo "ok   coarse-levels-3-fewer ($v3 < $v1)"
-else echo "FAIL coarse-levels-3-fewer: $v3, default $v1"; fails=$((fails+1)); fi
+else echo "FAIL coarse-levels-3-fewer: $v3, one level $v1"; fails=$((fails+1)); fi
+# auto (the default) on these points, sparse for depth 7: -v says it takes
+# every level, and the mesh is --coarse-levels 12's
+"$prog" --device cpu -v -d 7 --full-depth 4 "$tmp/uneven2k.ply" -o "$tmp/ua.ply" 2> "$tmp/err"; check coarse-auto 0 $?
+has coarse-auto-msg "$tmp/err" "coarse-levels 12$"
+"$prog" --device cpu -d 7 --full-depth 4 --coarse-levels auto "$tmp/uneven2k.ply" -o "$tmp/ub.ply" 2> "$tmp/err"; check coarse-auto-named 0 $?
+"$prog" --device cpu -d 7 --full-depth 4 --coarse-levels 12 "$tmp/uneven2k.ply" -o "$tmp/uc.ply" 2> "$tmp/err"; check coarse-12 0 $?
+if cmp -s "$tmp/ua.ply" "$tmp/ub.ply" && cmp -s "$tmp/ua.ply" "$tmp/uc.ply"; then echo "ok   coarse-auto-is-12"
+else echo "FAIL coarse-auto-is-12"; fails=$((fails+1)); fi
+# dense points (30,000 on the sphere at depth 5): auto takes one level
+"$prog" --device cpu -v -d 5 "$tmp/s30k.ply" -o "$tmp/ud.ply" 2> "$tmp/err"; check coarse-auto-dense 0 $?
+has coarse-auto-dense-msg "$tmp/err" "coarse-levels 1$"
+"$prog" --device cpu -d 6 --coarse-levels some "$tmp/uneven.ply" -o "$tmp/ux.ply" 2> "$tmp/err"; check coarse-levels-word 2 $?
+# --dense-solve keeps the depth-D functions the default leaves out (-v: the
+# finest level's CG runs), and gives a closed mesh too
+"$prog" --device cpu -v -d 7 --full-depth 4 --dense-solve "$tmp/uneven2k.ply" -o "$tmp/uds.ply" 2> "$tmp/err"; check dense-solve 0 $?
+has dense-solve-faces "$tmp/uds.ply" "element face"
+has help-dense-solve <("$prog" --help) "--dense-solve"
 "$prog" --device cpu -d 6 --coarse-levels -1 "$tmp/uneven.ply" -o "$tmp/ux.ply" 2> "$tmp/err"; check coarse-levels-negative 2 $?
 absent coarse-levels-negative-no-output "$tmp/ux.ply"
 

@@ -2,7 +2,8 @@
  * order, exactly) on random clustered points at 32-bit (depth <= 10) and
  * 64-bit (depth 11, 12) key depths and on the bunny; then the whole
  * reconstruction on both devices (see compare_recon: the same chi and mesh
- * when solved to convergence, an equally good chi with the default solver);
+ * when solved to convergence, an equally good chi with the default solver,
+ * the same functions left out of the adaptive solve);
  * the GPU extraction
  * (gt_pr_extract_cuda) against the CPU's (gt_pr_extract_cpu) from one
  * CPU-solved state: the same vertex count, the same triangles in the same
@@ -139,7 +140,15 @@ static void compare_recon(const gt_pr_input *in, int depth, int full_depth)
     assert_true((cc.tree == NULL) == (cg.tree == NULL));
     if (cc.tree) {
         assert_memory_equal(cc.tree, cg.tree, cc.oct.nnodes);
-        print_message("depth %d: %zu coarse blocks of %zu nodes\n", depth, count_coarse(&cc), cc.oct.nnodes);
+        /* the functions left out of the solve (GT_PR_T_FN) stay at 0 */
+        size_t out = 0;
+        for (size_t v = 0; v < n; v++)
+            if (!(cg.tree[v] & GT_PR_T_FN)) {
+                assert_true(cg.coef[v] == 0.0);
+                out++;
+            }
+        print_message("depth %d: %zu coarse blocks, %zu functions left out of the solve, of %zu nodes\n", depth,
+                      count_coarse(&cc), out, cc.oct.nnodes);
     }
     gt_pr_mesh mc = {0}, mg = {0};
     GT_ASSERT_OK(gt_pr_extract_cpu(&cc, &p, &mc));
@@ -193,6 +202,8 @@ static void test_recon_same(void **state)
      * their adaptive depths (the bunny's 8k samples are sparse for depth 6),
      * and the divergence comes from several levels, scattered and gathered */
     compare_recon(&bi, 6, 2);
+    /* sparse for depth 8: no depth-8 function in the solve (GT_PR_T_FN) */
+    compare_recon(&bi, 8, -1);
     free(bx);
     free(bn);
 }

@@ -1,0 +1,163 @@
+/* The adaptive solve's function set (pr_adapt.h, gt_pr_fn_active), on the
+ * CPU:
+ *  - the rule, checked against a search by cell coordinates: a node above
+ *    the full depth is in the solve exactly when a node of its level within
+ *    2 cells (gt_pr_find) has splatted data in its subtree; the functions
+ *    left out keep coefficient 0;
+ *  - points too sparse for the depth (a sphere thinning 100-fold at depth
+ *    7) leave depth-D functions out on the sparse side and keep them on the
+ *    dense side; the mesh stays closed and oriented, a sphere's topology,
+ *    and no farther from the sphere than the dense solve's;
+ *  - points dense enough for the depth keep every function: the solution
+ *    equals the dense solve's bit for bit. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "poisson/pr_adapt.h"
+#include "pr_testutil.h"
+
+static void solve(const gt_pr_input *in, int depth, int K, bool dense, gt_pr_state *s, gt_pr_params *p)
+{
+    gt_pr_params_default(p);
+    p->depth = depth;
+    p->coarse_levels = K;
+    p->dense_solve = dense;
+    gt_pr_points pts;
+    GT_ASSERT_OK(gt_pr_points_make(in, p, NULL, &pts));
+    GT_ASSERT_OK(gt_pr_prepare_cpu(&pts, p, NULL, s));
+    GT_ASSERT_OK(gt_pr_solve_cpu(s, p, NULL));
+    assert_non_null(s->tree);
+}
+
+/* every node's GT_PR_T_FN against the search by coordinates; returns the
+ * number of depth-D nodes left out */
+static size_t check_rule(const gt_pr_state *s, int F)
+{
+    const gt_pr_octree *o = &s->oct;
+    const int D = o->depth;
+    size_t out_D = 0;
+    for (int l = 0; l <= D; l++)
+        for (size_t v = o->level_start[l]; v < o->level_start[l + 1]; v++) {
+            int want = l <= F;
+            if (!want) {
+                uint32_t x, y, z;
+                gt_pr_demorton(o->key[v], &x, &y, &z);
+                for (int i = 0; i < 125 && !want; i++) {
+                    int32_t u = gt_pr_find(o, l, (int64_t)x + i % 5 - 2, (int64_t)y + (i / 5) % 5 - 2, (int64_t)z + i / 25 - 2);
+                    want = u >= 0 && (s->tree[u] & GT_PR_T_DATA);
+                }
+            }
+            const int got = (s->tree[v] & GT_PR_T_FN) != 0;
+            if (got != want) print_message("level %d node %zu: in the solve %d, by the rule %d\n", l, v, got, want);
+            assert_int_equal(got, want);
+            if (!got) {
+                assert_true(s->coef[v] == 0.0);
+                out_D += l == D;
+            }
+        }
+    return out_D;
+}
+
+/* mean and max | |v - c| - 1 | over the mesh's vertices */
+static void sphere_dist(const gt_pr_mesh *m, const double c[3], double *mean, double *mx)
+{
+    double sum = 0, worst = 0;
+    for (size_t v = 0; v < m->nvert; v++) {
+        double d2 = 0;
+        for (int a = 0; a < 3; a++) d2 += ((double)m->xyz[3 * v + a] - c[a]) * ((double)m->xyz[3 * v + a] - c[a]);
+        const double e = fabs(sqrt(d2) - 1.0);
+        sum += e;
+        if (e > worst) worst = e;
+    }
+    *mean = m->nvert ? sum / (double)m->nvert : 0;
+    *mx = worst;
+}
+
+static void test_sparse_sphere(void **state)
+{
+    (void)state;
+    const size_t n = 40000;
+    const int D = 7;
+    gt_rng g = {32};
+    float *x = malloc(12 * n), *nn = malloc(12 * n);
+    double c[3] = {0.1, -0.3, 0.2};
+    pr_sample_sphere_uneven(&g, n, 1.0, c, 100.0, x, nn);
+    gt_pr_input in = {n, x, nn, NULL};
+    for (int K = 1; K <= 2; K++) {
+        gt_pr_state sa, sd;
+        gt_pr_params pa, pd;
+        solve(&in, D, K, false, &sa, &pa);
+        solve(&in, D, K, true, &sd, &pd);
+        const size_t nD = sa.oct.level_start[D + 1] - sa.oct.level_start[D];
+        const size_t outD = check_rule(&sa, gt_pr_full_depth(&pa));
+        print_message("--coarse-levels %d: %zu of %zu depth-%d functions left out\n", K, outD, nD, D);
+        /* the sparse side leaves them out, the dense side keeps them */
+        assert_true(outD > nD / 10);
+        assert_true(outD < nD);
+        /* the dense solve keeps all */
+        for (size_t v = 0; v < sd.oct.nnodes; v++) assert_true(sd.tree[v] & GT_PR_T_FN);
+        gt_pr_mesh ma, md;
+        memset(&ma, 0, sizeof ma);
+        memset(&md, 0, sizeof md);
+        GT_ASSERT_OK(gt_pr_extract_cpu(&sa, &pa, &ma));
+        GT_ASSERT_OK(gt_pr_extract_cpu(&sd, &pd, &md));
+        long euler;
+        assert_int_equal(pr_check_closed_manifold(&ma, &euler), 0);
+        assert_int_equal(euler, 2);
+        double mean_a, max_a, mean_d, max_d;
+        sphere_dist(&ma, c, &mean_a, &max_a);
+        sphere_dist(&md, c, &mean_d, &max_d);
+        const double cell = 2.2 / ldexp(1.0, D); /* the cube's side (scale 1.1) over 2^D, about */
+        print_message("adaptive solve: %zu vertices, distance to the sphere mean %.3g max %.3g cells; dense solve: "
+                      "%zu vertices, mean %.3g max %.3g cells\n",
+                      ma.nvert, mean_a / cell, max_a / cell, md.nvert, mean_d / cell, max_d / cell);
+        assert_true(mean_a <= mean_d * 1.05 + 1e-12);
+        assert_true(max_a <= max_d * 1.05 + 1e-12);
+        gt_pr_mesh_free(&ma);
+        gt_pr_mesh_free(&md);
+        gt_pr_state_free(&sa);
+        gt_pr_state_free(&sd);
+    }
+    free(x);
+    free(nn);
+}
+
+static void test_dense_sphere(void **state)
+{
+    (void)state;
+    const size_t n = 40000;
+    const int D = 6;
+    gt_rng g = {33};
+    float *x = malloc(12 * n), *nn = malloc(12 * n);
+    double c[3] = {0, 0, 0};
+    pr_sample_sphere(&g, n, 1.0, c, x, nn);
+    gt_pr_input in = {n, x, nn, NULL};
+    gt_pr_state sa, sd;
+    gt_pr_params pa, pd;
+    solve(&in, D, 1, false, &sa, &pa);
+    solve(&in, D, 1, true, &sd, &pd);
+    assert_int_equal(check_rule(&sa, gt_pr_full_depth(&pa)), 0);
+    assert_int_equal(sa.oct.nnodes, sd.oct.nnodes);
+    for (size_t v = 0; v < sa.oct.nnodes; v++) {
+        assert_true(sa.tree[v] & GT_PR_T_FN);
+        assert_true(sa.coef[v] == sd.coef[v]);
+    }
+    assert_true(sa.iso == sd.iso);
+    gt_pr_state_free(&sa);
+    gt_pr_state_free(&sd);
+    free(x);
+    free(nn);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sparse_sphere),
+        cmocka_unit_test(test_dense_sphere),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
