@@ -10,8 +10,10 @@
  *   B-spline splat of the normals at the two levels around it -> divergence of
  *   every node's basis function against the splatted field (of all levels)
  *   -> cascadic solve, coarse
- *   to fine: at each level CG on (Laplacian + screening) with the coarser
- *   levels' solution moved to the right-hand side -> iso = average chi at the
+ *   to fine, of the functions within 2 cells of splatted data (pr_adapt.h's
+ *   gt_pr_fn_active: none finer than the samples reach): at each level CG
+ *   on (Laplacian + screening) with the coarser levels' solution moved to
+ *   the right-hand side -> iso = average chi at the
  *   points (pr_iso.h) -> marching cubes (lib/mc's table) on the depth-D cells, grown
  *   until the surface is closed, vertices shared by edge at the root of chi;
  *   where no sample splats at depth D, coarse blocks of the extraction tree

@@ -13,7 +13,8 @@
  * reach far past the cube and are left out, at 0): at level d the coarser
  * levels are fixed and their contribution moves to the right-hand side; the
  * level's system (125-point Laplacian stencil + point screening) is solved
- * by CG. */
+ * by CG, over the functions the samples reach (GT_PR_T_FN, set with the
+ * extraction tree: gt_pr_fn_active); the others stay 0. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
