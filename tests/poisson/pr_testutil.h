@@ -131,17 +131,25 @@ static inline char *pr_testdata(const char *name)
     return buf;
 }
 /* CPU-prepared and CPU-solved state of `in` at depth/scale (p: the params used) */
-static inline void pr_solve_cpu_k(const gt_pr_input *in, int depth, double scale, int coarse_levels, gt_pr_state *s,
-                                  gt_pr_params *p)
+/* the CPU solve at depth, scale and --coarse-levels, with or without
+ * --dense-solve */
+static inline void pr_solve_cpu_kd(const gt_pr_input *in, int depth, double scale, int coarse_levels, bool dense,
+                                   gt_pr_state *s, gt_pr_params *p)
 {
     gt_pr_params_default(p);
     p->depth = depth;
     p->scale = scale;
     p->coarse_levels = coarse_levels;
+    p->dense_solve = dense;
     gt_pr_points pts;
     GT_ASSERT_OK(gt_pr_points_make(in, p, NULL, &pts));
     GT_ASSERT_OK(gt_pr_prepare_cpu(&pts, p, NULL, s));
     GT_ASSERT_OK(gt_pr_solve_cpu(s, p, NULL));
+}
+static inline void pr_solve_cpu_k(const gt_pr_input *in, int depth, double scale, int coarse_levels, gt_pr_state *s,
+                                  gt_pr_params *p)
+{
+    pr_solve_cpu_kd(in, depth, scale, coarse_levels, false, s, p);
 }
 static inline void pr_solve_cpu(const gt_pr_input *in, int depth, double scale, gt_pr_state *s, gt_pr_params *p)
 {

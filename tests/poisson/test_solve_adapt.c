@@ -22,14 +22,7 @@
 
 static void solve(const gt_pr_input *in, int depth, int K, bool dense, gt_pr_state *s, gt_pr_params *p)
 {
-    gt_pr_params_default(p);
-    p->depth = depth;
-    p->coarse_levels = K;
-    p->dense_solve = dense;
-    gt_pr_points pts;
-    GT_ASSERT_OK(gt_pr_points_make(in, p, NULL, &pts));
-    GT_ASSERT_OK(gt_pr_prepare_cpu(&pts, p, NULL, s));
-    GT_ASSERT_OK(gt_pr_solve_cpu(s, p, NULL));
+    pr_solve_cpu_kd(in, depth, 1.1, K, dense, s, p);
     assert_non_null(s->tree);
 }
 
