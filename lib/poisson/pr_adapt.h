@@ -390,8 +390,8 @@ GT_HD uint8_t gt_pr_tree_data(const int32_t *child, const double *vf, const uint
  * same-level neighbour has a subdivided child (the children of the 27
  * neighbours are the nodes within 2 cells of this node's children, and
  * the closure puts every node within 2 cells of a subdivided one into the
- * tree, level by level upwards). Above level T (gt_pr_coarse_top) a node with children is
- * subdivided. nbr: 27 per node. virt: a node without children counts as
+ * tree, level by level upwards). Above level T (gt_pr_coarse_top) a node
+ * with children is subdivided. nbr: 27 per node. virt: a node without children counts as
  * subdivided down to D (its cells, if the surface crosses it, are the
  * extraction's grown depth-D cells), so that only depth-(D-1) nodes with
  * children become blocks (--coarse-levels 1, gt_pr_tree_virtual); else such
@@ -423,7 +423,7 @@ GT_HD uint8_t gt_pr_tree_sub(const int32_t *child, const int32_t *nbr, const uin
  * D, that is every node of the tree (the depth-D nodes lie within 2 cells
  * of a point's cell, and each point splats into the 27 cells around its
  * own); where the samples are too sparse for depth D (gt_pr_sample_depth
- * below D - 1), the depth-D functions, which no sample constrains and
+ * at most D - 1: no share at D), the depth-D functions, which no sample constrains and
  * which only add ripples between the samples, are left out. parent, child,
  * nbr, key: the octree's arrays; flag: bits of step 1 at the node's
  * level. */
