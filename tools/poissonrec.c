@@ -144,7 +144,9 @@ static int parse_args(int argc, char **argv, args *a)
         case OPT_DENSE: p->dense_solve = true; break;
         case OPT_COARSE:
             if (strcmp(optarg, "auto") == 0) p->coarse_levels = GT_PR_COARSE_AUTO;
-            else st = gt_parse_int("--coarse-levels", optarg, 0, GT_PR_MAX_DEPTH, &p->coarse_levels);
+            else if (gt_parse_int("--coarse-levels", optarg, 0, GT_PR_MAX_DEPTH, &p->coarse_levels) != GT_OK)
+                st = gt_usage_error("invalid value '%s' for --coarse-levels: expected auto or an integer 0..%d", optarg,
+                                    GT_PR_MAX_DEPTH);
             break;
         case OPT_TRIM: st = gt_parse_double("--trim", optarg, 0, 0.99, &p->trim); break;
         case OPT_COLORS: p->want_colors = true; break;

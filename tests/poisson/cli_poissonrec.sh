@@ -164,6 +164,8 @@ else echo "FAIL coarse-auto-is-12"; fails=$((fails+1)); fi
 "$prog" --device cpu -v -d 5 "$tmp/s30k.ply" -o "$tmp/ud.ply" 2> "$tmp/err"; check coarse-auto-dense 0 $?
 has coarse-auto-dense-msg "$tmp/err" "coarse-levels 1$"
 "$prog" --device cpu -d 6 --coarse-levels some "$tmp/uneven.ply" -o "$tmp/ux.ply" 2> "$tmp/err"; check coarse-levels-word 2 $?
+has coarse-levels-word-msg "$tmp/err" "expected auto or an integer 0..12"
+absent coarse-levels-word-no-output "$tmp/ux.ply"
 # --dense-solve keeps the depth-D functions the default leaves out (-v: the
 # finest level's CG runs), and gives a closed mesh too
 "$prog" --device cpu -v -d 7 --full-depth 4 --dense-solve "$tmp/uneven2k.ply" -o "$tmp/uds.ply" 2> "$tmp/err"; check dense-solve 0 $?
