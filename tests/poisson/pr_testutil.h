@@ -62,6 +62,21 @@ static int pr_edge_cmp(const void *a, const void *b)
     uint64_t x = ((const pr_edge *)a)->k, y = ((const pr_edge *)b)->k;
     return (x > y) - (x < y);
 }
+/* mean and max of | |v - c| - r | over the mesh's vertices: their distance
+ * to the sphere of centre c and radius r */
+static inline void pr_sphere_dist(const gt_pr_mesh *m, const double c[3], double r, double *mean, double *mx)
+{
+    double sum = 0, worst = 0;
+    for (size_t v = 0; v < m->nvert; v++) {
+        double d2 = 0;
+        for (int a = 0; a < 3; a++) d2 += ((double)m->xyz[3 * v + a] - c[a]) * ((double)m->xyz[3 * v + a] - c[a]);
+        const double e = fabs(sqrt(d2) - r);
+        sum += e;
+        if (e > worst) worst = e;
+    }
+    *mean = m->nvert ? sum / (double)m->nvert : 0.0;
+    *mx = worst;
+}
 static inline long pr_check_closed_manifold(const gt_pr_mesh *m, long *euler)
 {
     size_t ne = 3 * m->ntri;

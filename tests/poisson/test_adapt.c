@@ -281,15 +281,9 @@ static void uneven_case(size_t n, double ratio, int D, int K, uint64_t seed)
     free(used);
     /* every vertex near the sphere: as near as the uniform mesh's (the
      * reconstruction's own accuracy from so few samples is not at issue) */
-    double worst[2] = {0, 0};
-    for (int w = 0; w < 2; w++) {
-        const gt_pr_mesh *m = w ? &mu : &ma;
-        for (size_t v = 0; v < m->nvert; v++) {
-            double d2 = 0;
-            for (int a = 0; a < 3; a++) d2 += ((double)m->xyz[3 * v + a] - c[a]) * ((double)m->xyz[3 * v + a] - c[a]);
-            if (fabs(sqrt(d2) - 1.0) > worst[w]) worst[w] = fabs(sqrt(d2) - 1.0);
-        }
-    }
+    double worst[2], mean[2];
+    pr_sphere_dist(&ma, c, 1.0, &mean[0], &worst[0]);
+    pr_sphere_dist(&mu, c, 1.0, &mean[1], &worst[1]);
     print_message("farthest vertex from the sphere: %.4f (uniform mesh: %.4f)\n", worst[0], worst[1]);
     assert_true(worst[0] <= worst[1] + 0.01);
     free(ka);

@@ -55,21 +55,6 @@ static size_t check_rule(const gt_pr_state *s, int F)
     return out_D;
 }
 
-/* mean and max | |v - c| - 1 | over the mesh's vertices */
-static void sphere_dist(const gt_pr_mesh *m, const double c[3], double *mean, double *mx)
-{
-    double sum = 0, worst = 0;
-    for (size_t v = 0; v < m->nvert; v++) {
-        double d2 = 0;
-        for (int a = 0; a < 3; a++) d2 += ((double)m->xyz[3 * v + a] - c[a]) * ((double)m->xyz[3 * v + a] - c[a]);
-        const double e = fabs(sqrt(d2) - 1.0);
-        sum += e;
-        if (e > worst) worst = e;
-    }
-    *mean = m->nvert ? sum / (double)m->nvert : 0;
-    *mx = worst;
-}
-
 static void test_sparse_sphere(void **state)
 {
     (void)state;
@@ -102,8 +87,8 @@ static void test_sparse_sphere(void **state)
         assert_int_equal(pr_check_closed_manifold(&ma, &euler), 0);
         assert_int_equal(euler, 2);
         double mean_a, max_a, mean_d, max_d;
-        sphere_dist(&ma, c, &mean_a, &max_a);
-        sphere_dist(&md, c, &mean_d, &max_d);
+        pr_sphere_dist(&ma, c, 1.0, &mean_a, &max_a);
+        pr_sphere_dist(&md, c, 1.0, &mean_d, &max_d);
         const double cell = 2.2 / ldexp(1.0, D); /* the cube's side (scale 1.1) over 2^D, about */
         print_message("adaptive solve: %zu vertices, distance to the sphere mean %.3g max %.3g cells; dense solve: "
                       "%zu vertices, mean %.3g max %.3g cells\n",
