@@ -20,9 +20,9 @@
 // solves its own 64 rows below it; the CTA that reads the diagonal block
 // last writes its factor (2 CTAs per SM).
 // Solve (nrhs <= 4): the 64 x 64 diagonal blocks of L inverted at once, then
-// forward and backward substitution by blocks of 64 rows, one launch per
-// block and direction; each CTA multiplies the block's right-hand side by
-// the inverse and updates its own rows (forward) or columns (backward).
+// forward and backward substitution in one launch each, a CTA per block of
+// 64 rows that adds the products of the blocks before it as they are
+// published (a flag per block) and multiplies by its block's inverse.
 // Only the lower triangle is read or written; the strict upper triangle
 // keeps what it held. Everything runs on stream 0, asynchronous to the host.
 #include <cuda_runtime.h>
@@ -356,9 +356,9 @@ __global__ void __launch_bounds__(256, 1) chol_update(double *__restrict__ C, co
 }
 
 // ---- triangular solves, nrhs <= 4, blocks of TB rows: first the inverse of
-// every diagonal block (all at once), then per block one launch in each
-// direction, whose diagonal solve is a product with that inverse (no serial
-// chain of 64 divisions and shuffles per launch: 22 us a launch before).
+// every diagonal block (all at once), then one launch per direction, whose
+// diagonal solves are products with those inverses (no serial chain of 64
+// divisions per block).
 
 // Inv (TB x TB per block, column-major in the block) = L_bb^-1 for every
 // diagonal block b (blockIdx.x); past N the identity. Thread j forms column
@@ -391,75 +391,132 @@ __global__ void __launch_bounds__(TB) chol_inv_diag(const double *__restrict__ L
     for (int e = j; e < TB * TB; e += TB) out[e] = Vi[e % TB][e / TB];
 }
 
-// Forward block step: Z[block] = L_bb^-1 Y[block]; Y[rows below] -= L[below, block] Z[block].
-__global__ void __launch_bounds__(256) chol_fwd_step(const double *__restrict__ L, size_t ld, int N, int c0, int b,
-                                                     const double *__restrict__ Inv, double *__restrict__ Y,
-                                                     size_t ldy, double *__restrict__ Z, int nrhs)
+// One direction of the solve in one launch, a CTA per block of TB rows:
+// forward (TRANS false) Z_j = L_jj^-1 (Y_j - sum_{k<j} L_jk Z_k) for j = 0, 1,
+// ...; backward (TRANS true) X_j = L_jj^-T (Z_j - sum_{k>j} L_kj^T X_k) for
+// j = nb - 1, ... 0. Each CTA takes a ticket (sync[0]) for its block, so it
+// only waits for blocks whose CTAs have started: it adds the off-diagonal
+// products as the blocks they need are published (sync[1 + k] set once X_k
+// is written), the next tile's loads in flight meanwhile, and the chain from
+// one block to the next is one tile, the diagonal inverse and a flag. (One
+// launch per block and direction before: 626 launches, 15 ms at N = 20000.)
+// Tiles go through shared memory as T[r][c], r the output row of the block,
+// c the summed index, read with rows across the warp (padding TB + 1).
+constexpr int SB = 256;                 // threads of chol_trsv: TB rows x 4 quarters of the columns
+constexpr int TQ = SB / TB;             // the quarters
+constexpr int TV = TB * TB / SB;        // a tile's values per thread
+static_assert(SB % TB == 0, "chol_trsv: a thread keeps its memory row of the tile");
+constexpr int TRSV_SMEM = (2 * TB * (TB + 1) + (4 + TQ * 4) * TB) * (int)sizeof(double);
+
+// the tile whose memory (column-major, lda) starts at A, memory rows < nr and
+// columns < nc valid (zeros past them), into registers
+__device__ __forceinline__ void trsv_tile_load(const double *__restrict__ A, size_t lda, int nr, int nc, double pre[TV])
 {
-    __shared__ double ys[4][TB], xs[4][TB];
-    const int tid = threadIdx.x;
-    {
-        const int k = tid / TB, i = tid % TB;
-        ys[k][i] = (k < nrhs && i < b) ? Y[(size_t)(c0 + i) + (size_t)k * ldy] : 0.0;
-    }
-    __syncthreads();
-    {
-        const int k = tid / TB, i = tid % TB;
-        double s = 0.0;
-        if (k < nrhs)
-            for (int c = 0; c <= i; c++) s += Inv[i + c * TB] * ys[k][c];
-        xs[k][i] = s;
-    }
-    __syncthreads();
-    if (blockIdx.x == 0)
-        for (int e = tid; e < nrhs * b; e += blockDim.x)
-            Z[(size_t)(c0 + e % b) + (size_t)(e / b) * N] = xs[e / b][e % b];
-    const int r = c0 + b + blockIdx.x * blockDim.x + tid;
-    if (r >= N) return;
-    double s[4] = {0, 0, 0, 0};
-    for (int c = 0; c < b; c++) {
-        const double l = L[(size_t)r + (size_t)(c0 + c) * ld];
+    // element threadIdx.x + i SB: memory row f (the same for every i), column s0 + TQ i
+    const int f = threadIdx.x % TB, s0 = threadIdx.x / TB;
+    const double *p = A + f + (size_t)s0 * lda;
+    const size_t step = (size_t)TQ * lda;
 #pragma unroll
-        for (int k = 0; k < 4; k++) s[k] += l * xs[k][c];
+    for (int i = 0; i < TV; i++) pre[i] = (f < nr && s0 + TQ * i < nc) ? p[i * step] : 0.0;
+}
+// ... into T: memory row f, column s is T[f][s] (forward: rows of L are the
+// block's rows) or T[s][f] (backward: L^T)
+template <bool TRANS>
+__device__ __forceinline__ void trsv_tile_store(double (*T)[TB + 1], const double pre[TV])
+{
+    const int f = threadIdx.x % TB, s0 = threadIdx.x / TB;
+#pragma unroll
+    for (int i = 0; i < TV; i++) {
+        if (TRANS) T[s0 + TQ * i][f] = pre[i];
+        else T[f][s0 + TQ * i] = pre[i];
     }
-    for (int k = 0; k < nrhs; k++) Y[(size_t)r + (size_t)k * ldy] -= s[k];
+}
+// acc[q] += sum over this thread's columns c of T[r][c] v[q][c]
+__device__ __forceinline__ void trsv_tile_mv(const double (*T)[TB + 1], const double (*v)[TB], double acc[4])
+{
+    const int r = threadIdx.x % TB, cq = threadIdx.x / TB;
+#pragma unroll 4
+    for (int c = cq; c < TB; c += TQ) {
+        const double t = T[r][c];
+#pragma unroll
+        for (int q = 0; q < 4; q++) acc[q] += t * v[q][c];
+    }
+}
+// the CTA's sums of acc over the quarters (part: scratch); thread q TB + r
+// (q < 4) gets row r's sum for right-hand side q
+__device__ __forceinline__ double trsv_reduce(const double acc[4], double (*part)[TB])
+{
+    const int r = threadIdx.x % TB, cq = threadIdx.x / TB;
+#pragma unroll
+    for (int q = 0; q < 4; q++) part[cq * 4 + q][r] = acc[q];
+    __syncthreads();
+    double s = 0.0;
+    if (threadIdx.x < 4 * TB) {
+        const int q = threadIdx.x / TB, rr = threadIdx.x % TB;
+#pragma unroll
+        for (int k = 0; k < TQ; k++) s += part[k * 4 + q][rr];
+    }
+    return s;
 }
 
-// Backward block step: X[block] = L_bb^-T Z[block]; Z[rows above] -= L[block, above]^T X[block].
-// One warp per column above (8 per CTA), 64 contiguous reads of it.
-__global__ void __launch_bounds__(256) chol_bwd_step(const double *__restrict__ L, size_t ld, int N, int c0, int b,
-                                                     const double *__restrict__ Inv, double *__restrict__ Z,
-                                                     double *__restrict__ X, size_t ldx, int nrhs)
+template <bool TRANS>
+__global__ void __launch_bounds__(SB, 2) chol_trsv(const double *__restrict__ L, size_t ld, int N,
+                                                   const double *__restrict__ Inv, const double *__restrict__ Y,
+                                                   size_t ldy, double *X, size_t ldx, int nrhs, int *sync)
 {
-    __shared__ double zs[4][TB], xs[4][TB];
-    const int tid = threadIdx.x;
-    {
-        const int k = tid / TB, i = tid % TB;
-        zs[k][i] = (k < nrhs && i < b) ? Z[(size_t)(c0 + i) + (size_t)k * N] : 0.0;
+    extern __shared__ double trsv_sm[];
+    double(*T)[TB + 1] = (double(*)[TB + 1])trsv_sm;
+    double(*Ti)[TB + 1] = T + TB;
+    double(*v)[TB] = (double(*)[TB])(trsv_sm + 2 * TB * (TB + 1));
+    double(*part)[TB] = v + 4;
+    __shared__ int ticket;
+    const int tid = threadIdx.x, nb = (N + TB - 1) / TB;
+    if (tid == 0) ticket = atomicAdd(&sync[0], 1);
+    __syncthreads();
+    const int j = TRANS ? nb - 1 - ticket : ticket, r0 = j * TB, bj = N - r0 < TB ? N - r0 : TB;
+    volatile int *flag = sync + 1;
+    double pre[TV], acc[4] = {0.0, 0.0, 0.0, 0.0};
+    trsv_tile_load(Inv + (size_t)j * TB * TB, TB, TB, TB, pre); // padded with the identity
+    trsv_tile_store<TRANS>(Ti, pre);
+    // the off-diagonal blocks in the order they are published
+    const int nk = TRANS ? nb - 1 - j : j;
+    auto tile = [&](int k) {
+        if (TRANS) trsv_tile_load(L + (size_t)k * TB + (size_t)r0 * ld, ld, N - k * TB, bj, pre);
+        else trsv_tile_load(L + (size_t)r0 + (size_t)k * TB * ld, ld, bj, TB, pre);
+    };
+    if (nk > 0) tile(TRANS ? nb - 1 : 0);
+    for (int i = 0; i < nk; i++) {
+        const int k = TRANS ? nb - 1 - i : i;
+        if (tid == 0) {
+            while (flag[k] == 0) {
+            }
+            __threadfence();
+        }
+        __syncthreads(); // also: the previous block's products are done with T and v
+        trsv_tile_store<TRANS>(T, pre);
+        if (tid < 4 * TB) {
+            const int q = tid / TB, c = tid % TB, row = k * TB + c;
+            v[q][c] = (q < nrhs && row < N) ? __ldcg(X + (size_t)row + (size_t)q * ldx) : 0.0;
+        }
+        if (i + 1 < nk) tile(TRANS ? k - 1 : k + 1);
+        __syncthreads();
+        trsv_tile_mv(T, v, acc);
+    }
+    __syncthreads(); // every product is done with T and v
+    const double s = trsv_reduce(acc, part);
+    const int q = tid / TB, rr = tid % TB;
+    if (tid < 4 * TB) v[q][rr] = (q < nrhs && rr < bj) ? Y[(size_t)(r0 + rr) + (size_t)q * ldy] - s : 0.0;
+    __syncthreads();
+    double x[4] = {0.0, 0.0, 0.0, 0.0};
+    trsv_tile_mv(Ti, v, x);
+    __syncthreads(); // the first sums are read from part
+    const double xj = trsv_reduce(x, part);
+    if (tid < 4 * TB && q < nrhs && rr < bj) {
+        X[(size_t)(r0 + rr) + (size_t)q * ldx] = xj;
+        __threadfence();
     }
     __syncthreads();
-    {
-        const int k = tid / TB, i = tid % TB; // (L^-T)[i][c] = Inv[c][i], c >= i
-        double s = 0.0;
-        if (k < nrhs)
-            for (int c = i; c < TB; c++) s += Inv[c + i * TB] * zs[k][c];
-        xs[k][i] = s;
-    }
-    __syncthreads();
-    if (blockIdx.x == 0)
-        for (int e = tid; e < nrhs * b; e += blockDim.x)
-            X[(size_t)(c0 + e % b) + (size_t)(e / b) * ldx] = xs[e / b][e % b];
-    const int lane = tid & 31, warp = tid >> 5;
-    const int i = blockIdx.x * 8 + warp;
-    if (i >= c0) return;
-    const double l0 = lane < b ? L[(size_t)(c0 + lane) + (size_t)i * ld] : 0.0;
-    const double l1 = lane + 32 < b ? L[(size_t)(c0 + lane + 32) + (size_t)i * ld] : 0.0;
-    for (int k = 0; k < nrhs; k++) {
-        double s = l0 * xs[k][lane] + l1 * xs[k][lane + 32];
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        if (lane == 0) Z[(size_t)i + (size_t)k * N] -= s;
-    }
+    if (tid == 0) flag[j] = 1;
 }
 
 } // namespace
@@ -505,7 +562,9 @@ extern "C" gt_status gt_tps_cuda_cholesky(double *A, size_t ld, size_t N, int *i
 extern "C" size_t gt_tps_cuda_chol_solve_work(size_t N, int nrhs)
 {
     const size_t nb = (N + TB - 1) / TB;
-    return N * (size_t)nrhs + nb * TB * TB;
+    /* Z, the diagonal blocks' inverses, then chol_trsv's tickets and flags
+     * (2 nb + 2 ints) */
+    return N * (size_t)nrhs + nb * TB * TB + (2 * nb + 3) / 2;
 }
 
 extern "C" gt_status gt_tps_cuda_chol_solve(const double *L, size_t ld, size_t N, double *B, size_t ldb, int nrhs,
@@ -515,24 +574,20 @@ extern "C" gt_status gt_tps_cuda_chol_solve(const double *L, size_t ld, size_t N
     if (N == 0) return GT_OK;
     const int n = (int)N, nb = (n + TB - 1) / TB;
     double *Z = work, *Inv = work + N * (size_t)nrhs;
+    int *sync = (int *)(Inv + (size_t)nb * TB * TB);
     static bool attr;
     if (!attr) {
         GT_CU(cudaFuncSetAttribute(chol_inv_diag, cudaFuncAttributeMaxDynamicSharedMemorySize, INV_SMEM));
+        GT_CU(cudaFuncSetAttribute(chol_trsv<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, TRSV_SMEM));
+        GT_CU(cudaFuncSetAttribute(chol_trsv<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, TRSV_SMEM));
         attr = true;
     }
+    GT_CU(cudaMemsetAsync(sync, 0, (2 * (size_t)nb + 2) * sizeof(int), 0));
     chol_inv_diag<<<nb, TB, INV_SMEM>>>(L, ld, n, Inv);
     GT_CU_LAUNCH("chol_inv_diag");
-    for (int c0 = 0; c0 < n; c0 += TB) {
-        const int b = n - c0 < TB ? n - c0 : TB, below = n - c0 - b;
-        chol_fwd_step<<<below > 0 ? (below + 255) / 256 : 1, 256>>>(L, ld, n, c0, b, Inv + (size_t)(c0 / TB) * TB * TB,
-                                                                     B, ldb, Z, nrhs);
-        GT_CU_LAUNCH("chol_fwd_step");
-    }
-    for (int c0 = ((n - 1) / TB) * TB; c0 >= 0; c0 -= TB) {
-        const int b = n - c0 < TB ? n - c0 : TB;
-        chol_bwd_step<<<c0 > 0 ? (c0 + 7) / 8 : 1, 256>>>(L, ld, n, c0, b, Inv + (size_t)(c0 / TB) * TB * TB, Z, B,
-                                                           ldb, nrhs);
-        GT_CU_LAUNCH("chol_bwd_step");
-    }
+    chol_trsv<false><<<nb, SB, TRSV_SMEM>>>(L, ld, n, Inv, B, ldb, Z, N, nrhs, sync);
+    GT_CU_LAUNCH("chol_trsv");
+    chol_trsv<true><<<nb, SB, TRSV_SMEM>>>(L, ld, n, Inv, Z, N, B, ldb, nrhs, sync + nb + 1);
+    GT_CU_LAUNCH("chol_trsv");
     return GT_OK;
 }
