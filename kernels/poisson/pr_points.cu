@@ -23,6 +23,8 @@
  * (MODE_PP: the level's functions with coefficients pp at the point, i.e.
  * one application of the screening matrix without a per-point array);
  * MODE_SQ adds scale * area_k * F_t(p_k)^2 (the screening matrix's diagonal).
+ * area NULL: area_k = 1 (the screening, whose weight is the same for every
+ * sample).
  * The same sums as the CPU's node-side gather over the 27 neighbour cells.
  *
  * Two shapes, by the level's points per node:
@@ -60,10 +62,11 @@ __device__ __forceinline__ double basis27(const double f[3][3], int i)
 template <int MODE>
 __device__ __forceinline__ double point_weight(double scale, const float *area, const double *val, size_t k, double uv)
 {
+    const double a = area ? (double)area[k] : 1.0;
     if (MODE == MODE_ONE) return scale;
-    if (MODE == MODE_VAL) return scale * (double)area[k] * val[k];
-    if (MODE == MODE_SQ) return scale * (double)area[k];
-    return scale * (double)area[k] * uv;
+    if (MODE == MODE_VAL) return scale * a * val[k];
+    if (MODE == MODE_SQ) return scale * a;
+    return scale * a * uv;
 }
 
 __device__ __forceinline__ void flush27(const gt_pr_dev_octree &o, int32_t node, double acc[27], double *out, size_t ooff)

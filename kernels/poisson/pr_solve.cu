@@ -194,21 +194,25 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     gt_timer_start(&tmr, true, NULL);
 
     /* 4. cascadic solve */
-    s->alpha = p->point_weight * ldexp(1.0, D);
-    const double alpha = s->alpha;
+    /* the screening's weight per sample: the samples' mean area, the same
+     * for every sample (solve.c: screen_area) */
+    double area_sum = 0.0;
+    GT_TRY(gt_cu_reduce_sum_f32(m->area, N, &area_sum, gt_default_arena(), NULL));
+    s->alpha = p->point_weight * ldexp(1.0, D) * (N ? area_sum / (double)N : 0.0);
     const double tol = p->cg_tol > 0 ? p->cg_tol : (p->solver == GT_PR_SOLVER_CG ? 1e-7 : 0.0);
     GT_TRY(pr_fill(m->ptval, -GT_PR_TARGET, N));
     gt_progress prog;
     if (p->progress) gt_progress_start(&prog, "solve", D + 1 - F);
     for (int d = F; d <= D; d++) {
         size_t s0 = h->level_start[d], n = h->level_start[d + 1] - s0;
+        const double alpha = s->alpha * gt_pr_screen_level(d, D); /* per level, as solve.c */
         GT_TRY(pr_level_stencil(d));
         GT_TRY(pr_up(o.parent, m->leaf, D - d, m->lnode, N));
         if (d > F) GT_TRY(make_tables(d, d - 1, 1, 1, m, &tcap, &T));
         gt_timer_start(&sub, true, NULL);
         GT_TRY(pr_rhs(o, d, F, s0, n, m->rhs, m->coef, T, m->b));
         if (alpha > 0)
-            GT_TRY(pr_point_scatter(PR_SCATTER_VAL, o, d, m->lnode, m->u, m->area, m->ptval, 0, -alpha, m->b, s0, N, n));
+            GT_TRY(pr_point_scatter(PR_SCATTER_VAL, o, d, m->lnode, m->u, NULL, m->ptval, 0, -alpha, m->b, s0, N, n));
         if (tm) gt_timings_add(tm, "solve: right-hand sides", gt_timer_stop(&sub));
         gt_timer_start(&sub, true, NULL);
         double *x = m->coef + s0;
@@ -216,7 +220,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
          * stencil's centre plus the screening's sum over the points */
         GT_TRY(gt_cu_memset(m->dinv, 0, n * sizeof(double), NULL));
         if (alpha > 0)
-            GT_TRY(pr_point_scatter(PR_SCATTER_SQ, o, d, m->lnode, m->u, m->area, NULL, 0, alpha, m->dinv, s0, N, n));
+            GT_TRY(pr_point_scatter(PR_SCATTER_SQ, o, d, m->lnode, m->u, NULL, NULL, 0, alpha, m->dinv, s0, N, n));
         GT_TRY(pr_jacobi_inv(m->dinv, m->b, fl + s0, gt_pr_stencil_centre(d), n));
         GT_TRY(gt_cu_memcpy_d2d(m->r, m->b, n * sizeof(double), NULL));
         GT_TRY(pr_mul(m->pp, m->dinv, m->b, n));
@@ -240,7 +244,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
                 for (int j = 0; j < k; j++) {
                     GT_TRY(pr_stencil(o, s0, n, m->pp, m->ap, &m->cg->done));
                     if (alpha > 0)
-                        GT_TRY(pr_point_scatter(PR_SCATTER_PP, o, d, m->lnode, m->u, m->area, m->pp, s0, alpha, m->ap,
+                        GT_TRY(pr_point_scatter(PR_SCATTER_PP, o, d, m->lnode, m->u, NULL, m->pp, s0, alpha, m->ap,
                                                 s0, N, n, &m->cg->done));
                     GT_TRY(pr_cg_tail(m->cg, x, m->r, m->z, m->pp, m->ap, m->dinv, n));
                 }
