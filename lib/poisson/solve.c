@@ -15,8 +15,9 @@
  * coarser levels' functions reach far past the cube and are left out, at
  * 0): at level d the coarser levels are fixed and their contribution moves
  * to the right-hand side; the level's system (125-point Laplacian stencil
- * + point screening) is solved by CG, over the functions the samples reach (GT_PR_T_FN, set with the
- * extraction tree: gt_pr_fn_active); the others stay 0. */
+ * + point screening) is solved by CG, over the functions the samples reach
+ * (GT_PR_T_FN, set with the extraction tree: gt_pr_fn_active); the others
+ * stay 0. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,12 +150,11 @@ static void point_weights(const gt_pr_octree *o, int level, const int32_t *lnode
             w[27 * k + j] = f;
         }
 }
-/* sum over the points in the 27 neighbour cells of node v of F_v(p) pw(p)
- * pv(p) (NULL: 1), F_v(p) from the kept values w: a point in v's neighbour
- * cell i sees v as its node's neighbour 26 - i; square: F_v(p)^2 instead of
- * F_v(p) (the screening's diagonal) */
-static double gather_points_w(const gt_pr_octree *o, size_t v, const double *w, const double *pv, const float *pw,
-                              bool square)
+/* sum over the points in the 27 neighbour cells of node v of F_v(p) pv(p)
+ * (NULL: 1), F_v(p) from the kept values w: a point in v's neighbour cell i
+ * sees v as its node's neighbour 26 - i; square: F_v(p)^2 instead of F_v(p)
+ * (the screening's diagonal) */
+static double gather_points_w(const gt_pr_octree *o, size_t v, const double *w, const double *pv, bool square)
 {
     double s = 0.0;
     for (int i = 0; i < 27; i++) {
@@ -164,7 +164,7 @@ static double gather_points_w(const gt_pr_octree *o, size_t v, const double *w, 
         for (uint32_t k = st; k < st + cn; k++) {
             double f = w[27 * (size_t)k + 26 - i];
             if (f == 0.0) continue;
-            s += f * (square ? f : 1.0) * (pw ? pw[k] : 1.0) * (pv ? pv[k] : 1.0);
+            s += f * (square ? f : 1.0) * (pv ? pv[k] : 1.0);
         }
     }
     return s;
@@ -403,7 +403,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         point_weights(o, l, lnode, s->u, N, pw);
         const long v0 = (long)o->level_start[l], v1 = (long)o->level_start[l + 1];
 #pragma omp parallel for schedule(dynamic, 1024)
-        for (long v = v0; v < v1; v++) s->wdens[v] = gather_points_w(o, (size_t)v, pw, NULL, NULL, false);
+        for (long v = v0; v < v1; v++) s->wdens[v] = gather_points_w(o, (size_t)v, pw, NULL, false);
     }
     if (s->rgb && (st = gt_pr_colors_cpu(s)) != GT_OK) goto done;
     size_t n_sparse = 0; /* samples that splat no deeper than D - 2 (gt_pr_coarse_levels) */
@@ -556,7 +556,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 }
                 if (dc == F) break;
             }
-            if (alpha > 0) acc -= alpha * gather_points_w(o, v, pw, ptval, NULL, false);
+            if (alpha > 0) acc -= alpha * gather_points_w(o, v, pw, ptval, false);
             b[q] = acc;
         }
         for (int dc = F; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
@@ -578,7 +578,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
 #pragma omp parallel for schedule(static)
         for (size_t q = 0; q < n; q++)
             dinv[q] = !(fn[s0 + q] & GT_PR_T_FN) ? 0.0
-                      : 1.0 / (stencil[62] + (alpha > 0 ? alpha * gather_points_w(o, s0 + q, pw, NULL, NULL, true) : 0.0));
+                      : 1.0 / (stencil[62] + (alpha > 0 ? alpha * gather_points_w(o, s0 + q, pw, NULL, true) : 0.0));
         memcpy(r, b, n * sizeof *r);
 #pragma omp parallel for schedule(static)
         for (size_t q = 0; q < n; q++) pp[q] = dinv[q] * b[q];
@@ -604,7 +604,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 const int32_t *nq = n125 + 125 * q;
                 for (int i = 0; i < 125; i++)
                     if (nq[i] >= 0) acc += stencil[i] * pp[nq[i]];
-                if (alpha > 0) acc += alpha * gather_points_w(o, v, pw, uval, NULL, false);
+                if (alpha > 0) acc += alpha * gather_points_w(o, v, pw, uval, false);
                 ap[q] = acc;
             }
             const double pap = dot_blocked(pp, ap, n, part);
