@@ -298,11 +298,12 @@ static void test_robustness(void **state)
 /* outliers: a sphere's points and 2 % more, uniform in the box around it
  * with random normals, as a scan's stray returns. Every sample's screening
  * weight the same, halved per level below D - 1 (gt_pr_screen_level): the
- * outliers get no surface of their own, every vertex stays on the sphere. (With a weight of each sample's area at every
- * level, an isolated sample, sparse and so of large area, pinned chi to the
- * iso-value around it: here closed blobs about the outliers, Euler
- * characteristic 154. With the same weight at every level, 2,000 outliers
- * about 100,000 points at depth 8 left bubbles inside.) */
+ * outliers get no surface of their own, every vertex stays on the sphere.
+ * (With a weight of each sample's area at every level, an isolated sample,
+ * sparse and so of large area, pinned chi to the iso-value around it: here
+ * closed blobs about the outliers, Euler characteristic 154. With the same
+ * weight at every level, 2,000 outliers about 100,000 points at depth 8
+ * left bubbles inside.) */
 static void test_outliers(void **state)
 {
     (void)state;
