@@ -26,14 +26,15 @@ void gt_pr_dev_octree_free(gt_pr_dev_octree *d);
  * returns the coefficients (device, one per node) and the extraction tree's
  * flags (device, one per node, or NULL; poisson.h's s->tree); the caller
  * frees both. When the host octree was downloaded (s->oct.key != NULL) it
- * also fills the host copies s->coef, s->wdens, s->area and s->tree. */
+ * also fills the host copies s->coef, s->wdens, s->area, s->sw and s->tree. */
 gt_status gt_pr_dev_solve(const gt_pr_dev_octree *d, const float *d_u_unsorted, const float *d_n_unsorted,
                           gt_pr_state *s, const gt_pr_params *p, gt_timings *tm, double **d_coef, uint8_t **d_tree);
 
 /* The iso-value (gt_pr_iso_cpu's) from the device octree, the key-sorted
- * unit-cube points d_u and the coefficients d_coef (pr_iso.cu). */
+ * unit-cube points d_u, their weights d_sw (gt_pr_state's sw) and the
+ * coefficients d_coef (pr_iso.cu). */
 gt_status gt_pr_dev_iso(const gt_pr_dev_octree *o, const size_t *level_start, int lmin, int depth, const float *d_u,
-                        const double *d_coef, double *iso);
+                        const float *d_sw, const double *d_coef, double *iso);
 
 /* What stays on the device from the solve to the extraction (gt_pr_state.dev). */
 typedef struct gt_pr_dev_state {

@@ -1,7 +1,7 @@
 /* The per-point stages of the GPU solve (pr_solve_stages.h): the points in
  * key order, each point's node at a level, the density and screening terms
- * scattered from the points, the samples' splat depths and areas, and chi
- * at the samples. The
+ * scattered from the points, the samples' splat depths, areas and
+ * screening weights, and chi at the samples. The
  * arithmetic is pr_bspline.h's, as in the CPU's gt_pr_solve_cpu.
  *
  * Launch shape: one thread per point (grid-stride, PR_BLOCK threads); the
@@ -19,12 +19,11 @@
  * k (in key order, so the points of one node are consecutive) with level-d
  * node lnode[k], the 27 level-d nodes t around that node get
  *   out[t - ooff] += scale * w_k * F_t(p_k),
- * w_k = 1 (MODE_ONE), area_k val[k] (MODE_VAL) or area_k sum_t' pp[t'] F_t'(p_k)
+ * w_k = 1 (MODE_ONE), sw_k val[k] (MODE_VAL) or sw_k sum_t' pp[t'] F_t'(p_k)
  * (MODE_PP: the level's functions with coefficients pp at the point, i.e.
  * one application of the screening matrix without a per-point array);
- * MODE_SQ adds scale * area_k * F_t(p_k)^2 (the screening matrix's diagonal).
- * area NULL: area_k = 1 (the screening, whose weight is the same for every
- * sample).
+ * MODE_SQ adds scale * sw_k * F_t(p_k)^2 (the screening matrix's diagonal).
+ * sw_k: the sample's screening weight (gt_pr_screen_weight; NULL: 1).
  * The same sums as the CPU's node-side gather over the 27 neighbour cells.
  *
  * Two shapes, by the level's points per node:
@@ -60,9 +59,9 @@ __device__ __forceinline__ double basis27(const double f[3][3], int i)
 /* w_k of the mode (uv: MODE_PP's value of the level's functions with the
  * coefficients pp at the point) */
 template <int MODE>
-__device__ __forceinline__ double point_weight(double scale, const float *area, const double *val, size_t k, double uv)
+__device__ __forceinline__ double point_weight(double scale, const float *sw, const double *val, size_t k, double uv)
 {
-    const double a = area ? (double)area[k] : 1.0;
+    const double a = sw ? (double)sw[k] : 1.0;
     if (MODE == MODE_ONE) return scale;
     if (MODE == MODE_VAL) return scale * a * val[k];
     if (MODE == MODE_SQ) return scale * a;
@@ -83,7 +82,7 @@ __device__ __forceinline__ void flush27(const gt_pr_dev_octree &o, int32_t node,
 
 template <int MODE>
 __global__ void k_point_scatter_lane(const gt_pr_dev_octree o, int d, const int32_t *__restrict__ lnode,
-                                const float *__restrict__ u, const float *__restrict__ area,
+                                const float *__restrict__ u, const float *__restrict__ sw,
                                 const double *__restrict__ val, size_t voff, double scale, double *out, size_t ooff,
                                 size_t N, const int *skip)
 {
@@ -108,7 +107,7 @@ __global__ void k_point_scatter_lane(const gt_pr_dev_octree o, int d, const int3
                     const int32_t t = o.nbr[27 * (size_t)node + i];
                     if (t >= 0) uv += val[t - voff] * basis27(f, i);
                 }
-            w = point_weight<MODE>(scale, area, val, k, uv);
+            w = point_weight<MODE>(scale, sw, val, k, uv);
         }
         const pr_seg sg = pr_seg_of(node, lane);
         for (int i = 0; i < 27; i++) {
@@ -122,7 +121,7 @@ __global__ void k_point_scatter_lane(const gt_pr_dev_octree o, int d, const int3
 
 template <int MODE>
 __global__ void k_point_scatter_runs(const gt_pr_dev_octree o, int d, const int32_t *__restrict__ lnode,
-                                const float *__restrict__ u, const float *__restrict__ area,
+                                const float *__restrict__ u, const float *__restrict__ sw,
                                 const double *__restrict__ val, size_t voff, double scale, double *out, size_t ooff,
                                 size_t N, int run, const int *skip)
 {
@@ -160,7 +159,7 @@ __global__ void k_point_scatter_runs(const gt_pr_dev_octree o, int d, const int3
 #pragma unroll
                 for (int i = 0; i < 27; i++) uv += pv[i] * basis27(f, i);
             }
-            const double w = point_weight<MODE>(scale, area, val, k, uv);
+            const double w = point_weight<MODE>(scale, sw, val, k, uv);
 #pragma unroll
             for (int i = 0; i < 27; i++) {
                 const double ft = basis27(f, i);
@@ -216,6 +215,25 @@ __global__ void k_sample_depth(const gt_pr_dev_octree o, int Dw, int F, const in
         area[k] = gt_pr_sample_area(dep, spn);
     }
 }
+/* the areas' counts per gt_pr_area_bin, a block's in shared memory first */
+__global__ void k_area_hist(const float *area, size_t n, uint32_t *hist)
+{
+    __shared__ uint32_t h[GT_PR_AREA_BINS];
+    for (int i = threadIdx.x; i < GT_PR_AREA_BINS; i += blockDim.x) h[i] = 0;
+    __syncthreads();
+    GRID_LOOP(k, n) atomicAdd(&h[gt_pr_area_bin(area[k])], 1u);
+    __syncthreads();
+    for (int i = threadIdx.x; i < GT_PR_AREA_BINS; i += blockDim.x)
+        if (h[i]) atomicAdd(&hist[i], h[i]);
+}
+__global__ void k_screen_weights(const float *area, size_t n, double cap, float *sw, double *sa)
+{
+    GRID_LOOP(k, n)
+    {
+        sw[k] = gt_pr_screen_weight(area[k], cap);
+        sa[k] = gt_pr_screen_area(area[k], cap);
+    }
+}
 __global__ void k_ptval_add(const gt_pr_dev_octree o, int d, const int32_t *lnode, const float *u, const double *coef,
                             double *ptval, size_t N)
 {
@@ -244,15 +262,15 @@ gt_status pr_up(const int32_t *parent, const int32_t *leaf, int levels, int32_t 
 /* run 1: a lane per point (k_point_scatter_lane), else runs of `run` points */
 template <int M>
 static gt_status scatter_launch(int run, const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u,
-                                const float *area, const double *val, size_t voff, double scale, double *out,
+                                const float *sw, const double *val, size_t voff, double scale, double *out,
                                 size_t ooff, size_t N, const int *skip)
 {
     if (run == 1) {
-        k_point_scatter_lane<M><<<gt_grid(N, PR_BLOCK), PR_BLOCK>>>(o, d, lnode, u, area, val, voff, scale, out, ooff,
+        k_point_scatter_lane<M><<<gt_grid(N, PR_BLOCK), PR_BLOCK>>>(o, d, lnode, u, sw, val, voff, scale, out, ooff,
                                                                     N, skip);
         GT_CU_LAUNCH("k_point_scatter_lane");
     } else {
-        k_point_scatter_runs<M><<<gt_grid((N + run - 1) / run, PR_BLOCK), PR_BLOCK>>>(o, d, lnode, u, area, val, voff,
+        k_point_scatter_runs<M><<<gt_grid((N + run - 1) / run, PR_BLOCK), PR_BLOCK>>>(o, d, lnode, u, sw, val, voff,
                                                                                       scale, out, ooff, N, run, skip);
         GT_CU_LAUNCH("k_point_scatter_runs");
     }
@@ -260,7 +278,7 @@ static gt_status scatter_launch(int run, const gt_pr_dev_octree &o, int d, const
 }
 
 gt_status pr_point_scatter(int mode, const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u,
-                           const float *area, const double *val, size_t voff, double scale, double *out,
+                           const float *sw, const double *val, size_t voff, double scale, double *out,
                            size_t ooff, size_t N, size_t nlevel, const int *skip)
 {
     if (N == 0) return GT_OK;
@@ -268,15 +286,31 @@ gt_status pr_point_scatter(int mode, const gt_pr_dev_octree &o, int d, const int
      * the points per node, at most 16 */
     const size_t ppn = nlevel ? N / nlevel : N;
     const int run = ppn < 4 ? 1 : ppn >= 16 ? 16 : (int)ppn;
-    if (mode == MODE_ONE) return scatter_launch<MODE_ONE>(run, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
-    if (mode == MODE_VAL) return scatter_launch<MODE_VAL>(run, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
-    if (mode == MODE_PP) return scatter_launch<MODE_PP>(run, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
-    return scatter_launch<MODE_SQ>(run, o, d, lnode, u, area, val, voff, scale, out, ooff, N, skip);
+    if (mode == MODE_ONE) return scatter_launch<MODE_ONE>(run, o, d, lnode, u, sw, val, voff, scale, out, ooff, N, skip);
+    if (mode == MODE_VAL) return scatter_launch<MODE_VAL>(run, o, d, lnode, u, sw, val, voff, scale, out, ooff, N, skip);
+    if (mode == MODE_PP) return scatter_launch<MODE_PP>(run, o, d, lnode, u, sw, val, voff, scale, out, ooff, N, skip);
+    return scatter_launch<MODE_SQ>(run, o, d, lnode, u, sw, val, voff, scale, out, ooff, N, skip);
 }
 gt_status pr_sample_depths(const gt_pr_dev_octree &o, int Dw, int F, const int32_t *lnode, const float *u,
                            const double *w, double spn, float *depth, float *area, size_t n)
 {
     LAUNCH(k_sample_depth, n, o, Dw, F, lnode, u, w, spn, depth, area, n);
+    return GT_OK;
+}
+gt_status pr_area_histogram(const float *area, size_t n, uint32_t *d_hist, uint32_t *hist)
+{
+    GT_CU(cudaMemset(d_hist, 0, GT_PR_AREA_BINS * sizeof(uint32_t)));
+    if (n) {
+        const size_t g = gt_grid(n, PR_BLOCK);
+        k_area_hist<<<g < 1024 ? g : 1024, PR_BLOCK>>>(area, n, d_hist);
+        GT_CU_LAUNCH("k_area_hist");
+    }
+    GT_CU(cudaMemcpy(hist, d_hist, GT_PR_AREA_BINS * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    return GT_OK;
+}
+gt_status pr_screen_weights(const float *area, size_t n, double cap, float *sw, double *sa)
+{
+    LAUNCH(k_screen_weights, n, area, n, cap, sw, sa);
     return GT_OK;
 }
 gt_status pr_ptval_add(const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u, const double *coef,

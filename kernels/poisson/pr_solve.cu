@@ -23,14 +23,15 @@
 #include "kernels/common/cu_runtime.h"
 #include "kernels/poisson/pr_gpu_internal.h"
 #include "kernels/poisson/pr_solve_stages.h"
+#include "poisson/pr_bspline.h"
 
 typedef struct {
     double *tM, *tG; /* integral tables (first: freed with the rest) */
-    float *u, *nrm, *area, *sdepth;
+    float *u, *nrm, *area, *sdepth, *sw;
     int *any;
     unsigned *lvmask;
     uint8_t *flag;
-    uint32_t *src;
+    uint32_t *src, *hist;
     int32_t *leaf, *lnode;
     double *wdens, *rhs, *coef, *vf, *ptval, *b, *r, *pp, *ap, *z, *dinv, *scal;
     pr_cg_state *cg;
@@ -95,6 +96,8 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     GT_TRY(gt_cu_malloc((void **)&m->u, 3 * N * sizeof(float), "sorted points"));
     GT_TRY(gt_cu_malloc((void **)&m->nrm, 3 * N * sizeof(float), "sorted normals"));
     GT_TRY(gt_cu_malloc((void **)&m->area, N * sizeof(float), "areas"));
+    GT_TRY(gt_cu_malloc((void **)&m->sw, N * sizeof(float), "screening weights"));
+    GT_TRY(gt_cu_malloc((void **)&m->hist, GT_PR_AREA_BINS * sizeof(uint32_t), "area histogram"));
     GT_TRY(gt_cu_malloc((void **)&m->leaf, N * sizeof(int32_t), "leaves"));
     GT_TRY(gt_cu_malloc((void **)&m->lnode, N * sizeof(int32_t), "point nodes"));
     GT_TRY(gt_cu_malloc((void **)&m->wdens, NN * sizeof(double), "density"));
@@ -195,10 +198,18 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
 
     /* 4. cascadic solve */
     /* the screening's weight per sample: the samples' mean area, the same
-     * for every sample (solve.c: screen_area) */
-    double area_sum = 0.0;
-    GT_TRY(gt_cu_reduce_sum_f32(m->area, N, &area_sum, gt_default_arena(), NULL));
-    s->alpha = p->point_weight * ldexp(1.0, D) * (N ? area_sum / (double)N : 0.0);
+     * for every sample, each area weighted by the sample's factor sw (below
+     * 1 for the samples far sparser than the median: solve.c, screen_area);
+     * ptval holds the weighted areas until it is filled below */
+    double area_sum = 0.0, sw_sum = 0.0;
+    {
+        uint32_t hist[GT_PR_AREA_BINS];
+        GT_TRY(pr_area_histogram(m->area, N, m->hist, hist));
+        GT_TRY(pr_screen_weights(m->area, N, gt_pr_area_cap(hist, N), m->sw, m->ptval));
+        GT_TRY(gt_cu_reduce_sum_f64(m->ptval, N, &area_sum, gt_default_arena(), NULL));
+        GT_TRY(gt_cu_reduce_sum_f32(m->sw, N, &sw_sum, gt_default_arena(), NULL));
+    }
+    s->alpha = p->point_weight * ldexp(1.0, D) * (sw_sum > 0.0 ? area_sum / sw_sum : 0.0);
     const double tol = p->cg_tol > 0 ? p->cg_tol : (p->solver == GT_PR_SOLVER_CG ? 1e-7 : 0.0);
     GT_TRY(pr_fill(m->ptval, -GT_PR_TARGET, N));
     gt_progress prog;
@@ -212,7 +223,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         gt_timer_start(&sub, true, NULL);
         GT_TRY(pr_rhs(o, d, F, s0, n, m->rhs, m->coef, T, m->b));
         if (alpha > 0)
-            GT_TRY(pr_point_scatter(PR_SCATTER_VAL, o, d, m->lnode, m->u, NULL, m->ptval, 0, -alpha, m->b, s0, N, n));
+            GT_TRY(pr_point_scatter(PR_SCATTER_VAL, o, d, m->lnode, m->u, m->sw, m->ptval, 0, -alpha, m->b, s0, N, n));
         if (tm) gt_timings_add(tm, "solve: right-hand sides", gt_timer_stop(&sub));
         gt_timer_start(&sub, true, NULL);
         double *x = m->coef + s0;
@@ -220,7 +231,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
          * stencil's centre plus the screening's sum over the points */
         GT_TRY(gt_cu_memset(m->dinv, 0, n * sizeof(double), NULL));
         if (alpha > 0)
-            GT_TRY(pr_point_scatter(PR_SCATTER_SQ, o, d, m->lnode, m->u, NULL, NULL, 0, alpha, m->dinv, s0, N, n));
+            GT_TRY(pr_point_scatter(PR_SCATTER_SQ, o, d, m->lnode, m->u, m->sw, NULL, 0, alpha, m->dinv, s0, N, n));
         GT_TRY(pr_jacobi_inv(m->dinv, m->b, fl + s0, gt_pr_stencil_centre(d), n));
         GT_TRY(gt_cu_memcpy_d2d(m->r, m->b, n * sizeof(double), NULL));
         GT_TRY(pr_mul(m->pp, m->dinv, m->b, n));
@@ -244,7 +255,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
                 for (int j = 0; j < k; j++) {
                     GT_TRY(pr_stencil(o, s0, n, m->pp, m->ap, &m->cg->done));
                     if (alpha > 0)
-                        GT_TRY(pr_point_scatter(PR_SCATTER_PP, o, d, m->lnode, m->u, NULL, m->pp, s0, alpha, m->ap,
+                        GT_TRY(pr_point_scatter(PR_SCATTER_PP, o, d, m->lnode, m->u, m->sw, m->pp, s0, alpha, m->ap,
                                                 s0, N, n, &m->cg->done));
                     GT_TRY(pr_cg_tail(m->cg, x, m->r, m->z, m->pp, m->ap, m->dinv, n));
                 }
@@ -262,7 +273,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     }
     if (p->progress) gt_progress_end(&prog);
     s->coef_lmin = F;
-    GT_TRY(gt_pr_dev_iso(&o, h->level_start, F, D, m->u, m->coef, &s->iso));
+    GT_TRY(gt_pr_dev_iso(&o, h->level_start, F, D, m->u, m->sw, m->coef, &s->iso));
     if (tm) gt_timings_add(tm, "solve (gpu)", gt_timer_stop(&tmr));
     /* the solution stays on the device for the extraction; host copies of
      * what the host-side stages read when the host octree was downloaded */
@@ -270,10 +281,12 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
         s->coef = (double *)gt_malloc_array(NN, sizeof(double), "coefficients");
         s->wdens = (double *)gt_malloc_array(NN, sizeof(double), "density");
         s->area = (float *)gt_malloc_array(N, sizeof(float), "areas");
-        if (!s->coef || !s->wdens || !s->area) return GT_ERR_RUNTIME;
+        s->sw = (float *)gt_malloc_array(N, sizeof(float), "screening weights");
+        if (!s->coef || !s->wdens || !s->area || !s->sw) return GT_ERR_RUNTIME;
         GT_TRY(gt_cu_memcpy_d2h(s->coef, m->coef, NN * sizeof(double), NULL));
         GT_TRY(gt_cu_memcpy_d2h(s->wdens, m->wdens, NN * sizeof(double), NULL));
         GT_TRY(gt_cu_memcpy_d2h(s->area, m->area, N * sizeof(float), NULL));
+        GT_TRY(gt_cu_memcpy_d2h(s->sw, m->sw, N * sizeof(float), NULL));
     }
     *d_coef = m->coef;
     m->coef = NULL;

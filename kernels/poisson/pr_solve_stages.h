@@ -69,21 +69,27 @@ __device__ __forceinline__ double pr_seg_sum(double v, const pr_seg &s, int lane
     return v;
 }
 
-/* pr_points.cu. Modes of the point scatter: weight 1 (density), area * val
- * (screening of the coarser levels' values), area * (the level's functions
+/* pr_points.cu. Modes of the point scatter: weight 1 (density), sw * val
+ * (screening of the coarser levels' values), sw * (the level's functions
  * with coefficients val at the point) (one application of the screening),
- * area with the function's value squared (the screening's diagonal). */
+ * sw with the function's value squared (the screening's diagonal); sw: the
+ * samples' screening weights (NULL: 1). */
 enum { PR_SCATTER_ONE = 0, PR_SCATTER_VAL = 1, PR_SCATTER_PP = 2, PR_SCATTER_SQ = 3 };
 gt_status pr_gather_sorted(const float *src, const uint32_t *order, float *dst, size_t n);
 gt_status pr_leaves(const gt_pr_dev_octree &o, size_t s0, size_t n, int32_t *leaf);
 gt_status pr_up(const int32_t *parent, const int32_t *leaf, int levels, int32_t *out, size_t n);
 gt_status pr_point_scatter(int mode, const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u,
-                           const float *area, const double *val, size_t voff, double scale, double *out,
+                           const float *sw, const double *val, size_t voff, double scale, double *out,
                            size_t ooff, size_t N, size_t nlevel,
                            const int *skip = nullptr); /* nlevel: the level's node count; skip: as pr_stencil's */
 /* gt_pr_sample_depth and gt_pr_sample_area of each point (lnode: its level-Dw node) */
 gt_status pr_sample_depths(const gt_pr_dev_octree &o, int Dw, int F, const int32_t *lnode, const float *u,
                            const double *w, double spn, float *depth, float *area, size_t n);
+/* hist (host, GT_PR_AREA_BINS) gets the n areas' counts per gt_pr_area_bin
+ * (d_hist: GT_PR_AREA_BINS of device scratch) */
+gt_status pr_area_histogram(const float *area, size_t n, uint32_t *d_hist, uint32_t *hist);
+/* sw[k] = gt_pr_screen_weight(area[k], cap), sa[k] = gt_pr_screen_area(area[k], cap) */
+gt_status pr_screen_weights(const float *area, size_t n, double cap, float *sw, double *sa);
 gt_status pr_ptval_add(const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u, const double *coef,
                        double *ptval, size_t N);
 gt_status pr_fill(double *a, double v, size_t n);

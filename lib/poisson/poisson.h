@@ -234,7 +234,8 @@ static inline int gt_pr_level_iters_max(const gt_pr_params *p, int d, int F, int
  * D - 1, halved with each level below (Kazhdan & Hoppe's 2^d per level,
  * PoissonRecon's adaptive exponent 1, from one level up). Every sample
  * weighs the same, the samples' mean area (PoissonRecon's rule; solve.c,
- * screen_area). Stray samples, sparse and so of large area, pinned chi to
+ * screen_area), but for those far sparser than the median (strays:
+ * pr_bspline.h, gt_pr_screen_weight). Stray samples, sparse and so of large area, pinned chi to
  * the iso-value around them when each weighed its own area at every level:
  * 2,000 random points about a sphere of 100,000 (depth 8) grew 330 closed
  * blobs, 500 grew 212; equal weights at every level left 6, bubbles inside
@@ -353,6 +354,8 @@ typedef struct gt_pr_state {
     float *u;                /* sorted points in unit coords (npts*3) */
     float *n;                /* sorted normals */
     float *area;             /* per sorted point: sample area weight */
+    float *sw;               /* per sorted point: its weight in the screening and the iso-value
+                              * (gt_pr_screen_weight: 1 but for samples far sparser than the median) */
     int density_depth;
     double *wdens;           /* per node at density_depth (indexed by node), else 0 */
     float *rgb;              /* sorted point colours (NULL without --colors) */

@@ -1,6 +1,7 @@
 /* The iso-value's samples, shared by the CPU reference (lib/poisson/iso.c)
  * and the CUDA kernel (kernels/poisson/pr_iso.cu): the iso-value is the
- * average of chi over the points themselves, summed per depth-D leaf
+ * average of chi over the points themselves, each weighted by its sw (1 but
+ * for strays, pr_bspline.h: gt_pr_screen_weight), summed per depth-D leaf
  * (gt_pr_leaf_chi_sum).
  *
  * Not PoissonRecon's rule, which evaluates chi once per leaf at the mean of
@@ -24,17 +25,20 @@
 #include "poisson/pr_bspline.h"
 
 /* sum over the count sorted points from start of chi at the point (the
- * descent of pr_bspline.h over levels lmin..depth with coefficients coef),
- * in point order */
+ * descent of pr_bspline.h over levels lmin..depth with coefficients coef)
+ * times the point's weight sw (gt_pr_screen_weight; a stray's is below 1),
+ * in point order; *wsum gets the sum of those weights */
 GT_HD double gt_pr_leaf_chi_sum(const uint64_t *key, const int32_t *child, const int32_t *nbr,
                                 const size_t *level_start, int lmin, int depth, const double *coef, const float *u,
-                                uint32_t start, uint32_t count)
+                                const float *sw, uint32_t start, uint32_t count, double *wsum)
 {
-    double s = 0.0;
+    double s = 0.0, w = 0.0;
     for (uint32_t k = start; k < start + count; k++) {
         const double q[3] = {(double)u[3 * (size_t)k], (double)u[3 * (size_t)k + 1], (double)u[3 * (size_t)k + 2]};
-        s += gt_pr_eval_descent(key, child, nbr, level_start, q, coef, lmin, depth);
+        s += (double)sw[k] * gt_pr_eval_descent(key, child, nbr, level_start, q, coef, lmin, depth);
+        w += (double)sw[k];
     }
+    *wsum = w;
     return s;
 }
 

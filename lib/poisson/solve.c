@@ -9,8 +9,9 @@
  *   E(chi) = int |grad chi - V|^2 + alpha' A sum_p chi(p)^2,  alpha' = alpha 2^D
  * (screening as in Kazhdan & Hoppe 2013, scaled so both terms weigh alike at
  * depth D; A the samples' mean area, the same weight for every point as in
- * PoissonRecon: screen_area; at the levels below D - 1 the weight halves
- * with each level, gt_pr_screen_level) is minimised coarse to fine from the
+ * PoissonRecon: screen_area, but for strays, gt_pr_screen_weight; at the
+ * levels below D - 1 the weight halves with each level,
+ * gt_pr_screen_level) is minimised coarse to fine from the
  * full depth F (the first complete level, PoissonRecon's base depth; the
  * coarser levels' functions reach far past the cube and are left out, at
  * 0): at level d the coarser levels are fixed and their contribution moves
@@ -108,7 +109,7 @@ static inline void anc_rows(const gt_pr_octree *o, const double *tM, const doubl
 void gt_pr_state_free(gt_pr_state *s)
 {
     gt_pr_octree_free(&s->oct);
-    free(s->u); free(s->n); free(s->area); free(s->wdens); free(s->coef); free(s->rhs);
+    free(s->u); free(s->n); free(s->area); free(s->sw); free(s->wdens); free(s->coef); free(s->rhs);
     free(s->rgb); free(s->cdens); free(s->tree);
 #if GT_HAVE_CUDA
     gt_pr_dev_state_free(s->dev);
@@ -151,10 +152,11 @@ static void point_weights(const gt_pr_octree *o, int level, const int32_t *lnode
         }
 }
 /* sum over the points in the 27 neighbour cells of node v of F_v(p) pv(p)
- * (NULL: 1), F_v(p) from the kept values w: a point in v's neighbour cell i
- * sees v as its node's neighbour 26 - i; square: F_v(p)^2 instead of F_v(p)
- * (the screening's diagonal) */
-static double gather_points_w(const gt_pr_octree *o, size_t v, const double *w, const double *pv, bool square)
+ * sw(p) (NULL: 1), F_v(p) from the kept values w: a point in v's neighbour
+ * cell i sees v as its node's neighbour 26 - i; square: F_v(p)^2 instead of
+ * F_v(p) (the screening's diagonal) */
+static double gather_points_w(const gt_pr_octree *o, size_t v, const double *w, const double *pv, const float *sw,
+                              bool square)
 {
     double s = 0.0;
     for (int i = 0; i < 27; i++) {
@@ -164,22 +166,32 @@ static double gather_points_w(const gt_pr_octree *o, size_t v, const double *w, 
         for (uint32_t k = st; k < st + cn; k++) {
             double f = w[27 * (size_t)k + 26 - i];
             if (f == 0.0) continue;
-            s += f * (square ? f : 1.0) * (pv ? pv[k] : 1.0);
+            s += f * (square ? f : 1.0) * (pv ? pv[k] : 1.0) * (sw ? (double)sw[k] : 1.0);
         }
     }
     return s;
 }
 /* The screening's weight per sample, the same for every sample: the mean of
- * their areas (PoissonRecon: pointWeight times the mean sample weight).
+ * their areas (PoissonRecon: pointWeight times the mean sample weight), each
+ * weighted by the sample's own factor sw (gt_pr_screen_weight, set here:
+ * below 1 for a sample far sparser than the median, a stray; pr_bspline.h
+ * says why), as it screens.
  * Each sample's own area there let an isolated point, whose area is that of
  * a coarse node, pin chi to the iso-value around it: 2,000 outliers about a
  * sphere of 100,000 points grew 330 closed blobs. */
-static double screen_area(const float *area, size_t n)
+static double screen_area(const float *area, size_t n, float *sw)
 {
-    double s = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : s)
-    for (size_t k = 0; k < n; k++) s += area[k];
-    return n ? s / (double)n : 0.0;
+    uint32_t hist[GT_PR_AREA_BINS] = {0};
+    for (size_t k = 0; k < n; k++) hist[gt_pr_area_bin(area[k])]++;
+    const double cap = gt_pr_area_cap(hist, n);
+    double s = 0.0, w = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : s, w)
+    for (size_t k = 0; k < n; k++) {
+        sw[k] = gt_pr_screen_weight(area[k], cap);
+        s += gt_pr_screen_area(area[k], cap);
+        w += (double)sw[k];
+    }
+    return w > 0.0 ? s / w : 0.0;
 }
 /* gt_pr_eval_node at point k (node: its level-d node) from the kept values */
 static double eval_point_w(const gt_pr_octree *o, int32_t node, const double *wk, const double *x)
@@ -374,6 +386,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     s->rhs = gt_calloc(NN, sizeof *s->rhs, "rhs");
     s->wdens = gt_calloc(NN, sizeof *s->wdens, "density");
     s->area = gt_malloc_array(N, sizeof *s->area, "areas");
+    s->sw = gt_malloc_array(N, sizeof *s->sw, "screening weights");
     double *vf = gt_calloc(3 * NN, sizeof *vf, "vector field"); /* every node's splatted normal */
     float *sdepth = gt_malloc_array(N, sizeof *sdepth, "splat depths");
     bool has_src[GT_PR_MAX_DEPTH + 1] = {false};
@@ -386,7 +399,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     double *part = gt_malloc_array(nmax / DOT_BLOCK + 1, sizeof *part, "cg");
     double *pw = gt_malloc_array(N, 27 * sizeof *pw, "point weights");
     uint8_t *fl = NULL; /* the tree's flags while not kept in s->tree */
-    if (!leaf || !ptval || !uval || !lnode || !s->coef || !s->rhs || !s->wdens || !s->area || !vf || !sdepth || !r ||
+    if (!leaf || !ptval || !uval || !lnode || !s->coef || !s->rhs || !s->wdens || !s->area || !s->sw || !vf || !sdepth || !r ||
         !pp || !ap || !b || !z || !dinv || !part || !pw) {
         st = GT_ERR_RUNTIME;
         goto done;
@@ -403,7 +416,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         point_weights(o, l, lnode, s->u, N, pw);
         const long v0 = (long)o->level_start[l], v1 = (long)o->level_start[l + 1];
 #pragma omp parallel for schedule(dynamic, 1024)
-        for (long v = v0; v < v1; v++) s->wdens[v] = gather_points_w(o, (size_t)v, pw, NULL, false);
+        for (long v = v0; v < v1; v++) s->wdens[v] = gather_points_w(o, (size_t)v, pw, NULL, NULL, false);
     }
     if (s->rgb && (st = gt_pr_colors_cpu(s)) != GT_OK) goto done;
     size_t n_sparse = 0; /* samples that splat no deeper than D - 2 (gt_pr_coarse_levels) */
@@ -506,7 +519,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     /* 4. cascadic solve */
     t0 = gt_now_ms();
     s->coef_lmin = F;
-    s->alpha = p->point_weight * ldexp(1.0, D) * screen_area(s->area, N);
+    s->alpha = p->point_weight * ldexp(1.0, D) * screen_area(s->area, N, s->sw);
     double tol = p->cg_tol > 0 ? p->cg_tol : (p->solver == GT_PR_SOLVER_CG ? 1e-7 : 0.0);
     gt_progress prog;
     if (p->progress) gt_progress_start(&prog, "solve", D + 1 - F);
@@ -556,7 +569,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 }
                 if (dc == F) break;
             }
-            if (alpha > 0) acc -= alpha * gather_points_w(o, v, pw, ptval, false);
+            if (alpha > 0) acc -= alpha * gather_points_w(o, v, pw, ptval, s->sw, false);
             b[q] = acc;
         }
         for (int dc = F; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
@@ -578,7 +591,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
 #pragma omp parallel for schedule(static)
         for (size_t q = 0; q < n; q++)
             dinv[q] = !(fn[s0 + q] & GT_PR_T_FN) ? 0.0
-                      : 1.0 / (stencil[62] + (alpha > 0 ? alpha * gather_points_w(o, s0 + q, pw, NULL, true) : 0.0));
+                      : 1.0 / (stencil[62] + (alpha > 0 ? alpha * gather_points_w(o, s0 + q, pw, NULL, s->sw, true) : 0.0));
         memcpy(r, b, n * sizeof *r);
 #pragma omp parallel for schedule(static)
         for (size_t q = 0; q < n; q++) pp[q] = dinv[q] * b[q];
@@ -604,7 +617,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 const int32_t *nq = n125 + 125 * q;
                 for (int i = 0; i < 125; i++)
                     if (nq[i] >= 0) acc += stencil[i] * pp[nq[i]];
-                if (alpha > 0) acc += alpha * gather_points_w(o, v, pw, uval, false);
+                if (alpha > 0) acc += alpha * gather_points_w(o, v, pw, uval, s->sw, false);
                 ap[q] = acc;
             }
             const double pap = dot_blocked(pp, ap, n, part);
