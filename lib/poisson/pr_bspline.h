@@ -165,10 +165,11 @@ GT_HD float gt_pr_sample_area(double depth, double spn)
  * with the weight (cap / area)^2 (gt_pr_screen_weight), and counts with
  * that weight in the samples' mean area (the screening's weight, solve.c:
  * screen_area); its normal is splatted as any other. Without it, 2 % strays
- * about a sphere of 1M points (depth 10, 680 times the median area) raised
- * the screening's weight 15-fold, and the strays inside pulled chi there to
- * the iso-value: closed bubbles inside the surface, 13 % of the mesh's
- * vertices (mean distance 1045 times PoissonRecon's; now 0.39 times).
+ * about a bumpy sphere of 1M points (depth 10) raised the screening's weight
+ * (0.1 % strays at depth 7: by 7.6 %, test_strays_screening), and the
+ * strays inside pulled chi there to the iso-value: closed bubbles inside
+ * the surface, 13 % of the mesh's vertices (mean distance 1045 times
+ * PoissonRecon's; now 0.39 times).
  * The cap is high because surfaces sampled unevenly reach it too: a rounded
  * box sampled 20 times more densely at one end has samples up to 37 times
  * the median. A cap of 8 also removed the bubbles of strays packed densely

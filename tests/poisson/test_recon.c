@@ -338,9 +338,9 @@ static void test_outliers(void **state)
  * follow them, and most must screen with little weight
  * (gt_pr_screen_weight), the sphere's samples with their full weight. With
  * the plain mean (every sample's weight 1) the strays raised it by 7.6 %
- * here (now 0.6 %); 2 % strays about a sphere of 1M points at depth 10
- * raised it 15-fold, and the strays inside pulled chi to the iso-value
- * there: closed bubbles inside the surface. */
+ * here (now 0.6 %); 2 % strays about a bumpy sphere of 1M points at depth
+ * 10 raised it, and the strays inside pulled chi to the iso-value there:
+ * closed bubbles inside the surface. */
 static void test_strays_screening(void **state)
 {
     (void)state;
