@@ -296,6 +296,21 @@ static void test_robustness(void **state)
     }
 }
 
+/* points i0..i1-1 of x, nn: strays uniform in the box +-b with random unit
+ * normals, as a scan's stray returns */
+static void add_strays(gt_rng *g, size_t i0, size_t i1, double b, float *x, float *nn)
+{
+    for (size_t i = i0; i < i1; i++) {
+        double l = 0;
+        for (int a = 0; a < 3; a++) {
+            x[3 * i + a] = (float)gt_rng_range(g, -b, b);
+            nn[3 * i + a] = (float)gt_rng_range(g, -1, 1);
+            l += (double)nn[3 * i + a] * nn[3 * i + a];
+        }
+        for (int a = 0; a < 3; a++) nn[3 * i + a] /= (float)sqrt(l);
+    }
+}
+
 /* outliers: a sphere's points and 2 % more, uniform in the box around it
  * with random normals, as a scan's stray returns. Every sample's screening
  * weight the same, halved per level below D - 1 (gt_pr_screen_level): the
@@ -313,15 +328,7 @@ static void test_outliers(void **state)
     gt_rng g = {77};
     float *x = malloc(12 * (n + no)), *nn = malloc(12 * (n + no));
     pr_sample_sphere(&g, n, 1.0, c, x, nn);
-    for (size_t i = n; i < n + no; i++) {
-        double l = 0;
-        for (int a = 0; a < 3; a++) {
-            x[3 * i + a] = (float)gt_rng_range(&g, -1.2, 1.2);
-            nn[3 * i + a] = (float)gt_rng_range(&g, -1, 1);
-            l += (double)nn[3 * i + a] * nn[3 * i + a];
-        }
-        for (int a = 0; a < 3; a++) nn[3 * i + a] /= (float)sqrt(l);
-    }
+    add_strays(&g, n, n + no, 1.2, x, nn);
     gt_pr_input in = {n + no, x, nn, NULL};
     gt_pr_mesh mesh;
     run(&in, 7, &mesh);
@@ -349,15 +356,7 @@ static void test_strays_screening(void **state)
     gt_rng g = {3};
     float *x = malloc(12 * (n + no)), *nn = malloc(12 * (n + no));
     pr_sample_sphere(&g, n, 1.0, c, x, nn);
-    for (size_t i = n; i < n + no; i++) { /* inside the sphere's box, so the unit cube is the same */
-        double l = 0;
-        for (int a = 0; a < 3; a++) {
-            x[3 * i + a] = (float)gt_rng_range(&g, -0.99, 0.99);
-            nn[3 * i + a] = (float)gt_rng_range(&g, -1, 1);
-            l += (double)nn[3 * i + a] * nn[3 * i + a];
-        }
-        for (int a = 0; a < 3; a++) nn[3 * i + a] /= (float)sqrt(l);
-    }
+    add_strays(&g, n, n + no, 0.99, x, nn); /* inside the sphere's box: the unit cube is the same */
     gt_pr_input clean = {n, x, nn, NULL}, strays = {n + no, x, nn, NULL};
     gt_pr_state s0, s1;
     gt_pr_params p;
