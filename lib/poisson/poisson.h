@@ -434,7 +434,8 @@ double gt_pr_eval_levels(const gt_pr_octree *o, const double q[3], const double 
  *    diagonal inside corners the inside corners are separated, a rule of the
  *    face's corners alone, so the two cells sharing it agree and the mesh is
  *    closed and manifold), oriented with the normal towards increasing chi.
- *  - iso: the average of chi at the points (gt_pr_iso_cpu).
+ *  - iso: the average of chi at the points, each weighted by its sw (strays
+ *    less; gt_pr_iso_cpu).
  *  - coarse blocks (s->tree's leaves above level D, unless
  *    p->uniform_mesh): the cells inside a coarse block make nothing (mask
  *    taken as 0); the block makes its loops' triangles instead (pr_adapt.h),
