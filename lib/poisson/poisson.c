@@ -167,6 +167,18 @@ gt_status gt_pr_points_make(const gt_pr_input *in, const gt_pr_params *p, gt_tim
     GT_TRY(gt_pr_normalize(in, p->scale, &out->u, &out->nrm, p->want_colors ? &out->rgb : NULL, &out->m,
                            out->center, &out->side, &out->skipped_nonfinite, &out->skipped_zero));
     if (tm) gt_timings_add(tm, "normalise", gt_now_ms() - t0);
+    /* Far from the origin 32-bit floats are coarse (at a UTM easting of
+     * 4e6 they lie 0.5 apart): the points were rounded so when read, and the
+     * mesh's vertices are when written. Said where it costs a tenth of a
+     * finest cell or more. */
+    double far = 0.0;
+    for (int a = 0; a < 3; a++) far = fmax(far, fabs(out->center[a]) + 0.5 * out->side);
+    const double ulp = ldexp(1.0, ilogb(far) - 23), cell = out->side / ldexp(1.0, p->depth);
+    if (ulp >= 0.1 * cell)
+        gt_warn("the points lie far from the origin (coordinates up to %.6g, a box %.6g across): as 32-bit floats "
+                "they are %.3g apart there, %.2g of a depth-%d cell, when read and in the mesh; move them near the "
+                "origin first (subtract their centre) for the full detail",
+                far, out->side, ulp, ulp / cell, p->depth);
     return GT_OK;
 }
 

@@ -174,6 +174,16 @@ has help-dense-solve <("$prog" --help) "--dense-solve"
 "$prog" --device cpu -d 6 --coarse-levels -1 "$tmp/uneven.ply" -o "$tmp/ux.ply" 2> "$tmp/err"; check coarse-levels-negative 2 $?
 absent coarse-levels-negative-no-output "$tmp/ux.ply"
 
+# far from the origin (a sphere at x = 1e6, floats 0.0625 apart there, 7
+# depth-8 cells): a warning that says so, and the mesh still written
+sphere 2000 "$tmp/near.ply"
+awk '/end_header/{h=1; print; next} !h{print; next} {$1 = sprintf("%.7f", $1 + 1e6); print}' "$tmp/near.ply" > "$tmp/far.ply"
+"$prog" --device cpu -d 8 "$tmp/far.ply" -o "$tmp/far_o.ply" 2> "$tmp/err"; check far-origin 0 $?
+has far-origin-msg "$tmp/err" "far from the origin"
+has far-origin-mesh "$tmp/far_o.ply" "element face"
+"$prog" --device cpu -d 8 "$tmp/near.ply" -o "$tmp/near_o.ply" 2> "$tmp/err"; check near-origin 0 $?
+if grep -q "far from the origin" "$tmp/err"; then echo "FAIL near-origin: warned"; fails=$((fails+1)); else echo "ok   near-origin-quiet"; fi
+
 # --device cuda without a GPU: exit 4
 if [ -n "${GT_NO_GPU:-}" ] || ! nvidia-smi > /dev/null 2>&1; then
   GT_NO_GPU=1 "$prog" --device cuda -d 4 "$tmp/s.ply" -o "$tmp/g.ply" 2> "$tmp/err"; check no-gpu 4 $?
