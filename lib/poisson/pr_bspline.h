@@ -173,8 +173,8 @@ GT_HD float gt_pr_sample_area(double depth, double spn)
  * The cap is high because surfaces sampled unevenly reach it too: a rounded
  * box sampled 20 times more densely at one end has samples up to 37 times
  * the median. A cap of 8 also removed the bubbles of strays packed densely
- * inside an object (5 %, 8 to 50 times the median: 23 bubbles, PoissonRecon
- * 9), but fitted those surfaces' sparse ends more loosely (the rounded box's
+ * inside an object (5 %, 8 to 50 times the median: 25 bubbles before,
+ * PoissonRecon 8 blobs), but fitted those surfaces' sparse ends more loosely (the rounded box's
  * mean distance 0.96 -> 1.10 times PoissonRecon's, a thin disk's max 1.69
  * -> 2.07 times); with 32 they are fitted as before, and such strays still
  * grow bubbles, as in PoissonRecon. RESULTS.md, 2026-11-29, nineteenth. The
