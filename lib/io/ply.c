@@ -83,6 +83,7 @@ void gt_ply_free(gt_ply_mesh *m)
     free(m->vdata);
     free(m->face_start);
     free(m->face_idx);
+    free(m->origin);
     for (int i = 0; i < m->ncomments; i++) free(m->comments[i]);
     free(m->comments);
     memset(m, 0, sizeof *m);

@@ -47,6 +47,11 @@ typedef struct gt_ply_mesh {
     gt_ply_format format;   /* format it was read in */
     char **comments;        /* comment lines read (without "comment "), ncomments of them */
     int ncomments;
+    /* NULL, or nprops origins: property p's value is origin[p] +
+     * vdata[v*nprops + p], exactly as far as float allows near the origin.
+     * Only readers asked to keep coordinates relative (gt_points_read_table's
+     * nrel) set it; gt_ply_read never does. */
+    double *origin;
 } gt_ply_mesh;
 
 /* Read a whole PLY (vertex + face elements). Face indices are checked to be
@@ -76,6 +81,11 @@ gt_status gt_ply_write_trimesh(const char *path, size_t nvert, const float *xyz,
                                const float *normals, int nextra, const char *const *extra_names,
                                const float *extra, size_t ntri, const int32_t *tris,
                                gt_ply_format fmt);
+/* The same for a mesh computed relative to origin (3 doubles; NULL: as
+ * gt_ply_write_trimesh): x, y, z written as float64, origin + xyz. */
+gt_status gt_ply_write_trimesh_at(const char *path, const double *origin, size_t nvert, const float *xyz,
+                                  const float *normals, int nextra, const char *const *extra_names,
+                                  const float *extra, size_t ntri, const int32_t *tris, gt_ply_format fmt);
 
 /* A triangle mesh that arrives in pieces (from GPU memory, say), for
  * gt_ply_write_trisrc. The writer asks for vertex rows [v0, v0+n) and then
@@ -91,6 +101,11 @@ typedef struct gt_ply_trisrc {
     int nextra;
     const char *const *extra_names;
     size_t chunk;
+    /* NULL, or added to x, y, z (in double) as they are written: a mesh
+     * computed relative to an origin (gt_ply_mesh.origin) written where it
+     * belongs */
+    const double *origin;
+    bool xyz_double; /* x, y, z as float64 properties (with origin added) */
     /* xyz and nrm: n*3 floats; extra: n*nextra floats (NULL when nextra is 0) */
     gt_status (*verts)(void *ctx, size_t v0, size_t n, const float **xyz, const float **nrm,
                        const float **extra);

@@ -15,8 +15,18 @@
 #include "io/ply.h"
 #include "io/reader.h"
 
-/* Read a PLY from an already open streaming reader. */
-gt_status gt_ply_read_reader(gt_reader *r, gt_ply_mesh *m);
+/* Read a PLY from an already open streaming reader; the vertex properties
+ * named rel[0..nrel-1] are kept relative to an origin (m->origin) where the
+ * file holds them in more precision than float32 (gt_points_read_table). */
+gt_status gt_ply_read_reader(gt_reader *r, gt_ply_mesh *m, const char *const *rel, int nrel);
+
+/* The origin of a column kept relative (gt_points_read_table's nrel): its
+ * first value rounded to an integer where float32 is coarse (1024 or more
+ * from 0, where floats lie 1.2e-4 apart), else 0. */
+static inline double ply_pick_origin(double first)
+{
+    return isfinite(first) && fabs(first) >= 1024.0 ? rint(first) : 0.0;
+}
 
 #define PLY_MAX_ELEMS 256
 #define PLY_MAX_PROPS 4096

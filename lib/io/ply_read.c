@@ -29,7 +29,20 @@ typedef struct body {
     size_t icap;    /* indices allocated in m->face_idx */
     unsigned long long nvert_hdr;
     long long fsize_left; /* bytes left after the header on a regular file, -1 on a pipe */
+    bool *rel;            /* NULL, or per vertex column: kept relative to m->origin (rel_columns) */
 } body;
+
+/* value d of vertex rec's column col into vdata (relative to the column's
+ * origin where it has one) */
+static inline void put_vertex(body *b, size_t rec, int col, double d)
+{
+    gt_ply_mesh *m = b->m;
+    if (b->rel && b->rel[col]) {
+        if (rec == 0) m->origin[col] = ply_pick_origin(d); /* before any other record */
+        d -= m->origin[col];
+    }
+    m->vdata[rec * (size_t)m->nprops + (size_t)col] = (float)d;
+}
 
 static gt_status grow_vert(body *b, size_t need)
 {
@@ -211,8 +224,13 @@ static gt_status bin_fixed(body *b, int ei)
             }
             size_t off = 0;
             for (int i = 0; i < e->nprops; i++) {
-                ply_convert_col(tmp + off, rs, want, e->props[i].type, b->swap, out + e->props[i].col, np);
-                off += ply_tsize[e->props[i].type];
+                const pprop *p = &e->props[i];
+                if (b->rel && b->rel[p->col])
+                    for (size_t r = 0; r < want; r++)
+                        put_vertex(b, done + r, p->col, ply_load_d(tmp + r * rs + off, p->type, b->swap));
+                else
+                    ply_convert_col(tmp + off, rs, want, p->type, b->swap, out + p->col, np);
+                off += ply_tsize[p->type];
             }
         }
         done += want;
@@ -229,7 +247,6 @@ static gt_status bin_var(body *b, int ei)
     gt_reader *r = b->r;
     gt_ply_mesh *m = b->m;
     bool is_vertex = ei == b->h->vi, is_face = ei == b->h->fi;
-    int np = m->nprops;
     for (unsigned long long rec = 0; rec < e->count; rec++) {
         if (is_vertex) GT_TRY(grow_vert(b, (size_t)rec + 1));
         for (int i = 0; i < e->nprops; i++) {
@@ -237,8 +254,7 @@ static gt_status bin_var(body *b, int ei)
             if (!p->is_list) {
                 size_t sz = ply_tsize[p->type];
                 if (gt_rd_fill(r, sz) < sz) return truncated(b, e, rec);
-                if (is_vertex)
-                    m->vdata[(size_t)rec * np + p->col] = (float)ply_load_d(r->buf + r->pos, p->type, b->swap);
+                if (is_vertex) put_vertex(b, (size_t)rec, p->col, ply_load_d(r->buf + r->pos, p->type, b->swap));
                 r->pos += sz;
                 continue;
             }
@@ -305,7 +321,6 @@ static gt_status ascii_elem(body *b, int ei)
     gt_reader *r = b->r;
     gt_ply_mesh *m = b->m;
     bool is_vertex = ei == b->h->vi, is_face = ei == b->h->fi;
-    int np = m->nprops;
     for (unsigned long long rec = 0; rec < e->count; rec++) {
         char *line;
         GT_TRY(gt_rd_line(r, &line, NULL));
@@ -322,10 +337,13 @@ static gt_status ascii_elem(body *b, int ei)
             double d;
             long long iv = 0;
             if (!p->is_list) {
-                if (!ascii_val(t, p->type, &d, NULL))
+                /* a relative column's text is read in double whatever its
+                 * declared type: the digits are there */
+                const bool rel = is_vertex && b->rel && b->rel[p->col] && p->type == GT_PLY_FLOAT32;
+                if (!ascii_val(t, rel ? GT_PLY_FLOAT64 : p->type, &d, NULL))
                     return gt_fail_at(GT_ERR_DATA, b->fn, ln, "bad %s value '%.40s' for property '%s'",
                                       gt_ply_type_name(p->type), t, p->name);
-                if (is_vertex) m->vdata[(size_t)rec * np + p->col] = (float)d;
+                if (is_vertex) put_vertex(b, (size_t)rec, p->col, d);
                 continue;
             }
             if (!ascii_val(t, p->ctype, &d, &iv))
@@ -380,7 +398,34 @@ static bool min_body_bytes(const phdr *h, unsigned long long *out)
     return true;
 }
 
-static gt_status read_body(gt_reader *r, phdr *h, gt_ply_mesh *m)
+/* b->rel and m->origin for the vertex columns named in rel[0..nrel-1] whose
+ * values carry more than float32's 24 bits: float64 and 32-bit integers,
+ * and in ascii also float32 (its text may hold more digits) */
+static gt_status rel_columns(body *b, const phdr *h, const char *const *rel, int nrel)
+{
+    gt_ply_mesh *m = b->m;
+    if (nrel <= 0 || h->vi < 0 || m->nprops == 0) return GT_OK;
+    const pelem *v = &h->elem[h->vi];
+    bool any = false;
+    b->rel = calloc((size_t)m->nprops, sizeof *b->rel);
+    m->origin = calloc((size_t)m->nprops, sizeof *m->origin);
+    if (!b->rel || !m->origin) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    for (int i = 0; i < v->nprops; i++) {
+        const pprop *p = &v->props[i];
+        if (p->is_list) continue;
+        const bool wide = p->type == GT_PLY_FLOAT64 || p->type == GT_PLY_INT32 || p->type == GT_PLY_UINT32 ||
+                          (h->fmt == GT_PLY_ASCII && p->type == GT_PLY_FLOAT32);
+        for (int j = 0; j < nrel && wide; j++)
+            if (strcmp(p->name, rel[j]) == 0) b->rel[p->col] = any = true;
+    }
+    if (!any) {
+        free(b->rel);
+        b->rel = NULL;
+    }
+    return GT_OK;
+}
+
+static gt_status read_body(gt_reader *r, phdr *h, gt_ply_mesh *m, const char *const *rel, int nrel)
 {
     body b;
     memset(&b, 0, sizeof b);
@@ -437,12 +482,22 @@ static gt_status read_body(gt_reader *r, phdr *h, gt_ply_mesh *m)
     }
     if (h->fi >= 0 && h->elem[h->fi].count > 0 && b.fsize_left >= 0)
         GT_TRY(grow_face(&b, (size_t)h->elem[h->fi].count, 0));
+    gt_status st = rel_columns(&b, h, rel, nrel);
 
-    for (int i = 0; i < h->nelem; i++) {
+    for (int i = 0; st == GT_OK && i < h->nelem; i++) {
         pelem *e = &h->elem[i];
-        if (h->fmt == GT_PLY_ASCII) GT_TRY(ascii_elem(&b, i));
-        else if (e->has_list) GT_TRY(bin_var(&b, i));
-        else GT_TRY(bin_fixed(&b, i));
+        if (h->fmt == GT_PLY_ASCII) st = ascii_elem(&b, i);
+        else if (e->has_list) st = bin_var(&b, i);
+        else st = bin_fixed(&b, i);
+    }
+    free(b.rel);
+    GT_TRY(st);
+    /* no origin away from 0: the mesh is as gt_ply_read gives it */
+    bool moved = false;
+    for (int c = 0; m->origin && c < m->nprops; c++) moved |= m->origin[c] != 0.0;
+    if (!moved) {
+        free(m->origin);
+        m->origin = NULL;
     }
     if (h->fmt == GT_PLY_ASCII) {
         char *line;
@@ -464,13 +519,13 @@ static gt_status read_body(gt_reader *r, phdr *h, gt_ply_mesh *m)
     return GT_OK;
 }
 
-gt_status gt_ply_read_reader(gt_reader *r, gt_ply_mesh *m)
+gt_status gt_ply_read_reader(gt_reader *r, gt_ply_mesh *m, const char *const *rel, int nrel)
 {
     memset(m, 0, sizeof *m);
     phdr *h = calloc(1, sizeof *h);
     if (!h) return gt_fail(GT_ERR_RUNTIME, "out of memory");
     gt_status st = ply_read_header(r, h, m);
-    if (st == GT_OK) st = read_body(r, h, m);
+    if (st == GT_OK) st = read_body(r, h, m, rel, nrel);
     ply_hdr_free(h);
     free(h);
     if (st != GT_OK) gt_ply_free(m);
@@ -482,7 +537,7 @@ gt_status gt_ply_read(const char *path, gt_ply_mesh *m)
     memset(m, 0, sizeof *m);
     gt_reader r;
     GT_TRY(gt_rd_open(&r, path));
-    gt_status st = gt_ply_read_reader(&r, m);
+    gt_status st = gt_ply_read_reader(&r, m, NULL, 0);
     gt_rd_close(&r);
     return st;
 }

@@ -181,12 +181,20 @@ static gt_status host_tri(void *ctx, size_t t0, size_t n, const int32_t **tris)
     return GT_OK;
 }
 
+gt_status gt_ply_write_trimesh_at(const char *path, const double *origin, size_t nvert, const float *xyz,
+                                  const float *normals, int nextra, const char *const *extra_names,
+                                  const float *extra, size_t ntri, const int32_t *tris, gt_ply_format fmt)
+{
+    host_tris h = {xyz, normals, extra, nextra, tris};
+    gt_ply_trisrc src = {.nvert = nvert, .ntri = ntri, .normals = normals != NULL, .nextra = nextra,
+                         .extra_names = extra_names, .origin = origin, .xyz_double = origin != NULL,
+                         .verts = host_verts, .tris = host_tri, .ctx = &h};
+    return gt_ply_write_trisrc(path, &src, fmt);
+}
+
 gt_status gt_ply_write_trimesh(const char *path, size_t nvert, const float *xyz, const float *normals, int nextra,
                                const char *const *extra_names, const float *extra, size_t ntri,
                                const int32_t *tris, gt_ply_format fmt)
 {
-    host_tris h = {xyz, normals, extra, nextra, tris};
-    gt_ply_trisrc src = {.nvert = nvert, .ntri = ntri, .normals = normals != NULL, .nextra = nextra,
-                         .extra_names = extra_names, .verts = host_verts, .tris = host_tri, .ctx = &h};
-    return gt_ply_write_trisrc(path, &src, fmt);
+    return gt_ply_write_trimesh_at(path, NULL, nvert, xyz, normals, nextra, extra_names, extra, ntri, tris, fmt);
 }

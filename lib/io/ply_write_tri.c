@@ -1,6 +1,7 @@
 /* Triangle meshes to PLY from a piecewise source (gt_ply_write_trisrc, see
  * ply.h). Binary: the caller's thread fetches piece k from the source and
- * formats it on several threads (vertex rows of float32; faces as a uchar 3
+ * formats it on several threads (vertex rows of float32, x y z as float64
+ * where the source asks, moved by its origin; faces as a uchar 3
  * and three int32, 13 bytes, unaligned) into one of two buffers, while an
  * output thread writes the other buffer (piece k-1) through the parallel
  * mmap appender (common/mapout.h) or, for pipes and stdout, stdio. So the
@@ -31,6 +32,8 @@ typedef struct piece {
     const float *xyz, *nrm, *extra;
     int nextra;
     const int32_t *tris;
+    const double *origin; /* NULL, or added to x, y, z */
+    bool xyz_double;      /* x, y, z as float64 */
     unsigned char *dst;
     size_t rs; /* output bytes per row */
 } piece;
@@ -46,6 +49,25 @@ static inline void put32(unsigned char *d, const void *s, bool swap)
     memcpy(&v, s, 4);
     if (swap) v = ply_bs32(v);
     memcpy(d, &v, 4);
+}
+
+/* row r's x, y, z at d, moved by the origin and as float64 where asked;
+ * the bytes written */
+static size_t put_xyz(unsigned char *d, const piece *p, size_t r)
+{
+    for (int k = 0; k < 3; k++) {
+        const double x = (double)p->xyz[3 * r + (size_t)k] + (p->origin ? p->origin[k] : 0.0);
+        if (p->xyz_double) {
+            uint64_t v;
+            memcpy(&v, &x, 8);
+            if (p->swap) v = ply_bs64(v);
+            memcpy(d + 8 * k, &v, 8);
+        } else {
+            const float f = (float)x;
+            put32(d + 4 * k, &f, p->swap);
+        }
+    }
+    return p->xyz_double ? 24 : 12;
 }
 
 static void format_rows(const piece *p, size_t r0, size_t r1)
@@ -67,12 +89,18 @@ static void format_rows(const piece *p, size_t r0, size_t r1)
         return;
     }
     const size_t ne = (size_t)p->nextra;
-    if (!p->swap && !p->nrm && !ne) { /* xyz rows as they are */
+    const bool moved = p->origin || p->xyz_double;
+    if (!p->swap && !p->nrm && !ne && !moved) { /* xyz rows as they are */
         memcpy(d, p->xyz + 3 * r0, (r1 - r0) * 12);
         return;
     }
     for (size_t r = r0; r < r1; r++) {
-        if (!p->swap) {
+        if (moved) {
+            d += put_xyz(d, p, r);
+            if (p->nrm)
+                for (int k = 0; k < 3; k++, d += 4) put32(d, p->nrm + 3 * r + k, p->swap);
+            for (size_t k = 0; k < ne; k++, d += 4) put32(d, p->extra + ne * r + k, p->swap);
+        } else if (!p->swap) {
             memcpy(d, p->xyz + 3 * r, 12);
             d += 12;
             if (p->nrm) {
@@ -242,7 +270,8 @@ static void write_header(FILE *fp, const gt_ply_trisrc *src, gt_ply_format fmt)
     static const char *const fmtname[] = {"ascii", "binary_little_endian", "binary_big_endian"};
     static const char *const base[] = {"x", "y", "z", "nx", "ny", "nz"};
     fprintf(fp, "ply\nformat %s 1.0\nelement vertex %zu\n", fmtname[fmt], src->nvert);
-    for (int i = 0; i < (src->normals ? 6 : 3); i++) fprintf(fp, "property float %s\n", base[i]);
+    for (int i = 0; i < (src->normals ? 6 : 3); i++)
+        fprintf(fp, "property %s %s\n", i < 3 && src->xyz_double ? "double" : "float", base[i]);
     for (int i = 0; i < src->nextra; i++) fprintf(fp, "property float %s\n", src->extra_names[i]);
     if (src->ntri > 0) fprintf(fp, "element face %zu\nproperty list uchar int vertex_indices\n", src->ntri);
     fputs("end_header\n", fp);
@@ -266,9 +295,19 @@ static gt_status write_ascii(gt_out *o, const gt_ply_trisrc *src, size_t chunk)
         size_t n = src->nvert - v0 < chunk ? src->nvert - v0 : chunk;
         const float *xyz = NULL, *nrm = NULL, *extra = NULL;
         GT_TRY(src->verts(src->ctx, v0, n, &xyz, &nrm, &extra));
-        for (size_t r = 0; r < n; r++) { /* a row: shortest round-trip floats (io/numtext.h) */
+        for (size_t r = 0; r < n; r++) { /* a row: shortest round-trip numbers (io/numtext.h) */
             bool more = src->normals || src->nextra;
-            put_floats(fp, xyz + 3 * r, 3, more);
+            if (src->origin || src->xyz_double) {
+                for (int k = 0; k < 3; k++) {
+                    char b[GT_FMT_MAX + 1];
+                    const double x = (double)xyz[3 * r + k] + (src->origin ? src->origin[k] : 0.0);
+                    int l = src->xyz_double ? gt_fmt_double(b, x) : gt_fmt_float(b, (float)x);
+                    b[l++] = k < 2 || more ? ' ' : '\n';
+                    fwrite(b, 1, (size_t)l, fp);
+                }
+            } else {
+                put_floats(fp, xyz + 3 * r, 3, more);
+            }
             if (src->normals) put_floats(fp, nrm + 3 * r, 3, src->nextra > 0);
             if (src->nextra) put_floats(fp, extra + r * (size_t)src->nextra, src->nextra, false);
         }
@@ -288,7 +327,7 @@ static gt_status write_ascii(gt_out *o, const gt_ply_trisrc *src, size_t chunk)
 static gt_status write_binary(sink *s, const gt_ply_trisrc *src, gt_ply_format fmt, size_t chunk)
 {
     const bool swap = (fmt == GT_PLY_BINARY_BE) == ply_host_le();
-    const size_t vrs = 4 * (size_t)(3 + (src->normals ? 3 : 0) + src->nextra);
+    const size_t vrs = 4 * (size_t)(3 + (src->normals ? 3 : 0) + src->nextra) + (src->xyz_double ? 12 : 0);
     const size_t cap = chunk * (vrs > 13 ? vrs : 13);
     for (int i = 0; i < 2; i++)
         if (!(s->buf[i] = malloc(cap ? cap : 1)))
@@ -304,7 +343,7 @@ static gt_status write_binary(sink *s, const gt_ply_trisrc *src, gt_ply_format f
     int k = 0;
     for (size_t v0 = 0; v0 < src->nvert; v0 += chunk, k ^= 1) {
         piece p = {.faces = false, .swap = swap, .n = src->nvert - v0 < chunk ? src->nvert - v0 : chunk,
-                   .nextra = src->nextra, .rs = vrs};
+                   .nextra = src->nextra, .origin = src->origin, .xyz_double = src->xyz_double, .rs = vrs};
         GT_TRY(src->verts(src->ctx, v0, p.n, &p.xyz, &p.nrm, &p.extra));
         if (!src->normals) p.nrm = NULL;
         if (!(p.dst = sink_acquire(s, k))) return GT_OK; /* sink_stop reports it */

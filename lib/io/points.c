@@ -162,7 +162,8 @@ gt_status gt_points_read_any(const char *path, double **xyz, size_t *n)
     gt_status st;
     if (k == 4 && memcmp(magic, "ply", 3) == 0 && (magic[3] == '\n' || magic[3] == '\r')) {
         gt_ply_mesh m;
-        st = gt_ply_read_reader(&r, &m);
+        static const char *const xyzn[] = {"x", "y", "z"};
+        st = gt_ply_read_reader(&r, &m, xyzn, 3); /* float64 far from 0: relative */
         if (st == GT_OK) {
             int cx = gt_ply_find(&m, "x"), cy = gt_ply_find(&m, "y"), cz = gt_ply_find(&m, "z");
             if (cx < 0 || cy < 0 || cz < 0) {
@@ -178,9 +179,8 @@ gt_status gt_points_read_any(const char *path, double **xyz, size_t *n)
                                         i, m.nvert, (double)row[cx], (double)row[cy], (double)row[cz]);
                         break;
                     }
-                    (*xyz)[3 * i] = row[cx];
-                    (*xyz)[3 * i + 1] = row[cy];
-                    (*xyz)[3 * i + 2] = row[cz];
+                    const int c[3] = {cx, cy, cz};
+                    for (int a = 0; a < 3; a++) (*xyz)[3 * i + a] = (m.origin ? m.origin[c[a]] : 0.0) + row[c[a]];
                 }
                 if (st == GT_OK) {
                     *n = m.nvert;
@@ -209,9 +209,10 @@ static void join_names(const char *const *names, int kmin, int kmax, char *buf, 
                               i == kmax - 1 && kmax > kmin ? "]" : "");
 }
 
-static gt_status read_table_text(gt_reader *r, const char *const *names, int kmin, int kmax, gt_ply_mesh *m)
+static gt_status read_table_text(gt_reader *r, const char *const *names, int kmin, int kmax, int nrel,
+                                 gt_ply_mesh *m)
 {
-    double v[64];
+    double v[64], origin[3] = {0, 0, 0};
     float *data = NULL;
     size_t n = 0, cap = 0;
     int k = 0;
@@ -237,6 +238,7 @@ static gt_status read_table_text(gt_reader *r, const char *const *names, int kmi
                 goto fail;
             }
             k = nv;
+            for (int i = 0; i < nrel; i++) origin[i] = ply_pick_origin(v[i]);
         } else if (nv != k) {
             st = gt_fail_at(GT_ERR_DATA, r->name, r->line, "%d numbers on this line, %d on the first", nv, k);
             goto fail;
@@ -248,7 +250,7 @@ static gt_status read_table_text(gt_reader *r, const char *const *names, int kmi
             data = d;
             cap = nc;
         }
-        for (int i = 0; i < k; i++) data[n * (size_t)k + (size_t)i] = (float)v[i];
+        for (int i = 0; i < k; i++) data[n * (size_t)k + (size_t)i] = (float)(i < nrel ? v[i] - origin[i] : v[i]);
         n++;
     }
     if (k == 0) {
@@ -268,25 +270,34 @@ static gt_status read_table_text(gt_reader *r, const char *const *names, int kmi
     m->vdata = data ? data : malloc(sizeof(float));
     m->format = GT_PLY_ASCII;
     if (!m->vdata) { free(m->props); memset(m, 0, sizeof *m); return gt_fail(GT_ERR_RUNTIME, "out of memory"); }
+    if (origin[0] != 0.0 || origin[1] != 0.0 || origin[2] != 0.0) {
+        if (!(m->origin = calloc((size_t)k, sizeof *m->origin))) {
+            gt_ply_free(m);
+            return gt_fail(GT_ERR_RUNTIME, "out of memory");
+        }
+        memcpy(m->origin, origin, (size_t)nrel * sizeof *origin);
+    }
     return GT_OK;
 fail:
     free(data);
     return st;
 }
 
-gt_status gt_points_read_table(const char *path, const char *const *names, int kmin, int kmax, gt_ply_mesh *m)
+gt_status gt_points_read_table(const char *path, const char *const *names, int kmin, int kmax, int nrel,
+                               gt_ply_mesh *m)
 {
     memset(m, 0, sizeof *m);
-    if (kmin < 1 || kmax < kmin || kmax > 64) return gt_fail(GT_ERR_RUNTIME, "gt_points_read_table: bad column counts");
+    if (kmin < 1 || kmax < kmin || kmax > 64 || nrel < 0 || nrel > 3 || nrel > kmin)
+        return gt_fail(GT_ERR_RUNTIME, "gt_points_read_table: bad column counts");
     gt_reader r;
     GT_TRY(gt_rd_open(&r, path));
     char magic[4];
     size_t k = gt_rd_peek(&r, magic, 4);
     gt_status st;
     if (k == 4 && memcmp(magic, "ply", 3) == 0 && (magic[3] == '\n' || magic[3] == '\r'))
-        st = gt_ply_read_reader(&r, m);
+        st = gt_ply_read_reader(&r, m, names, nrel);
     else
-        st = read_table_text(&r, names, kmin, kmax, m);
+        st = read_table_text(&r, names, kmin, kmax, nrel, m);
     gt_rd_close(&r);
     return st;
 }

@@ -17,14 +17,20 @@ extern "C" {
 /* *xyz gets n*3 doubles. GT_ERR_DATA with file:line on a bad line. */
 gt_status gt_points_read(const char *path, double **xyz, size_t *n);
 /* Read points from PLY (x,y,z vertex properties) or text, chosen by content
- * (a file starting with "ply\n" is PLY). */
+ * (a file starting with "ply\n" is PLY); float64 PLY coordinates far from 0
+ * to float precision about the first point (gt_points_read_table's nrel). */
 gt_status gt_points_read_any(const char *path, double **xyz, size_t *n);
 /* Read a PLY (gt_ply_read) or, when the file does not start as one, point
  * text (separators and comments as above) with the same number k of values
  * on every line, k = kmin or kmax, as a vertex-only gt_ply_mesh whose
  * float32 properties are names[0..k-1] (PoissonRecon's .npts/.xyz-style
- * "x y z nx ny nz [red green blue]" for poissonrec). "-": stdin. */
-gt_status gt_points_read_table(const char *path, const char *const *names, int kmin, int kmax,
+ * "x y z nx ny nz [red green blue]" for poissonrec). "-": stdin.
+ * The properties names[0..nrel-1] (nrel <= 3: x y z) keep their detail far
+ * from 0 (UTM coordinates): where the file holds them in more precision than
+ * float32 (text, float64, 32-bit integers) and the first point's value is
+ * 1024 or more from 0, the column is stored relative to that value rounded
+ * to an integer, in m->origin (NULL when every origin is 0). */
+gt_status gt_points_read_table(const char *path, const char *const *names, int kmin, int kmax, int nrel,
                                struct gt_ply_mesh *m);
 /* Whether the file at path starts as a PLY does ("ply" and a line end), the
  * test gt_points_read_any applies; false for "-" and unreadable paths. */

@@ -17,6 +17,13 @@
 #include "kernels/poisson/pr_gpu.h"
 #endif
 
+/* a mesh relative to an origin away from 0 (points far from 0 given as
+ * doubles): written with the origin added, x y z as float64 */
+static bool mesh_moved(const gt_pr_mesh *m)
+{
+    return m->origin[0] != 0.0 || m->origin[1] != 0.0 || m->origin[2] != 0.0;
+}
+
 #if GT_HAVE_CUDA
 static gt_status write_from_device(const char *path, const gt_pr_mesh *m, double *wait_ms)
 {
@@ -28,6 +35,7 @@ static gt_status write_from_device(const char *path, const gt_pr_mesh *m, double
     /* the extraction synchronised the device: nothing to wait for */
     gt_status st = gt_cu_fetch_mesh(xyz, NULL, m->nvert, tri, m->ntri, NULL, &f, &src);
     if (st == GT_OK) {
+        if (mesh_moved(m)) src.origin = m->origin, src.xyz_double = true;
         st = gt_ply_write_trisrc(path, &src, GT_PLY_BINARY_LE);
         if (wait_ms) *wait_ms = gt_cu_fetch_wait_ms(f);
     }
@@ -91,8 +99,9 @@ gt_status gt_pr_write_mesh_ply(const char *path, const gt_pr_params *p, const gt
                 for (int a = 0; a < 3; a++) extra[v * nextra + k++] = mesh->rgb[3 * v + a];
         }
     }
-    gt_status st = gt_ply_write_trimesh(path, mesh->nvert, mesh->xyz, NULL, nextra, extra_names, extra, mesh->ntri,
-                                        mesh->tri, GT_PLY_BINARY_LE);
+    gt_status st = gt_ply_write_trimesh_at(path, mesh_moved(mesh) ? mesh->origin : NULL, mesh->nvert,
+                                           mesh->xyz, NULL, nextra, extra_names, extra, mesh->ntri, mesh->tri,
+                                           GT_PLY_BINARY_LE);
     free(extra);
     return st;
 }

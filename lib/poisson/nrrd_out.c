@@ -14,7 +14,7 @@ gt_status gt_pr_write_volume(const char *path, const gt_pr_mesh *m)
     for (int a = 0; a < 3; a++) {
         v.info.dims[a] = m->vol_n;
         v.info.dir[a][a] = m->vol_spacing;
-        v.info.origin[a] = m->vol_origin[a];
+        v.info.origin[a] = m->origin[a] + m->vol_origin[a];
     }
     v.info.type = GT_VOL_FLOAT32;
     v.info.has_iso = true;

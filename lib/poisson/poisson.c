@@ -168,16 +168,18 @@ gt_status gt_pr_points_make(const gt_pr_input *in, const gt_pr_params *p, gt_tim
                            out->center, &out->side, &out->skipped_nonfinite, &out->skipped_zero));
     if (tm) gt_timings_add(tm, "normalise", gt_now_ms() - t0);
     /* Far from the origin 32-bit floats are coarse (at a UTM easting of
-     * 4e6 they lie 0.5 apart): the points were rounded so when read, and the
-     * mesh's vertices are when written. Said where it costs a tenth of a
-     * finest cell or more. */
+     * 4e6 they lie 0.5 apart): points given as floats there (a float32
+     * file, say) were rounded so when read. Said where it
+     * costs a tenth of a finest cell or more. Points given relative to an
+     * origin among them (doubles, read by gt_points_read_table) are small
+     * numbers here and keep their detail. */
     double far = 0.0;
     for (int a = 0; a < 3; a++) far = fmax(far, fabs(out->center[a]) + 0.5 * out->side);
     const double ulp = ldexp(1.0, ilogb(far) - 23), cell = out->side / ldexp(1.0, p->depth);
     if (ulp >= 0.1 * cell)
         gt_warn("the points lie far from the origin (coordinates up to %.6g, a box %.6g across): as 32-bit floats "
-                "they are %.3g apart there, %.2g of a depth-%d cell, when read and in the mesh; move them near the "
-                "origin first (subtract their centre) for the full detail",
+                "they are %.3g apart there, %.2g of a depth-%d cell; give x, y, z as doubles (float64 PLY "
+                "properties or text) or move them near the origin for the full detail",
                 far, out->side, ulp, ulp / cell, p->depth);
     return GT_OK;
 }
@@ -256,6 +258,7 @@ gt_status gt_poisson_reconstruct_points(gt_pr_points *pts, const gt_pr_params *p
         if (tm) gt_timings_add(tm, "extract", gt_now_ms() - t0);
     }
     out->nnodes = s.oct.nnodes;
+    memcpy(out->origin, pts->origin, sizeof out->origin);
     out->skipped_nonfinite = pts->skipped_nonfinite;
     out->skipped_zero_normal = pts->skipped_zero;
     gt_pr_state_free(&s);

@@ -275,6 +275,9 @@ typedef struct gt_pr_mesh {
     int vol_n;       /* samples per axis */
     float *vol;      /* vol_n^3, x fastest */
     double vol_origin[3], vol_spacing;
+    /* the points' origin (gt_pr_points.origin): xyz and vol_origin are
+     * relative to it; the writers add it back (the PLY's x y z then double) */
+    double origin[3];
 } gt_pr_mesh;
 
 /* Whole pipeline on the chosen device (GT_DEVICE_CPU or GT_DEVICE_CUDA). */
@@ -380,6 +383,10 @@ typedef struct gt_pr_points {
     float *u, *nrm, *rgb; /* m*3 each (rgb: NULL without p->want_colors) */
     size_t m;
     double center[3], side;
+    /* zero from gt_pr_points_make; where the input's xyz were relative to an
+     * origin (points far from 0, UTM say, read in double: gt_points_read_table),
+     * the caller sets it, and the mesh carries it (gt_pr_mesh.origin) */
+    double origin[3];
     size_t skipped_nonfinite, skipped_zero;
 } gt_pr_points;
 /* gt_pr_normalize of `in` with p's scale; its time is stage "normalise" */

@@ -20,15 +20,19 @@ void gt_poisson_job_init(gt_poisson_job *job)
     job->progress = true;
 }
 
-/* xyz and normals (and red green blue when p->want_colors) of the points. */
+static const char *const xyz_names[] = {"x", "y", "z"};
+
+/* xyz (relative to origin) and normals (and red green blue when
+ * p->want_colors) of the points. */
 static gt_status gather_points(const gt_ply_mesh *pm, const char *in_path, const gt_pr_params *p, float **xyz,
-                               float **nrm, float **rgb)
+                               double origin[3], float **nrm, float **rgb)
 {
-    static const char *const pn[] = {"x", "y", "z"}, *const nn[] = {"nx", "ny", "nz"},
-                             *const cn[] = {"red", "green", "blue"};
+    static const char *const *const pn = xyz_names, *const nn[] = {"nx", "ny", "nz"},
+                                    *const cn[] = {"red", "green", "blue"};
     *xyz = malloc(pm->nvert * 3 * sizeof(float) + 4), *nrm = malloc(pm->nvert * 3 * sizeof(float) + 4);
     if (!*xyz || !*nrm) return gt_fail(GT_ERR_RUNTIME, "out of memory");
     GT_TRY(gt_ply_gather(pm, in_path, pn, 3, *xyz));
+    for (int a = 0; a < 3; a++) origin[a] = pm->origin ? pm->origin[gt_ply_find(pm, pn[a])] : 0.0;
     gt_status st = gt_ply_gather(pm, in_path, nn, 3, *nrm);
     if (st != GT_OK) {
         gt_errmsg_prefix("no normals: poissonrec needs oriented points");
@@ -91,10 +95,12 @@ static gt_status make_points(const gt_poisson_job *job, const gt_pr_params *p, c
 {
     memset(pts, 0, sizeof *pts);
     float *xyz = NULL, *nrm = NULL, *rgb = NULL;
-    gt_status st = gather_points(pm, job->input, p, &xyz, &nrm, &rgb);
+    double origin[3];
+    gt_status st = gather_points(pm, job->input, p, &xyz, origin, &nrm, &rgb);
     if (st == GT_OK) {
         gt_pr_input in = {pm->nvert, xyz, nrm, rgb};
         st = gt_pr_points_make(&in, p, tm, pts);
+        memcpy(pts->origin, origin, sizeof origin);
         if (st != GT_OK) gt_errmsg_prefix("%s", gt_in_name(job->input));
     }
     free(xyz), free(nrm), free(rgb);
@@ -116,9 +122,11 @@ gt_status gt_poisson_reconstruct_job(const gt_poisson_job *job, gt_timings *tm, 
     double t0 = gt_now_ms();
     gt_ply_mesh pm;
     memset(&pm, 0, sizeof pm);
-    /* PLY, or PoissonRecon's text points (.npts/.xyz: x y z nx ny nz [r g b] per line) */
+    /* PLY, or PoissonRecon's text points (.npts/.xyz: x y z nx ny nz [r g b]
+     * per line); x y z given in double relative to the first point where
+     * they lie far from 0 (UTM), and the mesh written so */
     static const char *const cols[] = {"x", "y", "z", "nx", "ny", "nz", "red", "green", "blue"};
-    gt_status rs = gt_points_read_table(job->input, cols, 6, 9, &pm);
+    gt_status rs = gt_points_read_table(job->input, cols, 6, 9, 3, &pm);
     if (tm) gt_timings_add(tm, "read", gt_now_ms() - t0);
     gt_trace("input read");
     /* the points into the unit cube while the context still starts; a data

@@ -145,7 +145,7 @@ static void test_read_table(void **state)
     fputs("# PoissonRecon-style oriented points\n1 2 3 0 0 1\n\n-1.5,2.25,3e-3, 1,0,0  # comma separated\n", fp);
     fclose(fp);
     gt_ply_mesh m;
-    GT_ASSERT_OK(gt_points_read_table(f, cols, 6, 9, &m));
+    GT_ASSERT_OK(gt_points_read_table(f, cols, 6, 9, 3, &m));
     assert_int_equal(m.nvert, 2);
     assert_int_equal(m.nprops, 6);
     assert_string_equal(m.props[3].name, "nx");
@@ -155,7 +155,7 @@ static void test_read_table(void **state)
     fp = fopen(f, "w");
     fputs("0 0 0 0 0 1 255 128 0\n", fp);
     fclose(fp);
-    GT_ASSERT_OK(gt_points_read_table(f, cols, 6, 9, &m));
+    GT_ASSERT_OK(gt_points_read_table(f, cols, 6, 9, 3, &m));
     assert_int_equal(m.nprops, 9);
     assert_int_equal(gt_ply_find(&m, "green"), 7);
     assert_true(m.vdata[7] == 128.0f);
@@ -169,7 +169,7 @@ static void test_read_table(void **state)
         fp = fopen(f, "w");
         fputs(bad[i], fp);
         fclose(fp);
-        assert_int_equal(gt_points_read_table(f, cols, 6, 9, &m), GT_ERR_DATA);
+        assert_int_equal(gt_points_read_table(f, cols, 6, 9, 3, &m), GT_ERR_DATA);
         if (!strstr(gt_errmsg(), msg[i])) fail_msg("case %d: '%s' lacks '%s'", i, gt_errmsg(), msg[i]);
     }
     /* a PLY goes through the PLY reader */
@@ -178,10 +178,114 @@ static void test_read_table(void **state)
     fputs("ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\n"
           "property float nx\nproperty float ny\nproperty float nz\nend_header\n4 5 6 0 1 0\n", fp);
     fclose(fp);
-    GT_ASSERT_OK(gt_points_read_table(g, cols, 6, 9, &m));
+    GT_ASSERT_OK(gt_points_read_table(g, cols, 6, 9, 3, &m));
     assert_int_equal(m.nvert, 1);
     assert_true(m.vdata[0] == 4.0f && m.vdata[4] == 1.0f);
     gt_ply_free(&m);
+}
+
+/* Points far from 0 (UTM: x 4.1e6, where floats lie 0.5 apart) keep their
+ * detail when the file has it (text, float64 PLY, ascii PLY digits): x y z
+ * relative to an origin; float32 files and small coordinates as before. */
+static const double far_pts[3][3] = {{4100000.125, 5300000.5, 12.25},
+                                     {4100000.376, 5299999.998, 12.5},
+                                     {4100001.001, 5300000.25, -3.75}};
+
+static void write_far_ply(const char *path, const char *fmt, const char *type)
+{
+    FILE *fp = fopen(path, "wb");
+    fprintf(fp, "ply\nformat %s 1.0\nelement vertex 3\nproperty %s x\nproperty %s y\nproperty %s z\n"
+                "property float nx\nproperty float ny\nproperty float nz\nend_header\n", fmt, type, type, type);
+    for (int i = 0; i < 3; i++) {
+        const float n[3] = {0, 0, 1};
+        if (strcmp(fmt, "ascii") == 0) {
+            fprintf(fp, "%.17g %.17g %.17g 0 0 1\n", far_pts[i][0], far_pts[i][1], far_pts[i][2]);
+        } else if (strcmp(type, "double") == 0) {
+            fwrite(far_pts[i], sizeof(double), 3, fp); /* the tests run on little-endian hosts */
+            fwrite(n, sizeof(float), 3, fp);
+        } else {
+            const float f[3] = {(float)far_pts[i][0], (float)far_pts[i][1], (float)far_pts[i][2]};
+            fwrite(f, sizeof(float), 3, fp);
+            fwrite(n, sizeof(float), 3, fp);
+        }
+    }
+    fclose(fp);
+}
+
+/* the table's x y z against far_pts: the largest error */
+static double far_error(const gt_ply_mesh *m)
+{
+    double e = 0;
+    for (int i = 0; i < 3; i++)
+        for (int a = 0; a < 3; a++)
+            e = fmax(e, fabs((m->origin ? m->origin[a] : 0.0) + m->vdata[i * m->nprops + a] - far_pts[i][a]));
+    return e;
+}
+
+static void test_far_from_origin(void **state)
+{
+    (void)state;
+    static const char *const cols[] = {"x", "y", "z", "nx", "ny", "nz", "red", "green", "blue"};
+    gt_ply_mesh m;
+    /* text, float64 binary, ascii declared float: detail kept, origins the
+     * first point's x and y rounded (z is near 0: none) */
+    const char *t = io_tmp("far.npts");
+    FILE *fp = fopen(t, "w");
+    for (int i = 0; i < 3; i++) fprintf(fp, "%.17g %.17g %.17g 0 0 1\n", far_pts[i][0], far_pts[i][1], far_pts[i][2]);
+    fclose(fp);
+    const char *bd = io_tmp("far_d.ply"), *af = io_tmp("far_af.ply"), *bf = io_tmp("far_f.ply");
+    write_far_ply(bd, "binary_little_endian", "double");
+    write_far_ply(af, "ascii", "float");
+    write_far_ply(bf, "binary_little_endian", "float");
+    const char *const kept[] = {t, bd, af};
+    for (int k = 0; k < 3; k++) {
+        GT_ASSERT_OK(gt_points_read_table(kept[k], cols, 6, 9, 3, &m));
+        assert_non_null(m.origin);
+        assert_true(m.origin[0] == 4100000.0 && m.origin[1] == 5300000.0 && m.origin[2] == 0.0);
+        if (far_error(&m) > 1e-6) fail_msg("%s: x y z off by %g", kept[k], far_error(&m));
+        assert_true(m.vdata[5] == 1.0f); /* nz as it was */
+        gt_ply_free(&m);
+        /* not asked: floats as before, 0.5 apart out there */
+        GT_ASSERT_OK(gt_points_read_table(kept[k], cols, 6, 9, 0, &m));
+        assert_null(m.origin);
+        assert_true(far_error(&m) > 0.05);
+        gt_ply_free(&m);
+    }
+    /* float32 in the file: nothing to keep */
+    GT_ASSERT_OK(gt_points_read_table(bf, cols, 6, 9, 3, &m));
+    assert_null(m.origin);
+    gt_ply_free(&m);
+    /* gt_points_read_any: a float64 PLY's points to float precision about
+     * the first point (exact for this one) */
+    double *q;
+    size_t n;
+    GT_ASSERT_OK(gt_points_read_any(bd, &q, &n));
+    assert_int_equal(n, 3);
+    for (int i = 0; i < 9; i++)
+        if (fabs(q[i] - far_pts[i / 3][i % 3]) > 1e-6) fail_msg("read_any, value %d: %.9f", i, q[i]);
+    assert_true(q[0] == far_pts[0][0]);
+    free(q);
+    /* a mesh computed relative to an origin, written with it in double
+     * (binary and ascii), reads back as the sums */
+    const double origin[3] = {4100000.0, 5300000.0, 0.0};
+    float rel[9];
+    for (int i = 0; i < 9; i++) rel[i] = (float)(far_pts[i / 3][i % 3] - origin[i % 3]);
+    const int32_t tri[3] = {0, 1, 2};
+    const gt_ply_format fmts[2] = {GT_PLY_BINARY_LE, GT_PLY_ASCII};
+    for (int k = 0; k < 2; k++) {
+        const char *o = io_tmp("far_mesh.ply");
+        GT_ASSERT_OK(gt_ply_write_trimesh_at(o, origin, 3, rel, NULL, 0, NULL, NULL, 1, tri, fmts[k]));
+        GT_ASSERT_OK(gt_points_read_any(o, &q, &n));
+        assert_int_equal(n, 3);
+        for (int i = 0; i < 9; i++)
+            if (fabs(q[i] - far_pts[i / 3][i % 3]) > 1e-6) fail_msg("format %d, value %d: %.9f", k, i, q[i]);
+        free(q);
+        gt_ply_mesh w;
+        GT_ASSERT_OK(gt_ply_read(o, &w));
+        assert_int_equal(w.props[0].type, GT_PLY_FLOAT64);
+        assert_int_equal(w.nface, 1);
+        gt_ply_free(&w);
+    }
 }
 
 static void test_broken_folder(void **state)
@@ -198,6 +302,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_mixed_separators),
+        cmocka_unit_test(test_far_from_origin),
         cmocka_unit_test(test_read_any_ply_and_pipe),
         cmocka_unit_test(test_token_syntax),
         cmocka_unit_test(test_read_table),

@@ -174,15 +174,55 @@ has help-dense-solve <("$prog" --help) "--dense-solve"
 "$prog" --device cpu -d 6 --coarse-levels -1 "$tmp/uneven.ply" -o "$tmp/ux.ply" 2> "$tmp/err"; check coarse-levels-negative 2 $?
 absent coarse-levels-negative-no-output "$tmp/ux.ply"
 
-# far from the origin (a sphere at x = 1e6, floats 0.0625 apart there, 7
-# depth-8 cells): a warning that says so, and the mesh still written
+# far from the origin (a sphere at x = 1e6, where floats lie 0.0625 apart,
+# 7 depth-8 cells). Given as text digits (this ascii PLY) or float64 the
+# points keep their detail: read relative to the first point, the mesh
+# written in double, as close to its sphere as the sphere at the origin's
+# mesh is to its own, and no warning. Given as float32 (binary) the file
+# itself is coarse: a warning that says so, and the mesh still written.
 sphere 2000 "$tmp/near.ply"
 awk '/end_header/{h=1; print; next} !h{print; next} {$1 = sprintf("%.7f", $1 + 1e6); print}' "$tmp/near.ply" > "$tmp/far.ply"
 "$prog" --device cpu -d 8 "$tmp/far.ply" -o "$tmp/far_o.ply" 2> "$tmp/err"; check far-origin 0 $?
-has far-origin-msg "$tmp/err" "far from the origin"
-has far-origin-mesh "$tmp/far_o.ply" "element face"
+if grep -q "far from the origin" "$tmp/err"; then echo "FAIL far-origin: warned"; cat "$tmp/err"; fails=$((fails+1)); else echo "ok   far-origin-quiet"; fi
+has far-origin-double "$tmp/far_o.ply" "property double x"
 "$prog" --device cpu -d 8 "$tmp/near.ply" -o "$tmp/near_o.ply" 2> "$tmp/err"; check near-origin 0 $?
 if grep -q "far from the origin" "$tmp/err"; then echo "FAIL near-origin: warned"; fails=$((fails+1)); else echo "ok   near-origin-quiet"; fi
+has near-origin-float "$tmp/near_o.ply" "property float x"
+if command -v python3 > /dev/null; then
+  # the largest distance of a mesh's vertices from its unit sphere
+  sphere_err() { # mesh.ply centre_x
+    python3 - "$1" "$2" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+h = b[:b.index(b"end_header\n") + 11].decode()
+nv = int(h.split("element vertex ")[1].split()[0])
+d = "property double x" in h
+rec, fmt = (24, "<3d") if d else (12, "<3f")
+cx, off, e = float(sys.argv[2]), len(h), 0.0
+for i in range(nv):
+    x, y, z = struct.unpack_from(fmt, b, off + rec * i)
+    e = max(e, abs(((x - cx) ** 2 + y * y + z * z) ** 0.5 - 1.0))
+print("%.6g" % e)
+PY
+  }
+  en=$(sphere_err "$tmp/near_o.ply" 0); ef=$(sphere_err "$tmp/far_o.ply" 1e6)
+  if awk -v n="$en" -v f="$ef" 'BEGIN{exit !(f <= 1.5 * n + 1e-4)}'; then echo "ok   far-origin-detail ($ef vs $en at the origin)"
+  else echo "FAIL far-origin-detail: the far mesh is $ef from its sphere, the near one $en"; fails=$((fails+1)); fi
+  python3 - "$tmp/near.ply" "$tmp/far32.ply" <<'PY'
+import struct, sys
+lines = open(sys.argv[1]).read().split("\n")
+e = lines.index("end_header")
+rows = [list(map(float, l.split())) for l in lines[e + 1:] if l.strip()]
+hdr = "\n".join(l.replace("ascii", "binary_little_endian") for l in lines[:e + 1]) + "\n"
+with open(sys.argv[2], "wb") as f:
+    f.write(hdr.encode())
+    for r in rows:
+        f.write(struct.pack("<6f", r[0] + 1e6, *r[1:6]))
+PY
+  "$prog" --device cpu -d 8 "$tmp/far32.ply" -o "$tmp/far32_o.ply" 2> "$tmp/err"; check far-origin-float32 0 $?
+  has far-origin-float32-msg "$tmp/err" "far from the origin"
+  has far-origin-float32-mesh "$tmp/far32_o.ply" "element face"
+fi
 
 # --device cuda without a GPU: exit 4
 if [ -n "${GT_NO_GPU:-}" ] || ! nvidia-smi > /dev/null 2>&1; then
