@@ -246,11 +246,25 @@ static inline int gt_pr_level_iters_max(const gt_pr_params *p, int d, int F, int
  * surface fits the sparse part more loosely (a thin disk sampled 20 times
  * more densely at one end: max distance 1.69x PoissonRecon's, 1.14x with
  * each sample's area; that area at the finest two levels only gave 1.26x
- * but blobs again at depth 7, where those are most of the levels).
+ * but blobs again at depth 7, where those are most of the levels, before
+ * the strays' weight of pr_bspline.h; with it and clamped at 8 times the
+ * median, 1.29x and no blobs: gt_pr_screen_own_level).
  * RESULTS.md, 2026-11-29, eighteenth. */
 static inline double gt_pr_screen_level(int d, int D)
 {
     return d < D - 1 ? 1.0 / (double)((uint64_t)1 << (D - 1 - d)) : 1.0;
+}
+/* whether at level d each sample screens with its own area (clamped at 8
+ * times the median: pr_bspline.h, gt_pr_screen_own) rather than the mean
+ * area: at D - 1 and D. There the sparse part of an unevenly sampled
+ * surface is fitted as closely as the dense part (the thin disk's max
+ * distance 1.69x -> 1.29x PoissonRecon's; at D alone 1.70x, the sparse
+ * part's samples splat coarser; at every level, halved below D - 1, 1.22x
+ * but 3 blobs from 2,000 strays about 100,000 points at depth 8); the
+ * clamp keeps the strays from growing blobs. */
+static inline bool gt_pr_screen_own_level(int d, int D)
+{
+    return d >= D - 1;
 }
 
 /* Input: n points, xyz + normals (+ rgb 0..255 when colors != NULL). */

@@ -219,6 +219,25 @@ GT_HD double gt_pr_screen_area(float area, double cap)
 {
     return (double)area <= cap ? (double)area : cap * (cap / (double)area);
 }
+/* At the finest two levels (gt_pr_screen_own_level) each sample screens
+ * with its own area, that weighted area (gt_pr_screen_area) but at most
+ * GT_PR_OWN_CLAMP times the median (cap / GT_PR_AREA_CAP), over the mean
+ * area (screen_area): the sparse part of an unevenly sampled surface screens
+ * as strongly per unit of surface as the dense part. A thin disk sampled
+ * 20 times more densely at one end (disk+uneven, areas up to 18x the
+ * median) had a max distance 1.69x PoissonRecon's with the mean area
+ * there; 1.29x with this. Without the clamp (a weight of up to 32 times
+ * the median's area, for the strays just below the cap and just above it)
+ * 400 strays about a sphere of 20,000 points at depth 7 grew 6 blobs
+ * (test_outliers: Euler 12 to 14); a clamp of 16 grew none, 8 none with a
+ * margin (disk+uneven 1.26x with 16, 1.41x with 4; CPU, depth 8,
+ * scripts/bench/poissonrec). */
+#define GT_PR_OWN_CLAMP 8.0
+GT_HD float gt_pr_screen_own(float area, double cap, double mean)
+{
+    const double c = GT_PR_OWN_CLAMP / GT_PR_AREA_CAP * cap, a = gt_pr_screen_area(area, cap);
+    return mean > 0.0 ? (float)((a < c ? a : c) / mean) : 1.0f;
+}
 
 /* The 1D integral tables' rows for a fine node of cell cf and the coarse
  * functions around its ancestor of cell ca, `shift` levels up: tM/tG are the

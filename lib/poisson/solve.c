@@ -11,7 +11,8 @@
  * depth D; A the samples' mean area, the same weight for every point as in
  * PoissonRecon: screen_area, but for strays, gt_pr_screen_weight; at the
  * levels below D - 1 the weight halves with each level,
- * gt_pr_screen_level) is minimised coarse to fine from the
+ * gt_pr_screen_level; at D - 1 and D each sample's own area, clamped,
+ * instead of A, gt_pr_screen_own) is minimised coarse to fine from the
  * full depth F (the first complete level, PoissonRecon's base depth; the
  * coarser levels' functions reach far past the cube and are left out, at
  * 0): at level d the coarser levels are fixed and their contribution moves
@@ -171,15 +172,17 @@ static double gather_points_w(const gt_pr_octree *o, size_t v, const double *w, 
     }
     return s;
 }
-/* The screening's weight per sample, the same for every sample: the mean of
- * their areas (PoissonRecon: pointWeight times the mean sample weight), each
- * weighted by the sample's own factor sw (gt_pr_screen_weight, set here:
- * below 1 for a sample far sparser than the median, a stray; pr_bspline.h
- * says why), as it screens.
- * Each sample's own area there let an isolated point, whose area is that of
- * a coarse node, pin chi to the iso-value around it: 2,000 outliers about a
- * sphere of 100,000 points grew 330 closed blobs. */
-static double screen_area(const float *area, size_t n, float *sw)
+/* The screening's weight per sample below level D - 1, the same for every
+ * sample: the mean of their areas (PoissonRecon: pointWeight times the mean
+ * sample weight), each weighted by the sample's own factor sw
+ * (gt_pr_screen_weight, set here: below 1 for a sample far sparser than the
+ * median, a stray; pr_bspline.h says why), as it screens. At levels D - 1
+ * and D each sample's own area, clamped, over that mean (own:
+ * gt_pr_screen_own).
+ * Each sample's own area at every level let an isolated point, whose area
+ * is that of a coarse node, pin chi to the iso-value around it: 2,000
+ * outliers about a sphere of 100,000 points grew 330 closed blobs. */
+static double screen_area(const float *area, size_t n, float *sw, float *own)
 {
     uint32_t hist[GT_PR_AREA_BINS] = {0};
     for (size_t k = 0; k < n; k++) hist[gt_pr_area_bin(area[k])]++;
@@ -191,7 +194,10 @@ static double screen_area(const float *area, size_t n, float *sw)
         s += gt_pr_screen_area(area[k], cap);
         w += (double)sw[k];
     }
-    return w > 0.0 ? s / w : 0.0;
+    const double mean = w > 0.0 ? s / w : 0.0;
+#pragma omp parallel for schedule(static)
+    for (size_t k = 0; k < n; k++) own[k] = gt_pr_screen_own(area[k], cap, mean);
+    return mean;
 }
 /* gt_pr_eval_node at point k (node: its level-d node) from the kept values */
 static double eval_point_w(const gt_pr_octree *o, int32_t node, const double *wk, const double *x)
@@ -398,9 +404,10 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     double *z = gt_malloc_array(nmax, sizeof *z, "cg"), *dinv = gt_malloc_array(nmax, sizeof *dinv, "cg");
     double *part = gt_malloc_array(nmax / DOT_BLOCK + 1, sizeof *part, "cg");
     double *pw = gt_malloc_array(N, 27 * sizeof *pw, "point weights");
+    float *own = gt_malloc_array(N ? N : 1, sizeof *own, "own screening weights"); /* gt_pr_screen_own */
     uint8_t *fl = NULL; /* the tree's flags while not kept in s->tree */
     if (!leaf || !ptval || !uval || !lnode || !s->coef || !s->rhs || !s->wdens || !s->area || !s->sw || !vf || !sdepth || !r ||
-        !pp || !ap || !b || !z || !dinv || !part || !pw) {
+        !pp || !ap || !b || !z || !dinv || !part || !pw || !own) {
         st = GT_ERR_RUNTIME;
         goto done;
     }
@@ -519,7 +526,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     /* 4. cascadic solve */
     t0 = gt_now_ms();
     s->coef_lmin = F;
-    s->alpha = p->point_weight * ldexp(1.0, D) * screen_area(s->area, N, s->sw);
+    s->alpha = p->point_weight * ldexp(1.0, D) * screen_area(s->area, N, s->sw, own);
     double tol = p->cg_tol > 0 ? p->cg_tol : (p->solver == GT_PR_SOLVER_CG ? 1e-7 : 0.0);
     gt_progress prog;
     if (p->progress) gt_progress_start(&prog, "solve", D + 1 - F);
@@ -530,6 +537,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
          * own area, let unevenly sampled surfaces leak to the cube's
          * boundary) */
         const double alpha = s->alpha * gt_pr_screen_level(d, D);
+        const float *wl = gt_pr_screen_own_level(d, D) ? own : s->sw; /* each sample's weight */
         double stencil[125];
         gt_pr_stencil125(d, stencil);
         double *cM[GT_PR_MAX_DEPTH + 1] = {0}, *cG[GT_PR_MAX_DEPTH + 1] = {0};
@@ -569,7 +577,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 }
                 if (dc == F) break;
             }
-            if (alpha > 0) acc -= alpha * gather_points_w(o, v, pw, ptval, s->sw, false);
+            if (alpha > 0) acc -= alpha * gather_points_w(o, v, pw, ptval, wl, false);
             b[q] = acc;
         }
         for (int dc = F; dc < d; dc++) { free(cM[dc]); free(cG[dc]); }
@@ -591,7 +599,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
 #pragma omp parallel for schedule(static)
         for (size_t q = 0; q < n; q++)
             dinv[q] = !(fn[s0 + q] & GT_PR_T_FN) ? 0.0
-                      : 1.0 / (stencil[62] + (alpha > 0 ? alpha * gather_points_w(o, s0 + q, pw, NULL, s->sw, true) : 0.0));
+                      : 1.0 / (stencil[62] + (alpha > 0 ? alpha * gather_points_w(o, s0 + q, pw, NULL, wl, true) : 0.0));
         memcpy(r, b, n * sizeof *r);
 #pragma omp parallel for schedule(static)
         for (size_t q = 0; q < n; q++) pp[q] = dinv[q] * b[q];
@@ -617,7 +625,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
                 const int32_t *nq = n125 + 125 * q;
                 for (int i = 0; i < 125; i++)
                     if (nq[i] >= 0) acc += stencil[i] * pp[nq[i]];
-                if (alpha > 0) acc += alpha * gather_points_w(o, v, pw, uval, s->sw, false);
+                if (alpha > 0) acc += alpha * gather_points_w(o, v, pw, uval, wl, false);
                 ap[q] = acc;
             }
             const double pap = dot_blocked(pp, ap, n, part);
@@ -652,6 +660,7 @@ done:
     free(fl);
     free(z); free(dinv); free(part);
     free(pw);
+    free(own);
     return st;
 }
 
