@@ -234,6 +234,10 @@ __global__ void k_screen_weights(const float *area, size_t n, double cap, float 
         sa[k] = gt_pr_screen_area(area[k], cap);
     }
 }
+__global__ void k_screen_own(const float *area, size_t n, double cap, double mean, float *own)
+{
+    GRID_LOOP(k, n) own[k] = gt_pr_screen_own(area[k], cap, mean);
+}
 __global__ void k_ptval_add(const gt_pr_dev_octree o, int d, const int32_t *lnode, const float *u, const double *coef,
                             double *ptval, size_t N)
 {
@@ -311,6 +315,11 @@ gt_status pr_area_histogram(const float *area, size_t n, uint32_t *d_hist, uint3
 gt_status pr_screen_weights(const float *area, size_t n, double cap, float *sw, double *sa)
 {
     LAUNCH(k_screen_weights, n, area, n, cap, sw, sa);
+    return GT_OK;
+}
+gt_status pr_screen_own(const float *area, size_t n, double cap, double mean, float *own)
+{
+    LAUNCH(k_screen_own, n, area, n, cap, mean, own);
     return GT_OK;
 }
 gt_status pr_ptval_add(const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u, const double *coef,

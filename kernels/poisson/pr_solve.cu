@@ -27,7 +27,7 @@
 
 typedef struct {
     double *tM, *tG; /* integral tables (first: freed with the rest) */
-    float *u, *nrm, *area, *sdepth, *sw;
+    float *u, *nrm, *area, *sdepth, *sw, *own;
     int *any;
     unsigned *lvmask;
     uint8_t *flag;
@@ -97,6 +97,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     GT_TRY(gt_cu_malloc((void **)&m->nrm, 3 * N * sizeof(float), "sorted normals"));
     GT_TRY(gt_cu_malloc((void **)&m->area, N * sizeof(float), "areas"));
     GT_TRY(gt_cu_malloc((void **)&m->sw, N * sizeof(float), "screening weights"));
+    GT_TRY(gt_cu_malloc((void **)&m->own, N * sizeof(float), "own screening weights"));
     GT_TRY(gt_cu_malloc((void **)&m->hist, GT_PR_AREA_BINS * sizeof(uint32_t), "area histogram"));
     GT_TRY(gt_cu_malloc((void **)&m->leaf, N * sizeof(int32_t), "leaves"));
     GT_TRY(gt_cu_malloc((void **)&m->lnode, N * sizeof(int32_t), "point nodes"));
@@ -197,17 +198,21 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     gt_timer_start(&tmr, true, NULL);
 
     /* 4. cascadic solve */
-    /* the screening's weight per sample: the samples' mean area, the same
-     * for every sample, each area weighted by the sample's factor sw (below
-     * 1 for the samples far sparser than the median: solve.c, screen_area);
-     * ptval holds the weighted areas until it is filled below */
+    /* the screening's weight per sample: below D - 1 the samples' mean
+     * area, the same for every sample, each area weighted by the sample's
+     * factor sw (below 1 for the samples far sparser than the median:
+     * solve.c, screen_area); at D - 1 and D each sample's own area, clamped,
+     * over that mean (own). ptval holds the weighted areas until it is
+     * filled below */
     double area_sum = 0.0, sw_sum = 0.0;
     {
         uint32_t hist[GT_PR_AREA_BINS];
         GT_TRY(pr_area_histogram(m->area, N, m->hist, hist));
-        GT_TRY(pr_screen_weights(m->area, N, gt_pr_area_cap(hist, N), m->sw, m->ptval));
+        const double cap = gt_pr_area_cap(hist, N);
+        GT_TRY(pr_screen_weights(m->area, N, cap, m->sw, m->ptval));
         GT_TRY(gt_cu_reduce_sum_f64(m->ptval, N, &area_sum, gt_default_arena(), NULL));
         GT_TRY(gt_cu_reduce_sum_f32(m->sw, N, &sw_sum, gt_default_arena(), NULL));
+        GT_TRY(pr_screen_own(m->area, N, cap, sw_sum > 0.0 ? area_sum / sw_sum : 0.0, m->own));
     }
     s->alpha = p->point_weight * ldexp(1.0, D) * (sw_sum > 0.0 ? area_sum / sw_sum : 0.0);
     const double tol = p->cg_tol > 0 ? p->cg_tol : (p->solver == GT_PR_SOLVER_CG ? 1e-7 : 0.0);
@@ -217,13 +222,14 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     for (int d = F; d <= D; d++) {
         size_t s0 = h->level_start[d], n = h->level_start[d + 1] - s0;
         const double alpha = s->alpha * gt_pr_screen_level(d, D); /* per level, as solve.c */
+        const float *wl = gt_pr_screen_own_level(d, D) ? m->own : m->sw; /* each sample's weight */
         GT_TRY(pr_level_stencil(d));
         GT_TRY(pr_up(o.parent, m->leaf, D - d, m->lnode, N));
         if (d > F) GT_TRY(make_tables(d, d - 1, 1, 1, m, &tcap, &T));
         gt_timer_start(&sub, true, NULL);
         GT_TRY(pr_rhs(o, d, F, s0, n, m->rhs, m->coef, T, m->b));
         if (alpha > 0)
-            GT_TRY(pr_point_scatter(PR_SCATTER_VAL, o, d, m->lnode, m->u, m->sw, m->ptval, 0, -alpha, m->b, s0, N, n));
+            GT_TRY(pr_point_scatter(PR_SCATTER_VAL, o, d, m->lnode, m->u, wl, m->ptval, 0, -alpha, m->b, s0, N, n));
         if (tm) gt_timings_add(tm, "solve: right-hand sides", gt_timer_stop(&sub));
         gt_timer_start(&sub, true, NULL);
         double *x = m->coef + s0;
@@ -231,7 +237,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
          * stencil's centre plus the screening's sum over the points */
         GT_TRY(gt_cu_memset(m->dinv, 0, n * sizeof(double), NULL));
         if (alpha > 0)
-            GT_TRY(pr_point_scatter(PR_SCATTER_SQ, o, d, m->lnode, m->u, m->sw, NULL, 0, alpha, m->dinv, s0, N, n));
+            GT_TRY(pr_point_scatter(PR_SCATTER_SQ, o, d, m->lnode, m->u, wl, NULL, 0, alpha, m->dinv, s0, N, n));
         GT_TRY(pr_jacobi_inv(m->dinv, m->b, fl + s0, gt_pr_stencil_centre(d), n));
         GT_TRY(gt_cu_memcpy_d2d(m->r, m->b, n * sizeof(double), NULL));
         GT_TRY(pr_mul(m->pp, m->dinv, m->b, n));
@@ -255,7 +261,7 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
                 for (int j = 0; j < k; j++) {
                     GT_TRY(pr_stencil(o, s0, n, m->pp, m->ap, &m->cg->done));
                     if (alpha > 0)
-                        GT_TRY(pr_point_scatter(PR_SCATTER_PP, o, d, m->lnode, m->u, m->sw, m->pp, s0, alpha, m->ap,
+                        GT_TRY(pr_point_scatter(PR_SCATTER_PP, o, d, m->lnode, m->u, wl, m->pp, s0, alpha, m->ap,
                                                 s0, N, n, &m->cg->done));
                     GT_TRY(pr_cg_tail(m->cg, x, m->r, m->z, m->pp, m->ap, m->dinv, n));
                 }

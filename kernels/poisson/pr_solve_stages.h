@@ -90,6 +90,8 @@ gt_status pr_sample_depths(const gt_pr_dev_octree &o, int Dw, int F, const int32
 gt_status pr_area_histogram(const float *area, size_t n, uint32_t *d_hist, uint32_t *hist);
 /* sw[k] = gt_pr_screen_weight(area[k], cap), sa[k] = gt_pr_screen_area(area[k], cap) */
 gt_status pr_screen_weights(const float *area, size_t n, double cap, float *sw, double *sa);
+/* own[k] = gt_pr_screen_own(area[k], cap, mean): the weights at D - 1 and D */
+gt_status pr_screen_own(const float *area, size_t n, double cap, double mean, float *own);
 gt_status pr_ptval_add(const gt_pr_dev_octree &o, int d, const int32_t *lnode, const float *u, const double *coef,
                        double *ptval, size_t N);
 gt_status pr_fill(double *a, double v, size_t n);
