@@ -311,10 +311,23 @@ static void add_strays(gt_rng *g, size_t i0, size_t i1, double b, float *x, floa
     }
 }
 
+/* n points of the unit sphere (*x, *nn: malloc'd) followed by no strays
+ * (add_strays) in the box [-b, b]^3 */
+static void sphere_with_strays(gt_rng *g, size_t n, size_t no, double b, float **x, float **nn)
+{
+    const double c[4] = {0, 0, 0, 1.0};
+    *x = malloc(12 * (n + no)), *nn = malloc(12 * (n + no));
+    assert_true(*x && *nn);
+    pr_sample_sphere(g, n, 1.0, c, *x, *nn);
+    add_strays(g, n, n + no, b, *x, *nn);
+}
+
 /* outliers: a sphere's points and 2 % more, uniform in the box around it
- * with random normals, as a scan's stray returns. Every sample's screening
- * weight the same, halved per level below D - 1 (gt_pr_screen_level): the
- * outliers get no surface of their own, every vertex stays on the sphere.
+ * with random normals, as a scan's stray returns. Below D - 1 every sample's
+ * screening weight the same, halved per level (gt_pr_screen_level); at D - 1
+ * and D each sample's own area, clamped at 8x the median (gt_pr_screen_own):
+ * the outliers get no surface of their own, every vertex stays on the sphere.
+ * (Unclamped own areas at D - 1 and D grew blobs here: Euler 14.)
  * (With a weight of each sample's area at every level, an isolated sample,
  * sparse and so of large area, pinned chi to the iso-value around it: here
  * closed blobs about the outliers, Euler characteristic 154. With the same
@@ -326,9 +339,8 @@ static void test_outliers(void **state)
     const double c[4] = {0, 0, 0, 1.0};
     const size_t n = 20000, no = 400;
     gt_rng g = {77};
-    float *x = malloc(12 * (n + no)), *nn = malloc(12 * (n + no));
-    pr_sample_sphere(&g, n, 1.0, c, x, nn);
-    add_strays(&g, n, n + no, 1.2, x, nn);
+    float *x, *nn;
+    sphere_with_strays(&g, n, no, 1.2, &x, &nn);
     gt_pr_input in = {n + no, x, nn, NULL};
     gt_pr_mesh mesh;
     run(&in, 7, &mesh);
@@ -351,12 +363,10 @@ static void test_outliers(void **state)
 static void test_strays_screening(void **state)
 {
     (void)state;
-    const double c[4] = {0, 0, 0, 1.0};
     const size_t n = 100000, no = 100;
     gt_rng g = {3};
-    float *x = malloc(12 * (n + no)), *nn = malloc(12 * (n + no));
-    pr_sample_sphere(&g, n, 1.0, c, x, nn);
-    add_strays(&g, n, n + no, 0.99, x, nn); /* inside the sphere's box: the unit cube is the same */
+    float *x, *nn;
+    sphere_with_strays(&g, n, no, 0.99, &x, &nn); /* inside the sphere's box: the unit cube is the same */
     gt_pr_input clean = {n, x, nn, NULL}, strays = {n + no, x, nn, NULL};
     gt_pr_state s0, s1;
     gt_pr_params p;
