@@ -183,13 +183,23 @@ __global__ void __launch_bounds__(256, 2) chol_panel_step(double *__restrict__ A
     const int g = lane >> 2, t = lane & 3;
     const int row0 = c0 + b + blockIdx.x * RB;
     const int lw = c0 - k0;
-    for (int e = tid; e < IB * IB; e += 256) {
-        int i = e % IB, j = e / IB; // i fastest: coalesced column reads
-        D[i][j] = (i < b && j < b && j <= i) ? A[(size_t)(c0 + i) + (size_t)(c0 + j) * ld] : (i == j ? 1.0 : 0.0);
-    }
-    for (int e = tid; e < RB * IB; e += 256) {
-        int r = e % RB, j = e / RB;
-        X[r][j] = (row0 + r < N && j < b) ? A[(size_t)(row0 + r) + (size_t)(c0 + j) * ld] : 0.0;
+    {
+        // every load in flight before the first store (one memory latency, not 12)
+        double dv[IB * IB / 256], xv[RB * IB / 256];
+#pragma unroll
+        for (int u = 0; u < IB * IB / 256; u++) {
+            const int e = tid + 256 * u, i = e % IB, j = e / IB; // i fastest: coalesced column reads
+            dv[u] = (i < b && j < b && j <= i) ? A[(size_t)(c0 + i) + (size_t)(c0 + j) * ld] : (i == j ? 1.0 : 0.0);
+        }
+#pragma unroll
+        for (int u = 0; u < RB * IB / 256; u++) {
+            const int e = tid + 256 * u, r = e % RB, j = e / RB;
+            xv[u] = (row0 + r < N && j < b) ? A[(size_t)(row0 + r) + (size_t)(c0 + j) * ld] : 0.0;
+        }
+#pragma unroll
+        for (int u = 0; u < IB * IB / 256; u++) D[(tid + 256 * u) % IB][(tid + 256 * u) / IB] = dv[u];
+#pragma unroll
+        for (int u = 0; u < RB * IB / 256; u++) X[(tid + 256 * u) % RB][(tid + 256 * u) / RB] = xv[u];
     }
     constexpr int PD = IB * QC / 256, PR = RB * QC / 256;
     double pd[PD], pr[PR];
