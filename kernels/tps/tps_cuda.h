@@ -29,20 +29,22 @@ gt_status gt_tps_cuda_init(gt_timings *tm);
 void gt_tps_cuda_load_libs(void);
 void gt_tps_cuda_warm(int kernel, int gcv);
 
-/* K <- Q^T K Q (K: n x n symmetric on the device, column-major) for the
- * reflectors V (n x m, m <= 4, explicit as tps_house_qr leaves them) with
- * scales tau, V on the host and its copy dV on the device: two passes over
- * K and an O(n m^2) step on the host (tps_qtkq.cu). scratch: 2 n m doubles
- * on the device. */
-gt_status gt_tps_cuda_qtkq(size_t n, int m, const double *V, const double *tau, const double *dV, double *K,
-                           double *scratch);
+/* The lower triangle (diagonal included) of Q^T K Q into K (n x n on the
+ * device, column-major; the strict upper triangle is not written), for
+ * K[i][j] = U(|c_i - c_j|) (c: n*3 row-major on the device; K's entries
+ * are computed where they are used, K is never read) and the reflectors V
+ * (n x m, m <= 4, explicit as tps_house_qr leaves them) with scales tau, V
+ * on the host and its copy dV on the device: two passes and an O(n m^2)
+ * step on the host (tps_qtkq.cu). scratch: 2 n m doubles on the device. */
+gt_status gt_tps_cuda_qtkq(int kernel, size_t n, const double *c, int m, const double *V, const double *tau,
+                           const double *dV, double *K, double *scratch);
 
 typedef struct gt_tps_cuda_fit gt_tps_cuda_fit;
 
 /* Upload control points c (n*3 row-major), the QR's reflectors V (n x m,
  * column-major, m = 3 or 4, explicit: tps_house_qr of X = [1 c] on the
- * host) with scales tau, and Q^T Y (n x 3 column-major); build K and
- * K <- Q^T K Q (gt_tps_cuda_qtkq). */
+ * host) with scales tau, and Q^T Y (n x 3 column-major); form Q^T K Q's
+ * lower triangle (gt_tps_cuda_qtkq). */
 gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const double *c, const double *V,
                               const double *tau, const double *QtY, gt_timings *tm, gt_tps_cuda_fit **out);
 /* Eigenvalues d (n-m) of Q2^T K Q2 and z = U^T Q2^T Y ((n-m) x 3 column-major)

@@ -1,18 +1,17 @@
 // Smoothed thin-plate spline fit on the GPU, double precision throughout.
 // The host does the O(n m) part with the CPU fit's own functions (lib/tps:
 // the QR of X = [1 c] by 4 Householder reflectors, Q^T Y, and w = Q [0; z]
-// at the end); the GPU builds K, K <- Q^T K Q in two passes over K
-// (tps_qtkq.cu; never forming Q), the Cholesky of Q2^T K Q2 + lambda I in
+// at the end); the GPU forms the lower triangle of Q^T K Q in two passes,
+// K's entries computed where they are used and written once (tps_qtkq.cu;
+// never forming Q or reading K), the Cholesky of Q2^T K Q2 + lambda I in
 // place in the trailing block and its solve (tps_chol.cu, no cuSOLVER) and
 // the affine right-hand side (tps_top_rows). GCV: cuSOLVER's syevd on a
 // copy, the only use of cuSOLVER and cuBLAS, which are opened for it alone.
 // U(r) is lib/tps/tps_math.h's, as on the CPU.
 //
-// Launch shapes: the two own kernels are simple and memory-bound. tps_kmat
-// writes K column by column: 128 x 4 threads, x over rows i (coalesced
-// writes of a column), y over columns j (grid-stride beyond 65535 rows of
-// blocks); tps_add_diag: one diagonal element per thread, 256-thread blocks;
-// tps_top_rows: one 256-thread block per output, a fixed reduction order.
+// Launch shapes: tps_add_diag: one diagonal element per thread, 256-thread
+// blocks; tps_top_rows: one 256-thread block per output, a fixed reduction
+// order.
 #include <cuda_runtime.h>
 
 #include <cstdlib>
@@ -84,18 +83,6 @@ struct gt_tps_cuda_fit {
     int *info;
     double *work; // the solve's (gt_tps_cuda_chol_solve_work)
 };
-
-// K[i + j*n] = U(|c_i - c_j|); x over i (coalesced writes), grid-stride over j
-__global__ void tps_kmat(int kernel, size_t n, const double *__restrict__ c, double *__restrict__ K)
-{
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    double xi = c[3 * i], yi = c[3 * i + 1], zi = c[3 * i + 2];
-    for (size_t j = blockIdx.y * (size_t)blockDim.y + threadIdx.y; j < n;
-         j += (size_t)gridDim.y * blockDim.y) {
-        K[i + j * n] = tps_u_at(kernel, xi, yi, zi, c[3 * j], c[3 * j + 1], c[3 * j + 2]);
-    }
-}
 
 __global__ void tps_add_diag(double *A, size_t ld, size_t N, double v)
 {
@@ -195,17 +182,8 @@ extern "C" gt_status gt_tps_cuda_prepare(int kernel, size_t n, int m, const doub
     stage_end(&t, tm, "transfer");
     CHK(gt_cu_malloc((void **)&f->work, gt_tps_cuda_chol_solve_work(n - m, 3) * sizeof(double), "solve workspace"));
     gt_timer_start(&t, true, nullptr);
-    {
-        dim3 blk(128, 4);
-        size_t gy = (n + 3) / 4;
-        dim3 grd((unsigned)((n + 127) / 128), (unsigned)(gy > 65535 ? 65535 : gy));
-        tps_kmat<<<grd, blk>>>(kernel, n, dc, f->K);
-        CHK(gt_cu_status_from(cudaGetLastError(), "tps_kmat", __FILE__, __LINE__));
-    }
-    stage_end(&t, tm, "kernel matrix");
-    gt_timer_start(&t, true, nullptr);
     CHK(gt_cu_malloc((void **)&qs, 2 * n * (size_t)m * sizeof(double), "Q^T K Q factors"));
-    CHK(gt_tps_cuda_qtkq(n, m, V, tau, f->V, f->K, qs));
+    CHK(gt_tps_cuda_qtkq(kernel, n, dc, m, V, tau, f->V, f->K, qs)); // K's entries formed there
     stage_end(&t, tm, "Q2^T K Q2");
 done:
 #undef CHK
@@ -357,9 +335,7 @@ extern "C" void gt_tps_cuda_warm(int kernel, int gcv)
     }
     {
         double *B = K + m + (size_t)m * n;
-        dim3 blk(128, 4), grd((unsigned)((n + 127) / 128), (unsigned)((n + 3) / 4));
-        tps_kmat<<<grd, blk>>>(kernel, (size_t)n, c, K);
-        gt_tps_cuda_qtkq((size_t)n, m, hbuf + (size_t)n * 3, tau, V, K, S); // S: scratch here (2 n m <= N^2)
+        gt_tps_cuda_qtkq(kernel, (size_t)n, c, m, hbuf + (size_t)n * 3, tau, V, K, S); // S: scratch here (2 n m <= N^2)
         if (gcv) {
             cusolverDnHandle_t s = g_sol;
             size_t sd = 0, sh = 0;
