@@ -15,7 +15,12 @@
  *    0.524 cells, mean 0.026 against 0.025. RESULTS.md, 2026-11-29,
  *    eighteenth);
  *  - points dense enough for the depth keep every function: the solution
- *    equals the dense solve's bit for bit. */
+ *    equals the dense solve's bit for bit;
+ *  - the mesh is as symmetric as the points: points symmetric under z -> -z
+ *    about the cube's middle plane (a thin disk whose faces lie on cell
+ *    boundaries, thinning 20-fold along x, so that part of it splats
+ *    between depths D - 1 and D) give two faces equally far from their
+ *    planes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -137,11 +142,89 @@ static void test_dense_sphere(void **state)
     free(nn);
 }
 
+/* n points (n even) of a disk of radius R and thickness 2 rho about the
+ * plane z = 0, in pairs mirrored in z; caps and rounded rim by area; the
+ * density grows `ratio`-fold from -x to +x */
+static void sample_disk_mirrored(gt_rng *g, size_t n, double R, double rho, double ratio, float *xyz, float *nrm)
+{
+    const double a_cap = M_PI * R * R, a_rim = 2 * M_PI * rho * (M_PI * R + 2 * rho);
+    size_t i = 0;
+    while (i < n) {
+        double p[3], d[3];
+        const double ph = gt_rng_range(g, 0, 2 * M_PI);
+        if (gt_rng_uniform(g) * (2 * a_cap + a_rim) < 2 * a_cap) {
+            const double q = R * sqrt(gt_rng_uniform(g));
+            p[0] = q * cos(ph), p[1] = q * sin(ph), p[2] = rho;
+            d[0] = 0, d[1] = 0, d[2] = 1;
+        } else {
+            const double th = gt_rng_range(g, -M_PI / 2, M_PI / 2);
+            if (gt_rng_uniform(g) * (R + rho) > R + rho * cos(th)) continue;
+            d[0] = cos(th) * cos(ph), d[1] = cos(th) * sin(ph), d[2] = sin(th);
+            p[0] = R * cos(ph) + rho * d[0], p[1] = R * sin(ph) + rho * d[1], p[2] = rho * d[2];
+        }
+        if (gt_rng_uniform(g) > pow(ratio, (p[0] / (R + rho) - 1) / 2)) continue;
+        for (int s = 0; s < 2; s++, i++)
+            for (int a = 0; a < 3; a++) {
+                xyz[3 * i + a] = (float)(a == 2 && s ? -p[a] : p[a]);
+                nrm[3 * i + a] = (float)(a == 2 && s ? -d[a] : d[a]);
+            }
+    }
+}
+
+static void test_mirrored_disk(void **state)
+{
+    (void)state;
+    const size_t n = 60000;
+    const int D = 7;
+    /* 2 rho = 8 finest cells; the cube (scale 1.1 of the longest side,
+     * 2 (R + rho), centred on the points' box) puts the faces on cell
+     * boundaries */
+    const double R = 1.0, k = 8.0 * 1.1 * 2 / ldexp(1.0, D), rho = k * R / (2 - k), cell = 1.1 * 2 * (R + rho) / ldexp(1.0, D);
+    gt_rng g = {34};
+    float *x = malloc(12 * n), *nn = malloc(12 * n);
+    sample_disk_mirrored(&g, n, R, rho, 20.0, x, nn);
+    gt_pr_input in = {n, x, nn, NULL};
+    gt_pr_state s;
+    gt_pr_params p;
+    solve(&in, D, 1, false, &s, &p);
+    gt_pr_mesh m;
+    memset(&m, 0, sizeof m);
+    GT_ASSERT_OK(gt_pr_extract_cpu(&s, &p, &m));
+    long euler;
+    assert_int_equal(pr_check_closed_manifold(&m, &euler), 0);
+    /* the faces' vertices away from the rim, by fifths of x: mean offset
+     * from their plane (outward positive), in cells */
+    double off[2][5] = {{0}}, worst = 0;
+    size_t cnt[2][5] = {{0}};
+    for (size_t v = 0; v < m.nvert; v++) {
+        const double px = m.xyz[3 * v], py = m.xyz[3 * v + 1], pz = m.xyz[3 * v + 2];
+        if (hypot(px, py) > R - 3 * cell) continue;
+        const int side = pz < 0, fifth = (int)((px + R) / (2 * R) * 5);
+        if (fifth < 0 || fifth > 4) continue;
+        off[side][fifth] += ((side ? -pz : pz) - rho) / cell;
+        cnt[side][fifth]++;
+    }
+    for (int f = 0; f < 5; f++) {
+        assert_true(cnt[0][f] > 0 && cnt[1][f] > 0);
+        const double top = off[0][f] / (double)cnt[0][f], bottom = off[1][f] / (double)cnt[1][f];
+        print_message("x fifth %d: top face %+.5f, bottom face %+.5f cells (%zu, %zu vertices)\n", f, top, bottom,
+                      cnt[0][f], cnt[1][f]);
+        if (fabs(top - bottom) > worst) worst = fabs(top - bottom);
+    }
+    print_message("faces' offsets differ by %.2g cells at most\n", worst);
+    assert_true(worst < 1e-3);
+    gt_pr_mesh_free(&m);
+    gt_pr_state_free(&s);
+    free(x);
+    free(nn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sparse_sphere),
         cmocka_unit_test(test_dense_sphere),
+        cmocka_unit_test(test_mirrored_disk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
