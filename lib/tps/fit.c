@@ -127,36 +127,53 @@ done:
     return st;
 }
 
-gt_status gt_tps_fit(const double *src, const double *dst, size_t n, const gt_tps_fit_opts *o,
-                     gt_tps *out)
+void gt_tps_plan_free(gt_tps_plan *p)
 {
-    bool planar;
-    GT_TRY(gt_tps_check_points(src, n, &planar));
+    free(p->X);
+    free(p->Y);
+    p->X = p->Y = NULL;
+}
+
+gt_status gt_tps_fit_plan(const double *src, const double *dst, size_t n, const gt_tps_fit_opts *o,
+                          gt_tps_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    GT_TRY(gt_tps_check_points(src, n, &p->planar));
     for (size_t i = 0; i < 3 * n; i++)
         if (!isfinite(dst[i]))
             return gt_fail(GT_ERR_DATA, "target point %zu has a NaN or infinite coordinate",
                            i / 3 + 1);
     if (!o->gcv && !(o->lambda >= 0.0 && isfinite(o->lambda)))
         return gt_fail(GT_ERR_USAGE, "lambda must be a finite number >= 0");
-    int m = planar ? 3 : 4;
-    double mu[3], R[16], top[12], lambda = o->gcv ? 0.0 : o->lambda;
-    double *X = gt_malloc_array(n * 4, sizeof(double), "design matrix");
-    double *Y = gt_malloc_array(n * 3, sizeof(double), "targets");
-    double *w = gt_malloc_array(n * 3, sizeof(double), "weights");
-    gt_status st = GT_OK;
-    if (!X || !Y || !w) {
-        st = GT_ERR_RUNTIME;
-        goto fail;
+    p->n = n;
+    p->m = p->planar ? 3 : 4;
+    p->X = gt_malloc_array(n * 4, sizeof(double), "design matrix");
+    p->Y = gt_malloc_array(n * 3, sizeof(double), "targets");
+    if (!p->X || !p->Y) {
+        gt_tps_plan_free(p);
+        return GT_ERR_RUNTIME;
     }
-    build_X(src, n, planar, mu, X);
+    build_X(src, n, p->planar, p->mu, p->X);
     for (size_t i = 0; i < n; i++)
-        for (int c = 0; c < 3; c++) Y[i + (size_t)c * n] = dst[3 * i + c];
+        for (int c = 0; c < 3; c++) p->Y[i + (size_t)c * n] = dst[3 * i + c];
     /* both paths: the O(n m) part on the host, the QR of X (X becomes the
      * reflectors) and Q^T Y here, w = Q [0; z] after the fit */
-    double tau[4], tq = gt_now_ms();
-    tps_house_qr(X, n, m, tau, R);
-    for (int j = 0; j < m; j++) tps_reflect(Y, n, n, 3, X + (size_t)j * n, tau[j]);
+    double tq = gt_now_ms();
+    tps_house_qr(p->X, n, p->m, p->tau, p->R);
+    for (int j = 0; j < p->m; j++) tps_reflect(p->Y, n, n, 3, p->X + (size_t)j * n, p->tau[j]);
     tm_add(o->timings, "QR", gt_now_ms() - tq);
+    return GT_OK;
+}
+
+gt_status gt_tps_fit_planned(const double *src, const gt_tps_plan *p, const gt_tps_fit_opts *o, gt_tps *out)
+{
+    const size_t n = p->n;
+    const int m = p->m;
+    const double *X = p->X, *Y = p->Y, *R = p->R, *tau = p->tau, *mu = p->mu;
+    double top[12], lambda = o->gcv ? 0.0 : o->lambda;
+    double *w = gt_malloc_array(n * 3, sizeof(double), "weights");
+    gt_status st = GT_OK;
+    if (!w) return GT_ERR_RUNTIME;
     if (o->device == GT_DEVICE_CPU) {
         st = fit_cpu(src, n, m, X, tau, Y, o, &lambda, w, top);
     } else {
@@ -196,7 +213,7 @@ gt_status gt_tps_fit(const double *src, const double *dst, size_t n, const gt_tp
     out->kernel = o->kernel;
     out->lambda = lambda;
     out->n = n;
-    out->planar = planar;
+    out->planar = p->planar;
     for (int c = 0; c < 3; c++) { /* undo the centring: a0 = a0' - A'^T mu */
         double a0 = ac[0][c];
         for (int d = 0; d < 3; d++) {
@@ -216,8 +233,16 @@ gt_status gt_tps_fit(const double *src, const double *dst, size_t n, const gt_tp
     for (size_t i = 0; i < n; i++)
         for (int c = 0; c < 3; c++) out->w[3 * i + c] = w[i + (size_t)c * n];
 fail:
-    free(X);
-    free(Y);
     free(w);
+    return st;
+}
+
+gt_status gt_tps_fit(const double *src, const double *dst, size_t n, const gt_tps_fit_opts *o,
+                     gt_tps *out)
+{
+    gt_tps_plan p;
+    GT_TRY(gt_tps_fit_plan(src, dst, n, o, &p));
+    gt_status st = gt_tps_fit_planned(src, &p, o, out);
+    gt_tps_plan_free(&p);
     return st;
 }

@@ -75,9 +75,30 @@ typedef struct gt_tps_fit_opts {
  * determined (see "Planar inputs"). GT_ERR_DATA with a clear message. */
 gt_status gt_tps_check_points(const double *src, size_t n, bool *planar);
 
-/* Fit f with f(src_k) ~ dst_k (src, dst: n*3 row-major). */
+/* Fit f with f(src_k) ~ dst_k (src, dst: n*3 row-major): gt_tps_fit_plan,
+ * then gt_tps_fit_planned. */
 gt_status gt_tps_fit(const double *src, const double *dst, size_t n, const gt_tps_fit_opts *o,
                      gt_tps *out);
+
+/* A fit's host part, which needs no device: the checks of the points and
+ * of lambda, the QR of the design matrix (X becomes its reflectors) and
+ * Q^T Y (o->device is not read). stpsfit plans while the CUDA context
+ * starts. */
+typedef struct gt_tps_plan {
+    size_t n;
+    int m;          /* 4, or 3 for planar control points */
+    bool planar;
+    double mu[3];   /* the control points' centroid */
+    double R[16];   /* R1 of the QR, m x m */
+    double tau[4];
+    double *X;      /* n x m reflectors (column-major) */
+    double *Y;      /* Q^T Y, n x 3 (column-major) */
+} gt_tps_plan;
+gt_status gt_tps_fit_plan(const double *src, const double *dst, size_t n, const gt_tps_fit_opts *o,
+                          gt_tps_plan *p);
+/* The rest on o->device (src: the plan's control points); out as gt_tps_fit's */
+gt_status gt_tps_fit_planned(const double *src, const gt_tps_plan *p, const gt_tps_fit_opts *o, gt_tps *out);
+void gt_tps_plan_free(gt_tps_plan *p);
 
 /* GCV(lambda) from eigenvalues d (m, of Q2^T K Q2) and z = U^T Q2^T Y (m x 3,
  * row-major), n the number of points: (1/3n)|(I-A)Y|^2 / ((1/n) tr(I-A))^2,

@@ -90,7 +90,6 @@ static bool points_bounds(const char *path, size_t *lo, size_t *hi)
 /* join the preparing thread and resolve the device, reporting its errors */
 static gt_status choose(job_ctx *c)
 {
-    gt_trace("input read");
     double t0 = gt_now_ms();
     gt_device_prepare_join(&c->prep);
     GT_TRY(gt_device_choose(c->cpu ? GT_DEVICE_CPU : c->j->device, c->j->gpu, &c->dev));
@@ -123,14 +122,23 @@ static gt_status do_fit(job_ctx *c)
     if (s == GT_OK && c->cpu)
         gt_info("--device auto: the CPU fits %zu points in about %.0f ms on %d threads, before CUDA would have "
                 "started (--device cuda for the GPU)", n, cpu_fit_ms(n, fit_threads()), fit_threads());
-    if (s == GT_OK) s = choose(c);
-    gt_tps_fit_opts o = {.kernel = j->kernel, .lambda = j->lambda, .gcv = j->gcv, .device = c->dev, .timings = tm};
+    gt_trace("input read");
+    gt_tps_fit_opts o = {.kernel = j->kernel, .lambda = j->lambda, .gcv = j->gcv, .timings = tm};
     if (o.gcv) o.gcv_out = &curve;
+    gt_tps_plan plan = {0};
+    if (s == GT_OK) { /* the host part (checks, QR) while the CUDA context starts */
+        s = gt_tps_fit_plan(src, dst, n, &o, &plan);
+        if (s != GT_OK) gt_errmsg_prefix("%s -> %s", j->source, j->target);
+        else gt_trace("fit planned");
+    }
+    if (s == GT_OK) s = choose(c);
     if (s == GT_OK) {
-        s = gt_tps_fit(src, dst, n, &o, &t);
+        o.device = c->dev;
+        s = gt_tps_fit_planned(src, &plan, &o, &t);
         if (s != GT_OK && s != GT_ERR_GPU) gt_errmsg_prefix("%s -> %s", j->source, j->target);
         gt_trace("job done");
     }
+    gt_tps_plan_free(&plan);
     if (s == GT_OK && o.gcv) {
         if (gt_verbosity() >= 1) {
             fprintf(stderr, "# GCV curve: lambda score\n");
@@ -171,6 +179,7 @@ static gt_status apply_ply(job_ctx *c, const gt_tps *t)
         cz = gt_ply_find(&m, "z");
         if (cx < 0 || cy < 0) s = gt_fail(GT_ERR_DATA, "%s: the vertex element has no x and y properties", in);
     }
+    gt_trace("input read");
     if (s == GT_OK) s = choose(c);
     double *p = NULL;
     if (s == GT_OK && m.nvert > 0) {
@@ -213,6 +222,7 @@ static gt_status apply_points(job_ctx *c, const gt_tps *t)
     size_t n = 0;
     gt_status s = gt_points_read(j->input, &p, &n);
     gt_timings_add(tm, "read", gt_now_ms() - t0);
+    gt_trace("input read");
     if (s == GT_OK) s = choose(c);
     if (s == GT_OK) {
         s = gt_tps_eval(t, p, n, p, c->dev, tm);
@@ -250,6 +260,7 @@ static gt_status do_volume(job_ctx *c)
     double t0 = gt_now_ms();
     gt_status s = gt_nrrd_read(j->input, &v);
     gt_timings_add(tm, "read", gt_now_ms() - t0);
+    gt_trace("input read");
     if (s == GT_OK) s = choose(c);
     if (s == GT_OK) {
         s = gt_tps_warp_volume(&t, &v, &w, c->dev, tm);
