@@ -37,12 +37,15 @@ __device__ __forceinline__ int32_t d_nbr125(const gt_pr_dev_octree o, int32_t no
 }
 
 __global__ void k_splat(const gt_pr_dev_octree o, int l, int F, int D, size_t s0, size_t n, const float *u,
-                        const float *nrm, const float *area, const float *depth, double inv_w3, double *vf, int *any)
+                        const float *nrm, const float *area, const float *depth, double inv_w3, double *vf, uint8_t *t,
+                        int *any)
 {
     GRID_LOOP(q, n)
     {
         double acc[3];
-        gt_pr_splat_node(o.key, o.nbr, o.pt_start, o.pt_count, l, F, D, s0 + q, u, nrm, area, depth, acc);
+        t[q] = gt_pr_splat_node(o.key, o.nbr, o.pt_start, o.pt_count, l, F, D, s0 + q, u, nrm, area, depth, acc)
+                   ? GT_PR_T_DATA
+                   : 0;
         for (int a = 0; a < 3; a++) vf[3 * q + a] = acc[a] * inv_w3;
         if (acc[0] != 0.0 || acc[1] != 0.0 || acc[2] != 0.0) *any = 1; /* benign: all write 1 */
     }
@@ -53,7 +56,7 @@ __global__ void k_splat(const gt_pr_dev_octree o, int l, int F, int D, size_t s0
  * which one thread would walk alone while the rest of the grid waits. */
 __global__ void k_splat_warp(const gt_pr_dev_octree o, int l, int F, int D, size_t s0, size_t n, const float *u,
                              const float *nrm, const float *area, const float *depth, double inv_w3, double *vf,
-                             int *any)
+                             uint8_t *t, int *any)
 {
     const unsigned FULL = 0xffffffffu;
     const int lane = threadIdx.x & 31;
@@ -63,16 +66,19 @@ __global__ void k_splat_warp(const gt_pr_dev_octree o, int l, int F, int D, size
         int64_t c[3];
         gt_pr_cell_of(o.key[v], c);
         double acc[3] = {0.0, 0.0, 0.0};
+        int share = 0;
         for (int i = 0; i < 27; i++) {
             const int32_t nb = o.nbr[27 * v + i];
             if (nb < 0) continue;
             const uint32_t k1 = o.pt_start[nb] + o.pt_count[nb];
             for (uint32_t k = o.pt_start[nb] + (uint32_t)lane; k < k1; k += 32)
-                gt_pr_splat_point(l, F, D, c, k, u, nrm, area, depth, acc);
+                share |= gt_pr_splat_point(l, F, D, c, k, u, nrm, area, depth, acc);
         }
         for (int off = 16; off > 0; off >>= 1)
             for (int a = 0; a < 3; a++) acc[a] += __shfl_xor_sync(FULL, acc[a], off);
+        share = __any_sync(FULL, share);
         if (lane == 0) {
+            t[q] = share ? GT_PR_T_DATA : 0;
             for (int a = 0; a < 3; a++) vf[3 * q + a] = acc[a] * inv_w3;
             if (acc[0] != 0.0 || acc[1] != 0.0 || acc[2] != 0.0) *any = 1;
         }
@@ -195,11 +201,11 @@ __global__ void k_divergence(const gt_pr_dev_octree o, int D, int F, size_t s0, 
 
 /* the extraction tree's steps (pr_adapt.h; lib/poisson/solve.c's
  * tree_build), one level of n nodes from s0 per launch */
-__global__ void k_tree_data(const int32_t *child, const int32_t *nbr, const double *vf, size_t s0, size_t n, int l, int D,
-                            int T, int virt, uint8_t *t)
+__global__ void k_tree_data(const int32_t *child, const int32_t *nbr, size_t s0, size_t n, int l, int D, int T, int virt,
+                            uint8_t *t)
 {
     GRID_LOOP(q, n) {
-        uint8_t f = gt_pr_tree_data(child, vf, t, s0 + q);
+        uint8_t f = gt_pr_tree_data(child, t, s0 + q);
         if (l < D) f |= gt_pr_tree_sub(child, nbr, t, s0 + q, l, T, virt);
         t[s0 + q] = f;
     }
@@ -242,12 +248,12 @@ __global__ void k_tree_fn(const gt_pr_dev_octree o, size_t s0, size_t n, int all
     }
 }
 
-gt_status pr_tree_build(const gt_pr_dev_octree &o, const double *vf, const size_t *level_start, int D, int F, int T,
-                        int virt, int dense, uint8_t *t)
+gt_status pr_tree_build(const gt_pr_dev_octree &o, const size_t *level_start, int D, int F, int T, int virt, int dense,
+                        uint8_t *t)
 {
     for (int l = D; l >= 0; l--) {
         size_t s0 = level_start[l], n = level_start[l + 1] - s0;
-        if (n) LAUNCH(k_tree_data, n, o.child, o.nbr, vf, s0, n, l, D, T, virt, t);
+        if (n) LAUNCH(k_tree_data, n, o.child, o.nbr, s0, n, l, D, T, virt, t);
     }
     for (int l = D - 1; l > F; l--) {
         size_t s0 = level_start[l], n = level_start[l + 1] - s0;
@@ -281,17 +287,19 @@ gt_status pr_splat_levels(const float *depth, size_t N, int F, int D, unsigned *
 }
 
 gt_status pr_splat(const gt_pr_dev_octree &o, int l, int F, int D, size_t s0, size_t n, size_t N, const float *u,
-                   const float *nrm, const float *area, const float *depth, double inv_w3, double *vf, int *any)
+                   const float *nrm, const float *area, const float *depth, double inv_w3, double *vf, uint8_t *t,
+                   int *any)
 {
     if (n == 0) return GT_OK;
     /* a warp per node where the nodes' cells hold many points (27 cells of
      * 4 points on average: a lane's worth each) */
     if (N >= 4 * n) {
         const size_t threads = n * 32;
-        k_splat_warp<<<gt_grid(threads, PR_BLOCK), PR_BLOCK>>>(o, l, F, D, s0, n, u, nrm, area, depth, inv_w3, vf, any);
+        k_splat_warp<<<gt_grid(threads, PR_BLOCK), PR_BLOCK>>>(o, l, F, D, s0, n, u, nrm, area, depth, inv_w3, vf, t,
+                                                               any);
         GT_CU_LAUNCH("k_splat_warp");
     } else {
-        LAUNCH(k_splat, n, o, l, F, D, s0, n, u, nrm, area, depth, inv_w3, vf, any);
+        LAUNCH(k_splat, n, o, l, F, D, s0, n, u, nrm, area, depth, inv_w3, vf, t, any);
     }
     return GT_OK;
 }

@@ -147,23 +147,25 @@ static gt_status solve(const gt_pr_dev_octree *dptr, const float *d_u_unsorted, 
     unsigned reach = 0;
     size_t n_sparse = 0; /* samples that splat no deeper than D - 2 (gt_pr_coarse_levels) */
     GT_TRY(pr_splat_levels(m->sdepth, N, F, D, m->lvmask, &reach, &n_sparse));
+    /* the extraction tree's flags (pr_adapt.h): first the splat's data bits */
+    GT_TRY(gt_cu_malloc((void **)d_tree, NN + 1, "extraction tree"));
+    GT_TRY(gt_cu_memset(*d_tree, 0, NN + 1, NULL));
     for (int l = F; l <= D; l++) {
         size_t s0 = h->level_start[l], nl = h->level_start[l + 1] - s0;
         if (reach & (1u << l))
             GT_TRY(pr_splat(o, l, F, D, s0, nl, N, m->u, m->nrm, m->area, m->sdepth, ldexp(1.0, 3 * l),
-                            m->vf + 3 * s0, m->any + l));
+                            m->vf + 3 * s0, *d_tree + s0, m->any + l));
         else
             GT_TRY(gt_cu_memset(m->vf + 3 * s0, 0, 3 * nl * sizeof(double), NULL));
     }
     GT_TRY(gt_cu_memcpy_d2h(any, m->any, sizeof any, NULL));
     /* the extraction tree and the functions in the solve (pr_adapt.h); the
      * tree is kept for the extraction when it has coarse blocks */
-    GT_TRY(gt_cu_malloc((void **)d_tree, NN + 1, "extraction tree"));
     s->coarse_levels = gt_pr_coarse_levels(p, n_sparse, N);
     gt_info("splat: %zu of %zu samples no deeper than depth %d: --coarse-levels %d", n_sparse, N, D - 2,
             s->coarse_levels);
     const int top = gt_pr_coarse_top(p, s->coarse_levels);
-    GT_TRY(pr_tree_build(o, m->vf, h->level_start, D, F, top, gt_pr_tree_virtual(s->coarse_levels), p->dense_solve,
+    GT_TRY(pr_tree_build(o, h->level_start, D, F, top, gt_pr_tree_virtual(s->coarse_levels), p->dense_solve,
                          *d_tree));
     const uint8_t *fl = *d_tree; /* GT_PR_T_FN */
     if (top < D) {

@@ -99,20 +99,22 @@ gt_status pr_fill(double *a, double v, size_t n);
 /* pr_divergence.cu */
 /* *mask: bit l set when some of the N samples has a share at level l
  * (gt_pr_splat_weight of its depth; d_mask: two unsigned of scratch) */
-/* the extraction tree's flags of every node (pr_adapt.h) into t, from the
- * splatted normals vf (3 per node): leaves from the full depth F, nodes
+/* the extraction tree's flags of every node (pr_adapt.h) in t, from the
+ * data bits pr_splat left there: leaves from the full depth F, nodes
  * above level T subdivided where they have children, virt as
  * gt_pr_tree_sub says; the functions in the solve (GT_PR_T_FN), all of
  * them with dense */
-gt_status pr_tree_build(const gt_pr_dev_octree &o, const double *vf, const size_t *level_start, int D, int F, int T,
-                        int virt, int dense, uint8_t *t);
+gt_status pr_tree_build(const gt_pr_dev_octree &o, const size_t *level_start, int D, int F, int T, int virt,
+                        int dense, uint8_t *t);
 gt_status pr_splat_levels(const float *depth, size_t N, int F, int D, unsigned *d_mask, unsigned *mask,
                           size_t *n_sparse); /* n_sparse: the samples that splat no deeper than D - 2 */
 /* the splat into the level-l nodes [s0, s0 + n) (gt_pr_splat_node), vf[3 q]
- * for node s0 + q, and *any = 1 when one of them is nonzero (N: the number
- * of points, which picks a thread or a warp per node) */
+ * for node s0 + q, its data bit in t[q] (GT_PR_T_DATA or 0), and *any = 1
+ * when one of the vectors is nonzero (N: the number of points, which picks
+ * a thread or a warp per node) */
 gt_status pr_splat(const gt_pr_dev_octree &o, int l, int F, int D, size_t s0, size_t n, size_t N, const float *u,
-                   const float *nrm, const float *area, const float *depth, double inv_w3, double *vf, int *any);
+                   const float *nrm, const float *area, const float *depth, double inv_w3, double *vf, uint8_t *t,
+                   int *any);
 /* the level-lf nodes [s0, s0 + n) with vectors vf scattered into the
  * 125-neighbourhoods of their ancestors at levels F..lf; those with a
  * nonzero vector are listed first (flag, src: scratch of n each) */

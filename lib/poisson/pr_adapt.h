@@ -7,7 +7,8 @@
  * poisson.h defines the mesh.
  *
  * The extraction tree is PoissonRecon's: a node at level F..D-1 is
- * subdivided when one of its children has a splatted normal in its subtree
+ * subdivided when one of its children has data in its subtree (a sample's
+ * share in the 27 cells around a node: gt_pr_splat_node)
  * (PoissonRecon clips the children otherwise), levels below F always; its
  * leaves tile the cube. It is then 2:1 balanced, so that a leaf's neighbours
  * (faces, edges, corners) are leaves of its level or one level finer or
@@ -330,7 +331,7 @@ GT_HD void gt_pr_block_loop_tri(const gt_pr_block_poly *P, int l, int r, int t, 
 }
 
 /* The extraction tree's flags per node (bits): */
-#define GT_PR_T_DATA 1u  /* a splatted normal in the node's subtree */
+#define GT_PR_T_DATA 1u  /* a sample's share in the 27 cells around the node or a descendant (gt_pr_tree_data) */
 #define GT_PR_T_SUB 2u   /* subdivided */
 #define GT_PR_T_LEAF 4u  /* a leaf above level D: a coarse block */
 #define GT_PR_T_FN 8u    /* the node's basis function is in the solve (gt_pr_fn_active) */
@@ -373,11 +374,13 @@ GT_HD int gt_pr_in_coarse_block(const uint64_t *key, const size_t *level_start, 
     return 0;
 }
 
-/* step 1, finest level first: the data bit from the node's own splatted
- * normal (vf, 3 per node) and its children's bits */
-GT_HD uint8_t gt_pr_tree_data(const int32_t *child, const double *vf, const uint8_t *flag, size_t node)
+/* step 1, finest level first: the data bit from the node's own splat
+ * (flag[node]'s GT_PR_T_DATA as the splat left it: a sample of the 27
+ * cells around the node has a share at its level, gt_pr_splat_node) and
+ * its children's bits */
+GT_HD uint8_t gt_pr_tree_data(const int32_t *child, const uint8_t *flag, size_t node)
 {
-    if (vf[3 * node] != 0.0 || vf[3 * node + 1] != 0.0 || vf[3 * node + 2] != 0.0) return GT_PR_T_DATA;
+    if (flag[node] & GT_PR_T_DATA) return GT_PR_T_DATA;
     const int32_t c = child[node];
     if (c >= 0)
         for (int k = 0; k < 8; k++)

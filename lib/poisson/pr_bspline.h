@@ -86,32 +86,41 @@ GT_HD double gt_pr_splat_weight(double depth, int F, int D, int l)
 }
 
 /* One point's term of gt_pr_splat_node: F_v(p_k) area_k n_k times the
- * share of sample k at level l, added to acc (c: the cell of node v) */
-GT_HD void gt_pr_splat_point(int l, int F, int D, const int64_t c[3], size_t k, const float *u, const float *nrm,
-                             const float *area, const float *depth, double acc[3])
+ * share of sample k at level l, added to acc (c: the cell of node v).
+ * Returns whether sample k has a share at level l: then node v has data
+ * (GT_PR_T_DATA), even where F_v(p_k) is 0, as it is exactly for a
+ * sample on the far boundary of its cell; a node's data would otherwise
+ * depend on the side of a cell boundary a sample was rounded to. */
+GT_HD int gt_pr_splat_point(int l, int F, int D, const int64_t c[3], size_t k, const float *u, const float *nrm,
+                            const float *area, const float *depth, double acc[3])
 {
     const double wl = gt_pr_splat_weight((double)depth[k], F, D, l);
-    if (wl == 0.0) return;
+    if (wl == 0.0) return 0;
     const double f = gt_pr_basis(l, c, u + 3 * k) * (double)area[k] * wl;
     for (int a = 0; a < 3; a++) acc[a] += f * (double)nrm[3 * k + a];
+    return 1;
 }
 
 /* The splat of the normals into the level-l node v: sum over the points k of
  * its 27 neighbour cells of F_v(p_k) area_k n_k times the share of sample k
- * at level l (gt_pr_splat_weight of depth[k]; before the 2^{3l} scale) */
-GT_HD void gt_pr_splat_node(const uint64_t *key, const int32_t *nbr, const uint32_t *pt_start,
-                            const uint32_t *pt_count, int l, int F, int D, size_t v, const float *u,
-                            const float *nrm, const float *area, const float *depth, double acc[3])
+ * at level l (gt_pr_splat_weight of depth[k]; before the 2^{3l} scale).
+ * Returns whether some sample of those cells has a share at level l (the
+ * node's data bit, gt_pr_splat_point). */
+GT_HD int gt_pr_splat_node(const uint64_t *key, const int32_t *nbr, const uint32_t *pt_start,
+                           const uint32_t *pt_count, int l, int F, int D, size_t v, const float *u,
+                           const float *nrm, const float *area, const float *depth, double acc[3])
 {
     int64_t c[3];
     gt_pr_cell_of(key[v], c);
     acc[0] = acc[1] = acc[2] = 0.0;
+    int share = 0;
     for (int i = 0; i < 27; i++) {
         int32_t nb = nbr[27 * v + i];
         if (nb < 0) continue;
         for (uint32_t k = pt_start[nb]; k < pt_start[nb] + pt_count[nb]; k++)
-            gt_pr_splat_point(l, F, D, c, k, u, nrm, area, depth, acc);
+            share |= gt_pr_splat_point(l, F, D, c, k, u, nrm, area, depth, acc);
     }
+    return share;
 }
 
 /* A sample's splat depth, PoissonRecon's (_getSampleDepthAndWeight): W_l

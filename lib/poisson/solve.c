@@ -320,13 +320,13 @@ static gt_status scatter_level(const gt_pr_octree *o, int lf, int d, const doubl
     return GT_OK;
 }
 
-/* The extraction tree's flags (pr_adapt.h) of every node, from the
- * splatted normals vf (3 per node): leaves from the full depth F down,
+/* The extraction tree's flags (pr_adapt.h) of every node, from the data
+ * bits the splat left in t (gt_pr_splat_node): leaves from the full depth F down,
  * nodes with children above level T (gt_pr_coarse_top) subdivided, virt
  * as gt_pr_tree_sub says; and the functions in the solve (GT_PR_T_FN:
  * every one up to level F, and with dense; else gt_pr_fn_active). The
  * CUDA path runs the same steps per level (pr_divergence.cu). */
-static void tree_build(const gt_pr_octree *o, const double *vf, int F, int T, int virt, bool dense, uint8_t *t)
+static void tree_build(const gt_pr_octree *o, int F, int T, int virt, bool dense, uint8_t *t)
 {
     const int D = o->depth;
     /* 1. data and subdivision, finest level first */
@@ -334,7 +334,7 @@ static void tree_build(const gt_pr_octree *o, const double *vf, int F, int T, in
         const long v0 = (long)o->level_start[l], v1 = (long)o->level_start[l + 1];
 #pragma omp parallel for schedule(static)
         for (long v = v0; v < v1; v++) {
-            uint8_t f = gt_pr_tree_data(o->child, vf, t, (size_t)v);
+            uint8_t f = gt_pr_tree_data(o->child, t, (size_t)v);
             if (l < D) f |= gt_pr_tree_sub(o->child, o->nbr, t, (size_t)v, l, T, virt);
             t[v] = f;
         }
@@ -405,9 +405,11 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     double *part = gt_malloc_array(nmax / DOT_BLOCK + 1, sizeof *part, "cg");
     double *pw = gt_malloc_array(N, 27 * sizeof *pw, "point weights");
     float *own = gt_malloc_array(N ? N : 1, sizeof *own, "own screening weights"); /* gt_pr_screen_own */
-    uint8_t *fl = NULL; /* the tree's flags while not kept in s->tree */
+    /* the tree's flags (while not kept in s->tree): the splat's data bits,
+     * then tree_build's */
+    uint8_t *fl = gt_calloc(NN ? NN : 1, 1, "extraction tree");
     if (!leaf || !ptval || !uval || !lnode || !s->coef || !s->rhs || !s->wdens || !s->area || !s->sw || !vf || !sdepth || !r ||
-        !pp || !ap || !b || !z || !dinv || !part || !pw || !own) {
+        !pp || !ap || !b || !z || !dinv || !part || !pw || !own || !fl) {
         st = GT_ERR_RUNTIME;
         goto done;
     }
@@ -447,8 +449,10 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
 #pragma omp parallel for schedule(dynamic, 1024) reduction(| : any)
         for (long v = v0; v < v1; v++) {
             double acc[3];
-            gt_pr_splat_node(o->key, o->nbr, o->pt_start, o->pt_count, l, F, D, (size_t)v, s->u, s->n, s->area, sdepth,
-                             acc);
+            fl[v] = gt_pr_splat_node(o->key, o->nbr, o->pt_start, o->pt_count, l, F, D, (size_t)v, s->u, s->n, s->area,
+                                     sdepth, acc)
+                        ? GT_PR_T_DATA
+                        : 0;
             for (int a = 0; a < 3; a++) vf[3 * v + a] = acc[a] * inv_w3;
             if (acc[0] != 0 || acc[1] != 0 || acc[2] != 0) any = 1;
         }
@@ -456,16 +460,11 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     }
     /* the extraction tree and the functions in the solve (pr_adapt.h);
      * the tree is kept for the extraction when it has coarse blocks */
-    fl = gt_calloc(NN ? NN : 1, 1, "extraction tree");
-    if (!fl) {
-        st = GT_ERR_RUNTIME;
-        goto done;
-    }
     s->coarse_levels = gt_pr_coarse_levels(p, n_sparse, N);
     gt_info("splat: %zu of %zu samples no deeper than depth %d: --coarse-levels %d", n_sparse, N, D - 2,
             s->coarse_levels);
     const int T = gt_pr_coarse_top(p, s->coarse_levels);
-    tree_build(o, vf, F, T, gt_pr_tree_virtual(s->coarse_levels), p->dense_solve, fl);
+    tree_build(o, F, T, gt_pr_tree_virtual(s->coarse_levels), p->dense_solve, fl);
     if (T < D) {
         s->tree = fl;
         fl = NULL;

@@ -20,7 +20,10 @@
  *    about the cube's middle plane (a thin disk whose faces lie near cell
  *    boundaries, thinning 20-fold along x, so that part of it splats
  *    between depths D - 1 and D) give two faces equally far from their
- *    planes. */
+ *    planes;
+ *  - samples exactly on a cell boundary give data to the cells on both
+ *    sides of theirs alike (gt_pr_splat_node: a share, not a non-zero
+ *    weight). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -221,12 +224,66 @@ static void test_mirrored_disk(void **state)
     free(nn);
 }
 
+/* Samples exactly on a cell boundary (a flat patch at z = 1/2 in unit
+ * coordinates, the bottom face of the depth-D cells of z index 2^(D-1)):
+ * a node has data when a sample of one of its 27 cells has a share at its
+ * level, also where the sample's B-spline weight there is 0 (the nodes one
+ * cell above the samples' cells), so the cells just below and just above
+ * the samples' cells have data alike; with data from non-zero splat
+ * weights only, the nodes above would have none. */
+static void test_data_on_boundary(void **state)
+{
+    (void)state;
+    const int D = 6;
+    const size_t m = 4000;
+    gt_rng g = {34};
+    gt_pr_points pts;
+    memset(&pts, 0, sizeof pts);
+    pts.m = m;
+    pts.u = malloc(12 * m);
+    pts.nrm = malloc(12 * m);
+    pts.side = 1.0;
+    for (size_t i = 0; i < m; i++) {
+        pts.u[3 * i] = (float)(0.3 + 0.4 * gt_rng_uniform(&g));
+        pts.u[3 * i + 1] = (float)(0.3 + 0.4 * gt_rng_uniform(&g));
+        pts.u[3 * i + 2] = 0.5f;
+        pts.nrm[3 * i] = pts.nrm[3 * i + 1] = 0.0f;
+        pts.nrm[3 * i + 2] = 1.0f;
+    }
+    gt_pr_params p;
+    gt_pr_params_default(&p);
+    p.depth = D;
+    p.coarse_levels = 1; /* the tree is kept (gt_pr_state.tree) */
+    gt_pr_state s;
+    GT_ASSERT_OK(gt_pr_prepare_cpu(&pts, &p, NULL, &s));
+    GT_ASSERT_OK(gt_pr_solve_cpu(&s, &p, NULL));
+    const gt_pr_octree *o = &s.oct;
+    const uint32_t zc = 1u << (D - 1); /* the samples' cells */
+    size_t below = 0, above = 0, at = 0;
+    assert_non_null(s.tree);
+    for (size_t v = o->level_start[D]; v < o->level_start[D + 1]; v++) {
+        uint32_t x, y, z;
+        gt_pr_demorton(o->key[v], &x, &y, &z);
+        if (!(s.tree[v] & GT_PR_T_DATA)) continue;
+        below += z == zc - 1;
+        at += z == zc;
+        above += z == zc + 1;
+        assert_true(z + 1 >= zc && z <= zc + 1);
+    }
+    print_message("depth-%d nodes with data: %zu below the samples' cells, %zu at, %zu above\n", D, below, at, above);
+    assert_true(at > 0);
+    assert_int_equal(below, at);
+    assert_int_equal(above, at);
+    gt_pr_state_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sparse_sphere),
         cmocka_unit_test(test_dense_sphere),
         cmocka_unit_test(test_mirrored_disk),
+        cmocka_unit_test(test_data_on_boundary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
