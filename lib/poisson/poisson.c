@@ -44,7 +44,23 @@ void gt_pr_mesh_free(gt_pr_mesh *m)
  * exact in any order, and the compaction writes each thread's contiguous
  * block at its prefix, so the output is the serial one. Only the covariance
  * sums, used for the coplanarity test alone, depend on the thread count. */
-static gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u_out, float **n_out,
+/* A unit coordinate u exactly on a boundary of the depth-D cells (u 2^D an
+ * integer) lies in two cells; floor (the octree's and the splat's rule)
+ * gives it the one above. Such a sample goes instead to the cell its
+ * normal's component n points into: one float below when n < 0. Then the
+ * cells of a face and of its mirror image are mirror images too (floor
+ * puts the samples of a face whose normal points up in the cell outside
+ * it, and those of the mirrored face, normal down, in the cell inside),
+ * and the octree's depth-D nodes and the solve's functions around the two
+ * faces match. Only points exactly on a boundary move, and by one float. */
+static float boundary_tie(float u, float n, int depth)
+{
+    if (!(n < 0) || !(u > 0)) return u;
+    const float k = ldexpf(u, depth);
+    return k == floorf(k) ? nextafterf(u, 0.0f) : u;
+}
+
+static gt_status gt_pr_normalize(const gt_pr_input *in, double scale, int depth, float **u_out, float **n_out,
                                  float **rgb_out, size_t *n_out_count, double center[3], double *side,
                                  size_t *skipped_nonfinite, size_t *skipped_zero)
 {
@@ -145,8 +161,8 @@ static gt_status gt_pr_normalize(const gt_pr_input *in, double scale, float **u_
                 double v = (in->xyz[3 * i + a] - center[a]) * inv_side + 0.5;
                 if (v < 0) v = 0;
                 if (v > 0.99999994) v = 0.99999994;
-                u[3 * j + a] = (float)v;
                 nn[3 * j + a] = (float)(q[a] * il);
+                u[3 * j + a] = boundary_tie((float)v, nn[3 * j + a], depth);
                 if (rgb) rgb[3 * j + a] = in->rgb[3 * i + a];
             }
             j++;
@@ -164,7 +180,7 @@ gt_status gt_pr_points_make(const gt_pr_input *in, const gt_pr_params *p, gt_tim
 {
     memset(out, 0, sizeof *out);
     double t0 = gt_now_ms();
-    GT_TRY(gt_pr_normalize(in, p->scale, &out->u, &out->nrm, p->want_colors ? &out->rgb : NULL, &out->m,
+    GT_TRY(gt_pr_normalize(in, p->scale, p->depth, &out->u, &out->nrm, p->want_colors ? &out->rgb : NULL, &out->m,
                            out->center, &out->side, &out->skipped_nonfinite, &out->skipped_zero));
     if (tm) gt_timings_add(tm, "normalise", gt_now_ms() - t0);
     /* Far from the origin 32-bit floats are coarse (at a UTM easting of

@@ -174,21 +174,53 @@ static void sample_disk_mirrored(gt_rng *g, size_t n, double R, double rho, doub
     }
 }
 
-static void test_mirrored_disk(void **state)
+/* A disk 2 rho = 8 finest cells thick, its points in pairs mirrored in z
+ * (sample_disk_mirrored, density 20-fold along x): the two faces' mean
+ * offsets from their planes (outward positive, in cells, the vertices away
+ * from the rim, by fifths of x) must be alike, as the points are mirror
+ * images. The cube (scale 1.1 of the longest side, about 2 (R + rho),
+ * centred on the points' box) puts the faces 4 cells from the cube's centre
+ * plane. With `on_boundaries`, four more points at the rim's extremes in x
+ * and y make that side exact and the faces lie exactly on cell boundaries
+ * (every cap sample at z cell 68.0 or 60.0 of 128): floor alone puts the
+ * top face's samples in the cells outside it and the bottom face's in the
+ * cells inside, and the octree's depth-D nodes about them differ
+ * (RESULTS.md, 2026-11-29, twenty-third); the normal's side of the
+ * boundary (boundary_tie in poisson.c) keeps them mirror images. Without
+ * them the side comes from the sampled rim and the faces lie within 2e-4
+ * cells of the boundaries, not on them. */
+static void mirrored_disk(bool on_boundaries)
 {
-    (void)state;
-    const size_t n = 60000;
+    const size_t n = 60000, extra = on_boundaries ? 4 : 0;
     const int D = 7;
-    /* 2 rho = 8 finest cells; the cube (scale 1.1 of the longest side,
-     * about 2 (R + rho), centred on the points' box) puts the faces within
-     * 2e-4 cells of cell boundaries, not on them (points exactly on a
-     * boundary all go to the cell above it, and the octree's window about
-     * that cell is one-sided: RESULTS.md, 2026-11-29, twenty-second) */
     const double R = 1.0, k = 8.0 * 1.1 * 2 / ldexp(1.0, D), rho = k * R / (2 - k), cell = 1.1 * 2 * (R + rho) / ldexp(1.0, D);
     gt_rng g = {34};
-    float *x = malloc(12 * n), *nn = malloc(12 * n);
+    float *x = malloc(12 * (n + extra)), *nn = malloc(12 * (n + extra));
     sample_disk_mirrored(&g, n, R, rho, 20.0, x, nn);
-    gt_pr_input in = {n, x, nn, NULL};
+    for (size_t e = 0; e < extra; e++) {
+        const int a = (int)(e / 2), sg = e % 2 ? -1 : 1;
+        for (int b = 0; b < 3; b++) {
+            x[3 * (n + e) + b] = b == a ? (float)(sg * (R + rho)) : 0.0f;
+            nn[3 * (n + e) + b] = b == a ? (float)sg : 0.0f;
+        }
+    }
+    gt_pr_input in = {n + extra, x, nn, NULL};
+    if (on_boundaries) { /* the caps' samples in unit coordinates, as normalised */
+        gt_pr_params q;
+        gt_pr_params_default(&q);
+        q.depth = D;
+        gt_pr_points pts;
+        GT_ASSERT_OK(gt_pr_points_make(&in, &q, NULL, &pts));
+        size_t top = 0, bottom = 0;
+        for (size_t i = 0; i < pts.m; i++) {
+            if (fabsf(pts.nrm[3 * i + 2]) != 1.0f) continue;
+            const double c = ldexp(pts.u[3 * i + 2], D);
+            top += c == 68.0, bottom += c < 60.0 && c > 60.0 - 1e-5;
+        }
+        print_message("cap samples: %zu exactly on z cell boundary 68, %zu one float below 60\n", top, bottom);
+        assert_true(top > n / 4 && bottom == top);
+        gt_pr_points_free(&pts);
+    }
     gt_pr_state s;
     gt_pr_params p;
     solve(&in, D, 1, false, &s, &p);
@@ -197,8 +229,6 @@ static void test_mirrored_disk(void **state)
     GT_ASSERT_OK(gt_pr_extract_cpu(&s, &p, &m));
     long euler;
     assert_int_equal(pr_check_closed_manifold(&m, &euler), 0);
-    /* the faces' vertices away from the rim, by fifths of x: mean offset
-     * from their plane (outward positive), in cells */
     double off[2][5] = {{0}}, worst = 0;
     size_t cnt[2][5] = {{0}};
     for (size_t v = 0; v < m.nvert; v++) {
@@ -222,6 +252,18 @@ static void test_mirrored_disk(void **state)
     gt_pr_state_free(&s);
     free(x);
     free(nn);
+}
+
+static void test_mirrored_disk(void **state)
+{
+    (void)state;
+    mirrored_disk(false);
+}
+
+static void test_mirrored_disk_on_boundaries(void **state)
+{
+    (void)state;
+    mirrored_disk(true);
 }
 
 /* Samples exactly on a cell boundary (a flat patch at z = 1/2 in unit
@@ -283,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_sparse_sphere),
         cmocka_unit_test(test_dense_sphere),
         cmocka_unit_test(test_mirrored_disk),
+        cmocka_unit_test(test_mirrored_disk_on_boundaries),
         cmocka_unit_test(test_data_on_boundary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
