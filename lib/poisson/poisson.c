@@ -39,11 +39,6 @@ void gt_pr_mesh_free(gt_pr_mesh *m)
     memset(m, 0, sizeof *m);
 }
 
-/* The three passes over the points (flags and box; covariance; compaction
- * into unit-cube coordinates) run on all cores: min, max and the counts are
- * exact in any order, and the compaction writes each thread's contiguous
- * block at its prefix, so the output is the serial one. Only the covariance
- * sums, used for the coplanarity test alone, depend on the thread count. */
 /* A unit coordinate u exactly on a boundary of the depth-D cells (u 2^D an
  * integer) lies in two cells; floor (the octree's and the splat's rule)
  * gives it the one above. Such a sample goes instead to the cell its
@@ -60,6 +55,11 @@ static float boundary_tie(float u, float n, int depth)
     return k == floorf(k) ? nextafterf(u, 0.0f) : u;
 }
 
+/* The three passes over the points (flags and box; covariance; compaction
+ * into unit-cube coordinates) run on all cores: min, max and the counts are
+ * exact in any order, and the compaction writes each thread's contiguous
+ * block at its prefix, so the output is the serial one. Only the covariance
+ * sums, used for the coplanarity test alone, depend on the thread count. */
 static gt_status gt_pr_normalize(const gt_pr_input *in, double scale, int depth, float **u_out, float **n_out,
                                  float **rgb_out, size_t *n_out_count, double center[3], double *side,
                                  size_t *skipped_nonfinite, size_t *skipped_zero)
