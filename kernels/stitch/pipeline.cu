@@ -186,23 +186,13 @@ static gt_status create_plan(const gt_stitch_plan *plan, gt_stitch_gpu *g)
                 t += (size_t)pl->lw[l] * pl->lh[l];
             }
             g->mb_total[p] = t;
+            multiband_boxes(pl, N, g->wbox[p], g->gbox[p]);
+            // built here from the owner map (mask_pyramid.cu), the plan's
+            // host pyramids' bits without their transfer
             GT_TRY(gt_cu_malloc((void **)&g->d_mbw[p], t * N * sizeof(float), "mask pyramid"));
-            // zero, then each camera's nonzero box per level: a camera's mask
-            // is nonzero over about 1/ncam of the panorama, so this moves a
-            // fraction of the pyramids (and leaves the plan's untouched zero
-            // pages unread)
             GT_CU(cudaMemset(g->d_mbw[p], 0, t * N * sizeof(float)));
-            for (int l = 0; l < pl->levels; l++) {
-                size_t lw = (size_t)pl->lw[l], nl = lw * pl->lh[l];
-                for (int i = 0; i < N; i++) {
-                    const int *b = pl->mbbox[l][i];
-                    if (b[2] < b[0] || b[3] < b[1]) continue;
-                    size_t o = nl * i + (size_t)b[1] * lw + (size_t)b[0];
-                    GT_CU(cudaMemcpy2D(g->d_mbw[p] + g->mb_off[p][l] * N + o, lw * sizeof(float), pl->mbw[l] + o,
-                                       lw * sizeof(float), (size_t)(b[2] - b[0] + 1) * sizeof(float),
-                                       (size_t)(b[3] - b[1] + 1), cudaMemcpyHostToDevice));
-                }
-            }
+            GT_TRY(gt_sk_mask_pyramid(g->d_owner[p], N, pl->levels, pl->lw, pl->lh, g->mb_off[p], g->wbox[p],
+                                      g->d_mbw[p], NULL));
         }
     }
     double t1 = gt_now_ms();
@@ -212,11 +202,22 @@ static gt_status create_plan(const gt_stitch_plan *plan, gt_stitch_gpu *g)
             GT_TRY(gt_cu_malloc((void **)&g->d_B[p], g->mb_total[p] * sizeof(float), "multiband pyramid"));
             // the footprint restriction relies on finite data everywhere in G
             GT_CU(cudaMemset(g->d_G[p], 0, g->mb_total[p] * N * sizeof(float)));
-            multiband_boxes(&plan->plane[p], N, g->wbox[p], g->gbox[p]);
         }
         GT_CU(cudaDeviceSynchronize()); // the memsets are done before any work on the non-blocking streams
     }
-    gt_info("GPU setup: plan upload %.1f ms, multiband buffers %.1f ms", t1 - t0, gt_now_ms() - t1);
+    gt_info("GPU setup: plan upload and mask pyramids %.1f ms, multiband buffers %.1f ms", t1 - t0,
+            gt_now_ms() - t1);
+    return GT_OK;
+}
+
+extern "C" gt_status gt_stitch_gpu_masks(gt_stitch_gpu *g, int p, int k, float *out)
+{
+    if (!g->plan || g->plan->blend != GT_BLEND_MULTIBAND || p < 0 || p > 2 || k < 0 ||
+        k >= g->plan->plane[p].levels)
+        return gt_fail(GT_ERR_USAGE, "no multiband mask level %d of plane %d", k, p);
+    const gt_stitch_plane *pl = &g->plan->plane[p];
+    size_t n = (size_t)pl->lw[k] * pl->lh[k] * g->ncam;
+    GT_CU(cudaMemcpy(out, g->d_mbw[p] + g->mb_off[p][k] * g->ncam, n * sizeof(float), cudaMemcpyDeviceToHost));
     return GT_OK;
 }
 

@@ -64,6 +64,14 @@ gt_status gt_sk_reduce(const float *src, int w, int h, float *dst, int count, co
  * collapse mode (fine_g == NULL): dst[j] = dst[j] + expand(coarse)[j]. */
 gt_status gt_sk_level(const float *fine_g, const float *coarse, const float *weights, int ncam, float *dst,
                       int w, int h, int cw, int ch, const gt_sk_boxes *boxes, void *stream);
+/* The multiband mask pyramids of one plane (mask_pyramid.cu) into m, level k
+ * at m + off[k] * ncam (camera i's lw[k] x lh[k] image after it), zeroed by
+ * the caller: level 0 one-hot from the owner map (lw[0] x lh[0]), levels
+ * 1..levels-1 reduced in the tiles that meet nonzero[k] (where camera i's
+ * weight is nonzero) and normalised over the cameras; bit for bit the CPU
+ * plan's pyramids. */
+gt_status gt_sk_mask_pyramid(const uint8_t *owner, int ncam, int levels, const int *lw, const int *lh,
+                             const size_t *off, const gt_sk_boxes *nonzero, float *m, void *stream);
 /* store level 0: out sample = owner == 255 ? black : quant(src) */
 gt_status gt_sk_store(const gt_sk_plane *pl, const float *src, const uint8_t *owner, uint8_t *out,
                       void *stream);

@@ -196,6 +196,11 @@ gt_status gt_stitch_gpu_wait(gt_stitch_gpu *g, int slot);
 void gt_stitch_gpu_set_gains(gt_stitch_gpu *g);
 /* Mean per-stage GPU times so far (ms): upload, warp, blend, download. */
 void gt_stitch_gpu_stage_ms(gt_stitch_gpu *g, double ms[4], long *frames);
+/* The GPU's multiband mask pyramid of plane p, level k (ncam images of
+ * lw[k] x lh[k] floats, the layout of the plan's mbw[k]) copied into out:
+ * for the tests that hold it to the plan's. GT_ERR_USAGE when the plan does
+ * not blend multiband or p, k are out of range. */
+gt_status gt_stitch_gpu_masks(gt_stitch_gpu *g, int p, int k, float *out);
 void gt_stitch_gpu_destroy(gt_stitch_gpu *g);
 
 /* ---- the yuvstitch job (stream_job.c): what the program does, as one call ----

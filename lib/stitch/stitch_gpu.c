@@ -57,6 +57,11 @@ void gt_stitch_gpu_stage_ms(gt_stitch_gpu *g, double ms[4], long *frames)
     for (int k = 0; k < 4; k++) ms[k] = 0;
     *frames = 0;
 }
+gt_status gt_stitch_gpu_masks(gt_stitch_gpu *g, int p, int k, float *out)
+{
+    (void)g, (void)p, (void)k, (void)out;
+    return gt_fail(GT_ERR_GPU, "this build has no CUDA support");
+}
 void gt_stitch_gpu_destroy(gt_stitch_gpu *g)
 {
     (void)g;

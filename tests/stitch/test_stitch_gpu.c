@@ -60,6 +60,32 @@ static gt_status create_on_thread(const gt_stitch_plan *plan, gt_stitch_gpu **g)
     return gt_stitch_gpu_create_from(a.pre, plan, g);
 }
 
+/* multiband: the GPU's mask pyramids (built there from the owner maps) are
+ * the plan's, bit for bit, every plane and level */
+static void check_masks(const gt_stitch_plan *plan, gt_stitch_gpu *g)
+{
+    if (plan->blend != GT_BLEND_MULTIBAND) return;
+    int levels = 0;
+    for (int p = 0; p < 3; p++) {
+        const gt_stitch_plane *pl = &plan->plane[p];
+        for (int k = 0; k < pl->levels; k++) {
+            size_t n = (size_t)pl->lw[k] * pl->lh[k] * plan->ncam;
+            float *m = malloc(n * sizeof(float));
+            assert_non_null(m);
+            GT_ASSERT_OK(gt_stitch_gpu_masks(g, p, k, m));
+            size_t bad = 0, first = 0;
+            for (size_t j = 0; j < n; j++)
+                if (memcmp(&m[j], &pl->mbw[k][j], sizeof(float)) != 0 && bad++ == 0) first = j;
+            if (bad) fail_msg("plane %d level %d: %zu mask weights differ, first at %zu: cpu %.9g gpu %.9g", p, k, bad,
+                              first, pl->mbw[k][first], m[first]);
+            free(m);
+            levels++;
+        }
+    }
+    assert_true(levels >= 3);
+    assert_int_equal(gt_stitch_gpu_masks(g, 0, plan->plane[0].levels, NULL), GT_ERR_USAGE);
+}
+
 /* pre: the GPU stitcher made in two steps, its buffers on another thread */
 static void run_case_with(gt_pixfmt f, gt_blend_mode b, int noise, bool pre)
 {
@@ -90,6 +116,7 @@ static void run_case_with(gt_pixfmt f, gt_blend_mode b, int noise, bool pre)
     GT_ASSERT_OK(gt_stitch_plan_build(&rig, cw, ch, f, &o, &plan));
     gt_stitch_gpu *g;
     GT_ASSERT_OK(pre ? create_on_thread(&plan, &g) : gt_stitch_gpu_create(&plan, &g));
+    check_masks(&plan, g);
     uint8_t *ref[SETS], *got = malloc(plan.out_bytes);
     for (int s = 0; s < SETS; s++) {
         ref[s] = malloc(plan.out_bytes);
@@ -197,6 +224,7 @@ static void test_gpu_photo(void **state)
                 GT_ASSERT_OK(gt_stitch_frame_cpu(&plan, in, ref));
                 gt_stitch_gpu *g;
                 GT_ASSERT_OK(gt_stitch_gpu_create(&plan, &g));
+                check_masks(&plan, g);
                 GT_ASSERT_OK(gt_stitch_gpu_frame(g, in, got));
                 size_t where = 0;
                 int d = max_diff(ref, got, plan.out_bytes, &where);
