@@ -48,6 +48,25 @@ static gt_status upload(void **dst, const void *src, size_t bytes, const char *w
     return GT_OK;
 }
 
+// ncam images of w x h floats where image i is 0 outside box[i] ({x0, y0,
+// x1, y1}, x1 < x0: all 0): zeroed on the device, then each box copied
+static gt_status upload_boxes(float **dst, const float *src, int w, int h, int ncam, const int (*box)[4],
+                              const char *what)
+{
+    size_t n = (size_t)w * h;
+    GT_TRY(gt_cu_malloc((void **)dst, n * ncam * sizeof(float), what));
+    GT_CU(cudaMemset(*dst, 0, n * ncam * sizeof(float)));
+    for (int i = 0; i < ncam; i++) {
+        const int *b = box[i];
+        if (b[2] < b[0] || b[3] < b[1]) continue;
+        size_t o = n * i + (size_t)b[1] * w + (size_t)b[0];
+        GT_CU(cudaMemcpy2D(*dst + o, w * sizeof(float), src + o, w * sizeof(float),
+                           (size_t)(b[2] - b[0] + 1) * sizeof(float), (size_t)(b[3] - b[1] + 1),
+                           cudaMemcpyHostToDevice));
+    }
+    return GT_OK;
+}
+
 static void to_kview(const gt_plane_view *v, gt_sk_view *k)
 {
     k->off = (long long)v->off;
@@ -178,7 +197,7 @@ static gt_status create_plan(const gt_stitch_plan *plan, gt_stitch_gpu *g)
         size_t n = (size_t)pl->out.w * pl->out.h;
         GT_TRY(upload((void **)&g->d_owner[p], pl->owner, n, "owner map"));
         if (plan->blend == GT_BLEND_FEATHER)
-            GT_TRY(upload((void **)&g->d_weight[p], pl->weight, n * N * sizeof(float), "feather weights"));
+            GT_TRY(upload_boxes(&g->d_weight[p], pl->weight, pl->out.w, pl->out.h, N, pl->wbox, "feather weights"));
         if (plan->blend == GT_BLEND_MULTIBAND) {
             size_t t = 0;
             for (int l = 0; l < pl->levels; l++) {

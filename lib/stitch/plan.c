@@ -508,11 +508,20 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
                 st = GT_ERR_RUNTIME;
                 goto done;
             }
-            for (int i = 0; i < N; i++)
+            for (int i = 0; i < N; i++) {
 #pragma omp parallel for schedule(static)
                 for (int y = 0; y < ph; y++)
                     for (int x = 0; x < pw; x++)
                         pl->weight[n * i + (size_t)y * pw + x] = wl[NP * i + (size_t)y * sy * W + (size_t)x * sx];
+                /* the samples whose luma sample (x sx, y sy) lies in cb[i],
+                 * outside which camera i's distances, hence weights, are 0 */
+                int *wb = pl->wbox[i];
+                box b = cb[i];
+                wb[0] = 0, wb[1] = 0, wb[2] = -1, wb[3] = -1;
+                if (box_empty(b)) continue;
+                wb[0] = (b.x0 + sx - 1) / sx, wb[1] = (b.y0 + sy - 1) / sy;
+                wb[2] = b.x1 / sx < pw - 1 ? b.x1 / sx : pw - 1, wb[3] = b.y1 / sy < ph - 1 ? b.y1 / sy : ph - 1;
+            }
         }
         double tp = gt_now_ms();
         if (o->blend == GT_BLEND_MULTIBAND && (st = mask_pyramids(pl, N, o->bands))) goto done;

@@ -107,8 +107,11 @@ typedef struct gt_stitch_plane {
     float P[GT_STITCH_MAX_CAMS][9]; /* panorama plane -> camera plane */
     /* direct: owner per panorama sample (0..ncam-1, 255 = none) */
     uint8_t *owner;
-    /* feather: normalized weights ncam x (w*h), sum 1 where covered */
+    /* feather: normalized weights ncam x (w*h), sum 1 where covered; camera
+     * i's are 0 outside the box wbox[i] = {x0, y0, x1, y1} (x1 < x0: all 0),
+     * so the GPU's copy moves only those */
     float *weight;
+    int wbox[GT_STITCH_MAX_CAMS][4];
     /* multiband: levels, sizes, normalized mask pyramids per level:
      * mbw[k] holds ncam x (lw[k]*lh[k]) */
     int levels;

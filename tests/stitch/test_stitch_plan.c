@@ -218,6 +218,25 @@ static void check_plan(const gt_stitch_rig *rig, int in_w, int in_h, gt_pixfmt f
         if (o->blend == GT_BLEND_FEATHER) {
             d = first_diff(pl->weight, r.weight[p], n * N);
             if (d >= 0) fail_msg("%s: plane %d feather weight %ld: %.9g, reference %.9g", what, p, d, pl->weight[d], r.weight[p][d]);
+            /* the boxes the GPU's copy keeps to hold every nonzero weight */
+            long inside = 0;
+            for (int i = 0; i < N; i++) {
+                const int *b = pl->wbox[i];
+                if (b[2] >= b[0]) {
+                    assert_true(b[0] >= 0 && b[1] >= 0 && b[2] < pl->out.w && b[3] < pl->out.h && b[3] >= b[1]);
+                    inside += (long)(b[2] - b[0] + 1) * (b[3] - b[1] + 1);
+                }
+                for (int y = 0; y < pl->out.h; y++)
+                    for (int x = 0; x < pl->out.w; x++) {
+                        bool in = x >= b[0] && x <= b[2] && y >= b[1] && y <= b[3];
+                        float w = pl->weight[n * i + (size_t)y * pl->out.w + x];
+                        if (!in && w != 0.0f)
+                            fail_msg("%s: plane %d camera %d weight %.9g at (%d, %d), outside its box %d %d %d %d", what,
+                                     p, i + 1, w, x, y, b[0], b[1], b[2], b[3]);
+                    }
+            }
+            /* and leave some out: the copy moves less than the whole */
+            assert_true(inside < (long)n * N);
         }
         if (o->blend != GT_BLEND_MULTIBAND) continue;
         for (int k = 0; k < pl->levels; k++) {
