@@ -13,6 +13,7 @@
 
 #include "common/alloc.h"
 #include "common/device.h"
+#include "common/pin_prefault.h"
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_runtime.h"
 
@@ -206,7 +207,8 @@ static std::unordered_set<void *> *pin_registered;
 static void *pinned_registered(size_t bytes)
 {
     if (bytes < ((size_t)4 << 20) || gt_hugepages_off()) return nullptr;
-    void *p = gt_malloc_huge(bytes, "pinned host memory");
+    void *p = gt_pin_take_prefaulted(bytes); // faulted in while the context started
+    if (!p) p = gt_malloc_huge(bytes, "pinned host memory");
     if (!p) {
         gt_errmsg_clear(); // the fallback below reports its own failure
         return nullptr;

@@ -12,6 +12,7 @@
 #include "kernels/common/cu_runtime.h"
 #include "kernels/stitch/stitch_cu.h"
 #include "common/log.h"
+#include "common/pin_prefault.h"
 #include "common/timer.h"
 #include "stitch/stitch.h"
 
@@ -151,6 +152,14 @@ static void multiband_boxes(const gt_stitch_plane *pl, int N, gt_sk_boxes *wbox,
             set_box(&wbox[l], i, W[l]);
             set_box(&gbox[l], i, NG[l]);
         }
+    }
+}
+
+extern "C" void gt_stitch_gpu_prefault(int ncam, size_t in_bytes, size_t out_bytes)
+{
+    for (int s = 0; s < GT_STITCH_SLOTS; s++) { // the pinned blocks of create_slots
+        gt_pin_prefault(in_bytes * ncam);
+        gt_pin_prefault(out_bytes);
     }
 }
 

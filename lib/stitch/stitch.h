@@ -183,6 +183,10 @@ gt_status gt_stitch_gpu_create(const gt_stitch_plan *plan, gt_stitch_gpu **g);
  * takes `pre` over: on failure it is released. */
 gt_status gt_stitch_gpu_prealloc(int ncam, size_t in_bytes, size_t out_bytes, gt_stitch_gpu **pre);
 gt_status gt_stitch_gpu_create_from(gt_stitch_gpu *pre, const gt_stitch_plan *plan, gt_stitch_gpu **g);
+/* Fault in the host memory of the pinned buffers gt_stitch_gpu_prealloc
+ * asks for with these sizes (common/pin_prefault.h), on a thread that would
+ * otherwise wait for the CUDA context: they are then only page-locked. */
+void gt_stitch_gpu_prefault(int ncam, size_t in_bytes, size_t out_bytes);
 /* Synchronous: one frame set in, one panorama out (for tests). */
 gt_status gt_stitch_gpu_frame(gt_stitch_gpu *g, const uint8_t *const *in, uint8_t *out);
 /* Pinned staging buffers for streaming: slots 0 .. GT_STITCH_SLOTS-1. Three,

@@ -22,6 +22,10 @@ gt_status gt_stitch_gpu_create_from(gt_stitch_gpu *pre, const gt_stitch_plan *pl
     *g = NULL;
     return gt_fail(GT_ERR_GPU, "this build has no CUDA support");
 }
+void gt_stitch_gpu_prefault(int ncam, size_t in_bytes, size_t out_bytes)
+{
+    (void)ncam, (void)in_bytes, (void)out_bytes;
+}
 gt_status gt_stitch_gpu_frame(gt_stitch_gpu *g, const uint8_t *const *in, uint8_t *out)
 {
     (void)g, (void)in, (void)out;

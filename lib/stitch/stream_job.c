@@ -27,6 +27,7 @@
 
 #include "common/guard.h"
 #include "common/log.h"
+#include "common/pin_prefault.h"
 #include "common/progress.h"
 #include "common/timer.h"
 #include "common/trace.h"
@@ -353,6 +354,15 @@ static void post_frame_sizes(job_ctx *c)
     c->pre_ncam = c->rig.ncam;
     c->pre_in = gt_pixfmt_frame_bytes(f, gt_yuv_width(c->rd[0]), gt_yuv_height(c->rd[0]));
     c->pre_out = gt_pixfmt_frame_bytes(f, c->rig.pano_w, c->rig.pano_h);
+    /* the buffers' pages faulted in now, while the context starts: the CUDA
+     * thread then only page-locks them (before the sizes go, so it finds them) */
+    if (c->dev_th_started && c->j->device != GT_DEVICE_CPU && c->pre_in > 0 && c->pre_out > 0) {
+        double t0 = gt_now_ms();
+        int omp_prev = gt_omp_leave_core();
+        gt_stitch_gpu_prefault(c->pre_ncam, c->pre_in, c->pre_out);
+        gt_omp_restore(omp_prev);
+        gt_timings_add(&c->tm, "start: pinned buffers' pages (CPU)", gt_now_ms() - t0);
+    }
     post_sizes(c, c->pre_in > 0 && c->pre_out > 0); /* 0: sizes the plan refuses */
 }
 
@@ -510,7 +520,8 @@ static gt_status setup(job_ctx *c)
      * GPU plan and buffers are ready */
     double other = c->t_start - c->t_run - gt_timings_get(&c->tm, "start: plan (seams, weights, CPU)") -
                    gt_timings_get(&c->tm, "start: device (rest of CUDA start)") -
-                   gt_timings_get(&c->tm, "start: skip to the first frame");
+                   gt_timings_get(&c->tm, "start: skip to the first frame") -
+                   gt_timings_get(&c->tm, "start: pinned buffers' pages (CPU)");
     gt_timings_add(&c->tm, "start: rig, inputs, output, other", other);
     return writer_start(c);
 }
@@ -644,6 +655,7 @@ static void job_free(job_ctx *c, gt_status st)
     if (c->wr) gt_yuv_finish(c->wr, false);
     gt_stitch_gpu_destroy(c->gpu);
     gt_stitch_gpu_destroy(c->pre);
+    gt_pin_prefault_release(); /* what the CUDA thread did not take */
     gt_stitch_gain_update_free(&c->gu);
     gt_stitch_plan_free(&c->plan);
     for (int i = 0; i < GT_STITCH_MAX_CAMS; i++) {
