@@ -66,6 +66,10 @@ void gt_gs_scene_bounds(const gt_gs_scene *s, float centre[3], float *extent);
 typedef struct gt_gs_camera {
     int width, height;
     float fx, fy;      /* focal lengths in pixels */
+    float cx, cy;      /* principal point in pixels, COLMAP's convention (the
+                          top-left pixel's centre at 0.5, 0.5): width/2,
+                          height/2 for a centred camera, which is what the
+                          constructors below set */
     float R[9];        /* world -> camera rotation, row-major */
     float t[3];        /* world -> camera translation: p_cam = R p + t */
     float campos[3];   /* camera centre in world */

@@ -135,6 +135,8 @@ void gt_gs_camera_from_c2w(gt_gs_camera *c, int w, int h, float fx, float fy, co
     c->height = h;
     c->fx = fx;
     c->fy = fy;
+    c->cx = 0.5f * (float)w;
+    c->cy = 0.5f * (float)h;
     /* world->camera rotation = (camera->world)^T; t = -R^T pos */
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) c->R[3 * i + j] = (float)rot[3 * j + i];
@@ -186,6 +188,8 @@ gt_status gt_gs_camera_lookat(gt_gs_camera *c, const double eye[3], const double
     c->height = h;
     c->fy = (float)(h / (2.0 * tan(fovy_deg * M_PI / 360.0)));
     c->fx = c->fy;
+    c->cx = 0.5f * (float)w;
+    c->cy = 0.5f * (float)h;
     const double *rows[3] = {r, d, f};
     for (int i = 0; i < 3; i++) {
         double acc = 0;
