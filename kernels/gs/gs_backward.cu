@@ -263,6 +263,8 @@ extern "C" gt_status gt_gs_diff_forward(gt_gs_diff *d, const gt_gs_raw *r, int s
     cam.height = c->height;
     cam.fx = c->fx;
     cam.fy = c->fy;
+    cam.cx = c->cx;
+    cam.cy = c->cy;
     memcpy(cam.R, c->R, sizeof cam.R);
     memcpy(cam.t, c->t, sizeof cam.t);
     memcpy(cam.campos, c->campos, sizeof cam.campos);
@@ -282,6 +284,8 @@ extern "C" gt_status gt_gs_diff_forward(gt_gs_diff *d, const gt_gs_raw *r, int s
     memcpy(d->gcam.campos, c->campos, sizeof d->gcam.campos);
     d->gcam.fx = c->fx;
     d->gcam.fy = c->fy;
+    d->gcam.cx = c->cx;
+    d->gcam.cy = c->cy;
     d->gcam.w = c->width;
     d->gcam.h = c->height;
     d->raw = *r;

@@ -16,7 +16,7 @@ typedef struct gt_gs_cu gt_gs_cu;
 
 typedef struct gt_gs_cu_cam {
     int width, height;
-    float fx, fy;
+    float fx, fy, cx, cy; /* cx, cy: principal point (gt_gs_camera's convention) */
     float R[9], t[3], campos[3];
 } gt_gs_cu_cam;
 

@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(256) k_preprocess(size_t n, int sh_k, int deg,
             c3[2 * q] = v2.x;
             c3[2 * q + 1] = v2.y;
         }
-        gs_cov2(cam.R, cam.fx, cam.fy, cam.tanx, cam.tany, txtz, tytz, tz, c3, cov);
+        gs_cov2(cam.R, cam.fx, cam.fy, cam.lim, txtz, tytz, tz, c3, cov);
         float det = gs_filter(cov, &det0);
         if (det == 0.0f) continue;
         float opac = po.w;
@@ -540,10 +540,9 @@ extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_
     cam.H = c->height;
     cam.fx = c->fx;
     cam.fy = c->fy;
-    cam.tanx = (float)c->width / (2.0f * c->fx);
-    cam.tany = (float)c->height / (2.0f * c->fy);
-    cam.cxp = 0.5f * ((float)c->width - 1.0f);
-    cam.cyp = 0.5f * ((float)c->height - 1.0f);
+    gs_frustum_lims((float)c->width, (float)c->height, c->fx, c->fy, c->cx, c->cy, cam.lim);
+    cam.cxp = c->cx - 0.5f;
+    cam.cyp = c->cy - 0.5f;
     cam.gx = (c->width + TILE - 1) / TILE;
     cam.gy = (c->height + TILE - 1) / TILE;
     const uint32_t ntiles = (uint32_t)cam.gx * (uint32_t)cam.gy;

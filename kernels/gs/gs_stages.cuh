@@ -72,7 +72,7 @@ struct gt_gs_cu {
 
 struct Cam {
     float R[9], t[3], campos[3];
-    float fx, fy, tanx, tany, cxp, cyp;
+    float fx, fy, lim[4], cxp, cyp; // lim: gs_frustum_lims; cxp: the principal point - 0.5
     int W, H, gx, gy;
 };
 

@@ -231,6 +231,8 @@ static gs_gcam gcam_of(const gt_gs_camera *c)
     memcpy(g.campos, c->campos, sizeof g.campos);
     g.fx = c->fx;
     g.fy = c->fy;
+    g.cx = c->cx;
+    g.cy = c->cy;
     g.w = c->width;
     g.h = c->height;
     return g;

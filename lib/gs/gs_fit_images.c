@@ -164,6 +164,8 @@ gt_status gt_gs_fit_images_read(const char *dir, gt_gs_camera *cams, int ncams, 
         if (f > 1) {
             c->fx *= (float)w / c->width;
             c->fy *= (float)h / c->height;
+            c->cx *= (float)w / c->width;
+            c->cy *= (float)h / c->height;
             c->width = w, c->height = h;
         }
     }

@@ -120,19 +120,35 @@ GT_HD void gs_view(const float R[9], const float t[3], float mx, float my, float
     v[2] = R[6] * mx + R[7] * my + R[8] * mz + t[2];
 }
 
+/* The limits of x/z and y/z at which the EWA Jacobian is clamped: lim =
+ * {left, right, top, bottom} as positive tangents, x/z in [-lim[0], lim[1]].
+ * A camera of size W x H, focal lengths fx, fy and principal point cx, cy
+ * (COLMAP's convention, W/2 for a centred one) sees x/z from -cx/fx to
+ * (W - cx)/fx; each side is widened by 0.3 of the half width W/(2 fx), as
+ * the reference (1.3 tan(fov/2) for its centred cameras, the same floats
+ * here when cx = W/2) and gsplat (off-centre principal points) do. */
+GT_HD void gs_frustum_lims(float W, float H, float fx, float fy, float cx, float cy, float lim[4])
+{
+    const float tanx = W / (2.0f * fx), tany = H / (2.0f * fy);
+    const float ox = (0.5f * W - cx) / fx, oy = (0.5f * H - cy) / fy; /* 0 when centred */
+    lim[0] = 1.3f * tanx - ox;
+    lim[1] = 1.3f * tanx + ox;
+    lim[2] = 1.3f * tany - oy;
+    lim[3] = 1.3f * tany + oy;
+}
+
 /* EWA splatting: the 2-D image-space covariance (a b; b c) of the Gaussian
  * with 3-D covariance S (gs_cov3's order) at camera-space (tx, ty, tz),
  * given as txtz = tx/tz, tytz = ty/tz. The affine approximation J of the
- * projection is taken at the mean clamped to 1.3 times the half field of
- * view (tanx = W / (2 fx), tany = H / (2 fy)), as the reference does, so
+ * projection is taken at the mean clamped to the view widened by 30 % of
+ * its half width on each side (gs_frustum_lims), as the reference does, so
  * that Gaussians far outside the view do not blow up. No filter yet.
  * gs_ewa_T: the rows T0, T1 of T = J W (W = R) that gs_cov2 uses. */
-GT_HD void gs_ewa_T(const float R[9], float fx, float fy, float tanx, float tany, float txtz, float tytz,
+GT_HD void gs_ewa_T(const float R[9], float fx, float fy, const float lim[4], float txtz, float tytz,
                     float tz, float T0[3], float T1[3])
 {
-    float limx = 1.3f * tanx, limy = 1.3f * tany;
-    float cx = fminf(limx, fmaxf(-limx, txtz)) * tz;
-    float cy = fminf(limy, fmaxf(-limy, tytz)) * tz;
+    float cx = fminf(lim[1], fmaxf(-lim[0], txtz)) * tz;
+    float cy = fminf(lim[3], fmaxf(-lim[2], tytz)) * tz;
     float j00 = fx / tz, j02 = -(fx * cx) / (tz * tz);
     float j11 = fy / tz, j12 = -(fy * cy) / (tz * tz);
     for (int k = 0; k < 3; k++) {
@@ -141,12 +157,12 @@ GT_HD void gs_ewa_T(const float R[9], float fx, float fy, float tanx, float tany
     }
 }
 
-GT_HD void gs_cov2(const float R[9], float fx, float fy, float tanx, float tany, float txtz, float tytz,
-                   float tz, const float S[6], float cov[3])
+GT_HD void gs_cov2(const float R[9], float fx, float fy, const float lim[4], float txtz, float tytz, float tz,
+                   const float S[6], float cov[3])
 {
     /* T = J W (2 x 3), then T Sigma T^T */
     float T0[3], T1[3];
-    gs_ewa_T(R, fx, fy, tanx, tany, txtz, tytz, tz, T0, T1);
+    gs_ewa_T(R, fx, fy, lim, txtz, tytz, tz, T0, T1);
     float u0[3], u1[3];
     u0[0] = S[0] * T0[0] + S[1] * T0[1] + S[2] * T0[2];
     u0[1] = S[1] * T0[0] + S[3] * T0[1] + S[4] * T0[2];
@@ -185,8 +201,10 @@ GT_HD float gs_radius(float a, float c, float det)
     return ceilf(3.0f * sqrtf(fmaxf(mid + disc, mid - disc)));
 }
 
-/* Pixel coordinate of the mean: focal * (t/z) + the image centre
- * 0.5 (size - 1) (pixel centres at integers). */
+/* Pixel coordinate of the mean: focal * (t/z) + centre, where centre is
+ * the principal point minus 0.5 (pixel centres at integers here, at
+ * half-integers in COLMAP's convention): 0.5 (size - 1) for a centred
+ * camera, as the reference. */
 GT_HD float gs_pixel(float focal, float t_over_z, float centre)
 {
     return focal * t_over_z + centre;

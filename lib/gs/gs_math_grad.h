@@ -33,7 +33,7 @@
  * value to kernels). */
 typedef struct gs_gcam {
     float R[9], t[3], campos[3];
-    float fx, fy;
+    float fx, fy, cx, cy; /* cx, cy: the principal point (gt_gs_camera's) */
     int w, h;
 } gs_gcam;
 
@@ -201,11 +201,11 @@ GT_HD void gs_gauss_grad(const gs_gcam *c, float mod, int antialias, int ref, in
     float v[3];
     gs_view(c->R, c->t, pos[0], pos[1], pos[2], v);
     float tz = v[2], txtz = v[0] / tz, tytz = v[1] / tz;
-    float W = (float)c->w, H = (float)c->h;
-    float tanx = W / (2.0f * c->fx), tany = H / (2.0f * c->fy);
+    float lim[4];
+    gs_frustum_lims((float)c->w, (float)c->h, c->fx, c->fy, c->cx, c->cy, lim);
     float S[6], cov[3], det0;
     gs_cov3(q, sc, mod, S);
-    gs_cov2(c->R, c->fx, c->fy, tanx, tany, txtz, tytz, tz, S, cov);
+    gs_cov2(c->R, c->fx, c->fy, lim, txtz, tytz, tz, S, cov);
     float a0 = cov[0], b0 = cov[1], c0 = cov[2];
     float det = gs_filter(cov, &det0);
     float A = cov[0], B = cov[1], C = cov[2];
@@ -228,7 +228,7 @@ GT_HD void gs_gauss_grad(const gs_gcam *c, float mod, int antialias, int ref, in
     }
     /* 2-D covariance -> 3-D covariance (symmetric dS) and the EWA matrix T */
     float T0[3], T1[3];
-    gs_ewa_T(c->R, c->fx, c->fy, tanx, tany, txtz, tytz, tz, T0, T1);
+    gs_ewa_T(c->R, c->fx, c->fy, lim, txtz, tytz, tz, T0, T1);
     float Sf[9] = {S[0], S[1], S[2], S[1], S[3], S[4], S[2], S[4], S[5]};
     float dS[9], ST0[3], ST1[3];
     for (int i = 0; i < 3; i++) {
@@ -251,16 +251,15 @@ GT_HD void gs_gauss_grad(const gs_gcam *c, float mod, int antialias, int ref, in
     float dv[3] = {0.0f, 0.0f, 0.0f};
     float iz = 1.0f / tz, iz2 = iz * iz;
     dv[2] += -c->fx * iz2 * dj00 - c->fy * iz2 * dj11;
-    float limx = 1.3f * tanx, limy = 1.3f * tany;
-    if (txtz < -limx || txtz > limx) {
-        float L = txtz < -limx ? -limx : limx; /* j02 = -fx L / tz */
+    if (txtz < -lim[0] || txtz > lim[1]) {
+        float L = txtz < -lim[0] ? -lim[0] : lim[1]; /* j02 = -fx L / tz */
         dv[2] += (ref ? 2.0f : 1.0f) * c->fx * L * iz2 * dj02;
     } else { /* j02 = -fx tx / tz^2 */
         dv[0] += -c->fx * iz2 * dj02;
         dv[2] += 2.0f * c->fx * v[0] * iz2 * iz * dj02;
     }
-    if (tytz < -limy || tytz > limy) {
-        float L = tytz < -limy ? -limy : limy;
+    if (tytz < -lim[2] || tytz > lim[3]) {
+        float L = tytz < -lim[2] ? -lim[2] : lim[3];
         dv[2] += (ref ? 2.0f : 1.0f) * c->fy * L * iz2 * dj12;
     } else {
         dv[1] += -c->fy * iz2 * dj12;

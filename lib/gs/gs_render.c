@@ -61,6 +61,8 @@ static gt_status cu_render(gt_gs_gpu *g, const gt_gs_camera *c, float *rgb, floa
     cam.height = c->height;
     cam.fx = c->fx;
     cam.fy = c->fy;
+    cam.cx = c->cx;
+    cam.cy = c->cy;
     memcpy(cam.R, c->R, sizeof cam.R);
     memcpy(cam.t, c->t, sizeof cam.t);
     memcpy(cam.campos, c->campos, sizeof cam.campos);

@@ -56,7 +56,12 @@ static inline gt_status gs_random_camera(gt_gs_camera *c, double dist, int w, in
     double t[3] = {gt_rng_range(&r, -0.3, 0.3), gt_rng_range(&r, -0.3, 0.3), gt_rng_range(&r, -0.3, 0.3)};
     double up[3] = {0, 1, 0};
     if (fabs(e[1] - t[1]) > 0.95 * dist) up[0] = 1, up[1] = 0;
-    return gt_gs_camera_lookat(c, e, t, up, gt_rng_range(&r, 40, 75), w, h);
+    gt_status st = gt_gs_camera_lookat(c, e, t, up, gt_rng_range(&r, 40, 75), w, h);
+    /* a principal point off the centre, as real (COLMAP) cameras have it:
+     * up to 8 % of the size either way */
+    c->cx += (float)(gt_rng_range(&r, -0.08, 0.08) * w);
+    c->cy += (float)(gt_rng_range(&r, -0.08, 0.08) * h);
+    return st;
 }
 
 #endif

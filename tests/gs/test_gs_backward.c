@@ -64,10 +64,12 @@ static void dproj_one(const draw *r, size_t i, const gt_gs_camera *c, const gt_g
             S[3 * a + b] = Rq[3 * a] * s2[0] * Rq[3 * b] + Rq[3 * a + 1] * s2[1] * Rq[3 * b + 1] +
                            Rq[3 * a + 2] * s2[2] * Rq[3 * b + 2];
     double W = c->width, H = c->height, fx = c->fx, fy = c->fy;
-    double tanx = (double)(float)(W / (2.0 * fx)), tany = (double)(float)(H / (2.0 * fy));
-    double limx = 1.3 * tanx, limy = 1.3 * tany;
+    /* the view's tangents widened by 0.3 of the half width on each side */
+    double ppx = c->cx, ppy = c->cy, tanx = W / (2.0 * fx), tany = H / (2.0 * fy);
+    double limx0 = ppx / fx + 0.3 * tanx, limx1 = (W - ppx) / fx + 0.3 * tanx;
+    double limy0 = ppy / fy + 0.3 * tany, limy1 = (H - ppy) / fy + 0.3 * tany;
     double txtz = v[0] / v[2], tytz = v[1] / v[2], tz = v[2];
-    double cx = fmin(limx, fmax(-limx, txtz)) * tz, cy = fmin(limy, fmax(-limy, tytz)) * tz;
+    double cx = fmin(limx1, fmax(-limx0, txtz)) * tz, cy = fmin(limy1, fmax(-limy0, tytz)) * tz;
     double J00 = fx / tz, J02 = -fx * cx / (tz * tz), J11 = fy / tz, J12 = -fy * cy / (tz * tz);
     double T0[3], T1[3];
     for (int k = 0; k < 3; k++) {
@@ -89,7 +91,7 @@ static void dproj_one(const draw *r, size_t i, const gt_gs_camera *c, const gt_g
     if (p->antialias) op *= sqrt(fmax(0.0, det0 / det));
     double mid = 0.5 * (ca + cc), disc = sqrt(fmax(0.1, mid * mid - det));
     double radius = ceil(3.0 * sqrt(fmax(mid + disc, mid - disc)));
-    double px = fx * txtz + 0.5 * (W - 1), py = fy * tytz + 0.5 * (H - 1);
+    double px = fx * txtz + ppx - 0.5, py = fy * tytz + ppy - 0.5;
     int gx = (c->width + GS_TILE - 1) / GS_TILE, gy = (c->height + GS_TILE - 1) / GS_TILE;
     int rect[4];
     if (gs_tile_rect((float)px, (float)py, (float)radius, gx, gy, rect) == 0) return;

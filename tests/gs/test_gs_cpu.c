@@ -300,6 +300,50 @@ static void test_camera_conventions(void **state)
     gt_gs_image_free(&im);
 }
 
+/* A principal point moved by one tile (16 pixels) right and down moves
+ * the image with it: the shifted render at (x + 16, y + 16) is the
+ * centred one at (x, y). Small Gaussians, so that none reaches the
+ * compared pixels from beyond the EWA clamp, which moves with the view. */
+static void test_principal_point_shift(void **state)
+{
+    (void)state;
+    const int W = 96, H = 80, S = GT_GS_TILE;
+    gt_gs_scene s;
+    GT_ASSERT_OK(gs_random_scene(&s, 4000, 2, 0.01, 0.05, 41));
+    gt_gs_camera a;
+    double eye[3] = {0.2, -0.3, -3.5}, tgt[3] = {0, 0, 0}, up[3] = {0, 1, 0};
+    GT_ASSERT_OK(gt_gs_camera_lookat(&a, eye, tgt, up, 55.0, W, H));
+    assert_float_equal(a.cx, W / 2.0, 0);
+    assert_float_equal(a.cy, H / 2.0, 0);
+    gt_gs_camera b = a;
+    b.cx += (float)S, b.cy += (float)S;
+    gt_gs_params prm;
+    gt_gs_params_init(&prm);
+    gt_gs_image ia, ib;
+    GT_ASSERT_OK(gt_gs_image_alloc(&ia, W, H));
+    GT_ASSERT_OK(gt_gs_image_alloc(&ib, W, H));
+    GT_ASSERT_OK(gt_gs_render_cpu(&s, &a, &prm, &ia));
+    GT_ASSERT_OK(gt_gs_render_cpu(&s, &b, &prm, &ib));
+    double worst = 0, cover = 0, moved = 0;
+    for (int y = 0; y + S < H; y++)
+        for (int x = 0; x + S < W; x++) {
+            size_t i = (size_t)y * W + x, j = (size_t)(y + S) * W + x + S;
+            for (int c = 0; c < 3; c++) {
+                worst = fmax(worst, fabs(ia.rgb[3 * i + c] - ib.rgb[3 * j + c]));
+                moved = fmax(moved, fabs(ia.rgb[3 * i + c] - ib.rgb[3 * i + c]));
+            }
+            cover += ia.alpha[i];
+        }
+    print_message("shifted principal point: max difference %.3g (unshifted pixels differ by up to %.3g), cover %.2f\n", worst,
+                  moved, cover / ((W - S) * (H - S)));
+    assert_true(cover > 0.2 * (W - S) * (H - S)); /* the scene fills the view */
+    assert_true(moved > 0.05);                    /* the image did move */
+    assert_true(worst < 1e-4);
+    gt_gs_image_free(&ia);
+    gt_gs_image_free(&ib);
+    gt_gs_scene_free(&s);
+}
+
 /* --antialias: the centre alpha is o * sqrt(det(cov)/det(cov + 0.3 I)) */
 static void test_antialias_compensation(void **state)
 {
@@ -436,7 +480,7 @@ int main(void)
         cmocka_unit_test(test_order_independent),    cmocka_unit_test(test_sh_against_direct),
         cmocka_unit_test(test_camera_conventions),   cmocka_unit_test(test_antialias_compensation),
         cmocka_unit_test(test_cameras_json_errors),  cmocka_unit_test(test_orbit),
-        cmocka_unit_test(test_splat_reader),
+        cmocka_unit_test(test_splat_reader),         cmocka_unit_test(test_principal_point_shift),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
