@@ -21,18 +21,20 @@
  * anything; it is left out here.
  * New Gaussians start with zero Adam moments (the reference's
  * cat_tensors_to_optimizer); the survivors keep theirs. Order: survivors,
- * clones, children. With a cap on the count the candidates with the
- * largest g go first. */
+ * clones, children, each in index order (the children of one parent k = 0
+ * then 1), the pruned left out. With a cap on the count the candidates with
+ * the largest g go first. The draws are counter based (gs_densify_math.h),
+ * and every Gaussian's place is a count of those before it, so the GPU
+ * (kernels/gs/gs_densify.cu) computes this same set in parallel. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
-#include "common/rng.h"
+#include "gs/gs_densify_math.h"
 #include "gs/gs_fit.h"
 #include "gs/gs_fit_mcmc.h"
 #include "gs/gs_math.h"
-#include "gs/gs_math_grad.h"
 
 void gt_gs_densify_opts_default(gt_gs_densify_opts *o)
 {
@@ -55,13 +57,6 @@ int gt_gs_densify_until(const gt_gs_densify_opts *o, int iterations)
     int u = iterations / 2;
     return u < 15000 ? u : 15000;
 }
-
-static float max_axis(const float *log_scale)
-{
-    float a = log_scale[0] > log_scale[1] ? log_scale[0] : log_scale[1];
-    return expf(a > log_scale[2] ? a : log_scale[2]);
-}
-
 
 /* Gaussian si of src -> di of dst, every group. */
 static void copy_one(gt_gs_raw *dst, size_t di, const gt_gs_raw *src, size_t si)
@@ -86,14 +81,8 @@ static int by_grad_desc(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-static bool pruned(const gt_gs_raw *r, size_t i, double min_opacity, bool prune_big, double extent)
-{
-    if (gs_sigmoid(r->logit_opacity[i]) < min_opacity) return true;
-    return prune_big && max_axis(r->log_scale + 3 * i) > 0.1 * extent;
-}
-
 gt_status gt_gs_densify_prune(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt_gs_grad_stats *stats,
-                              const gt_gs_densify_opts *o, double extent, bool prune_big, uint64_t *rng,
+                              const gt_gs_densify_opts *o, double extent, bool prune_big, uint64_t seed,
                               gt_gs_densify_count *out)
 {
     memset(out, 0, sizeof *out);
@@ -110,23 +99,35 @@ gt_status gt_gs_densify_prune(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt
     size_t nc = 0;
     for (size_t i = 0; i < n; i++) {
         float g = stats->seen[i] > 0 ? stats->grad2d[i] / stats->seen[i] : 0.0f;
-        if (g >= o->grad_threshold && isfinite(g)) c[nc].g = g, c[nc].i = (uint32_t)i, nc++;
+        if (g >= (float)o->grad_threshold && isfinite(g)) c[nc].g = g, c[nc].i = (uint32_t)i, nc++;
     }
     size_t budget = SIZE_MAX;
     if (o->max_gaussians) budget = o->max_gaussians > n ? o->max_gaussians - n : 0;
     if (nc > budget) qsort(c, nc, sizeof *c, by_grad_desc);
     size_t take = nc < budget ? nc : budget;
     out->capped = nc - take;
+    const float small = (float)(o->percent_dense * extent), fext = (float)extent, minop = (float)o->min_opacity;
     for (size_t k = 0; k < take; k++) {
         size_t i = c[k].i;
-        bool small = max_axis(r->log_scale + 3 * i) <= o->percent_dense * extent;
-        act[i] = small ? 1 : 2;
-        if (small) out->cloned++;
+        act[i] = gs_dens_max_axis(r->log_scale + 3 * i) <= small ? 1 : 2;
+        if (act[i] == 1) out->cloned++;
         else out->split++;
     }
     free(c);
-    /* the count before pruning */
-    size_t total = n + out->cloned + out->split; /* each split: +2 children -1 parent */
+    /* the new count: survivors and clones share their parent's prune test,
+     * each child has its own (its scale is smaller) */
+    size_t ns = 0, ncl = 0, nk = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool gone = gs_dens_pruned(r->log_scale + 3 * i, r->logit_opacity[i], minop, prune_big, fext);
+        if (act[i] != 2) ns += !gone;
+        if (act[i] == 1) ncl += !gone;
+        if (act[i] == 2) {
+            float cls[3];
+            gs_dens_child_scale(r->log_scale + 3 * i, cls);
+            nk += 2 * !gs_dens_pruned(cls, r->logit_opacity[i], minop, prune_big, fext);
+        }
+    }
+    size_t total = ns + ncl + nk;
     gt_gs_raw tr, tm, tv;
     gt_status st = gt_gs_raw_alloc(&tr, total, r->sh_degree);
     if (st == GT_OK) st = gt_gs_raw_alloc(&tm, total, r->sh_degree);
@@ -138,40 +139,28 @@ gt_status gt_gs_densify_prune(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt
         free(act);
         return st;
     }
-    size_t w = 0;
-    for (size_t i = 0; i < n; i++) /* survivors keep their moments */
-        if (act[i] != 2) copy_one(&tr, w, r, i), copy_one(&tm, w, m, i), copy_one(&tv, w, v, i), w++;
-    for (size_t i = 0; i < n; i++) /* clones: moments zero (calloc) */
-        if (act[i] == 1) copy_one(&tr, w++, r, i);
+    size_t ws = 0, wc = ns, wk = ns + ncl;
     for (size_t i = 0; i < n; i++) {
-        if (act[i] != 2) continue;
-        float q[4], Rq[9], s[3], op;
-        gs_activate(r->rot + 4 * i, r->log_scale + 3 * i, r->logit_opacity[i], q, s, &op);
-        gs_rotmat(q, Rq);
-        for (int child = 0; child < 2; child++) {
-            float z[3];
-            for (int a = 0; a < 3; a++) z[a] = (float)gt_rng_normal(rng) * s[a];
-            copy_one(&tr, w, r, i);
-            for (int a = 0; a < 3; a++) {
-                tr.pos[3 * w + a] = r->pos[3 * i + a] + Rq[3 * a] * z[0] + Rq[3 * a + 1] * z[1] + Rq[3 * a + 2] * z[2];
-                tr.log_scale[3 * w + a] = logf(s[a] / (0.8f * 2.0f));
+        bool gone = gs_dens_pruned(r->log_scale + 3 * i, r->logit_opacity[i], minop, prune_big, fext);
+        if (act[i] != 2 && !gone) /* survivors keep their moments */
+            copy_one(&tr, ws, r, i), copy_one(&tm, ws, m, i), copy_one(&tv, ws, v, i), ws++;
+        if (act[i] == 1 && !gone) copy_one(&tr, wc++, r, i); /* clones: moments zero (calloc) */
+        if (act[i] == 2)
+            for (int k = 0; k < 2; k++) {
+                float p[3], ls[3];
+                gs_dens_child(r->pos + 3 * i, r->log_scale + 3 * i, r->rot + 4 * i, seed, i, k, p, ls);
+                if (gs_dens_pruned(ls, r->logit_opacity[i], minop, prune_big, fext)) continue;
+                copy_one(&tr, wk, r, i);
+                memcpy(tr.pos + 3 * wk, p, sizeof p);
+                memcpy(tr.log_scale + 3 * wk, ls, sizeof ls);
+                wk++;
             }
-            w++;
-        }
     }
     free(act);
-    /* prune over the whole new set, compacting in place */
-    size_t keep = 0;
-    for (size_t i = 0; i < total; i++) {
-        if (pruned(&tr, i, o->min_opacity, prune_big, extent)) continue;
-        if (keep != i) copy_one(&tr, keep, &tr, i), copy_one(&tm, keep, &tm, i), copy_one(&tv, keep, &tv, i);
-        keep++;
-    }
-    out->pruned = total - keep;
-    tr.n = tm.n = tv.n = keep; /* the arrays stay as allocated; n is what counts */
+    out->pruned = n + out->cloned + out->split - total;
     gt_gs_raw_free(r), gt_gs_raw_free(m), gt_gs_raw_free(v);
     *r = tr, *m = tm, *v = tv;
-    out->n_after = keep;
+    out->n_after = total;
     return GT_OK;
 }
 
@@ -186,40 +175,20 @@ void gt_gs_opacity_cap(float *logit_opacity, size_t n, double max_opacity)
  * Relocation: every "dead" Gaussian (opacity <= min_opacity) becomes a copy
  * of a live one drawn with probability proportional to its opacity; a
  * source drawn N-1 times and its N-1 copies share its opacity o and scale s
- * as gt_gs_mcmc_share says, so that the N of them render about as the one
- * did. Then the count grows by 5 % (at most to cap_max) the same way, the
- * copies appended. Sources and copies start again with zero Adam moments
- * (gsplat: the relocated sources' moments reset, the added ones zero). */
-#define MCMC_NMAX 51
-
+ * as gs_mcmc_share says (opacity clamped to [min_opacity, 1)), so that the
+ * N of them render about as the one did. Then the count grows by 5 % (at
+ * most to cap_max) the same way, the copies appended. Sources and copies
+ * start again with zero Adam moments (gsplat: the relocated sources'
+ * moments reset, the added ones zero). Draw k of a step lands where
+ * gs_mcmc_pick puts it over the integer opacity weights in index order. */
 void gt_gs_mcmc_share(double o, int N, double *o_new, double *scale_factor)
 {
-    if (N < 1) N = 1;
-    if (N > MCMC_NMAX) N = MCMC_NMAX;
-    double on = 1.0 - pow(1.0 - o, 1.0 / N);
-    /* sum_{i=1..N} sum_{k=0..i-1} C(i-1, k) (-1)^k on^(k+1) / sqrt(k+1) */
-    double sum = 0.0;
-    for (int i = 1; i <= N; i++) {
-        double c = 1.0; /* C(i-1, k) */
-        for (int k = 0; k < i; k++) {
-            sum += c * ((k & 1) ? -1.0 : 1.0) * pow(on, k + 1) / sqrt(k + 1.0);
-            c = c * (double)(i - 1 - k) / (double)(k + 1);
-        }
-    }
-    *o_new = on;
-    *scale_factor = sum > 0 ? o / sum : 1.0;
+    gs_mcmc_share(o, N, o_new, scale_factor);
 }
 
-/* index of the first cdf entry > u (cdf increasing, n entries) */
-static size_t draw(const double *cdf, size_t n, double u)
+uint64_t gt_gs_mcmc_stream(uint64_t seed, int which)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (cdf[mid] > u) hi = mid;
-        else lo = mid + 1;
-    }
-    return lo < n ? lo : n - 1;
+    return gs_mcmc_mix(seed + 0x6d636d6372656c6full * (uint64_t)(which + 1));
 }
 
 static void zero_one(gt_gs_raw *x, size_t i)
@@ -232,35 +201,34 @@ static void zero_one(gt_gs_raw *x, size_t i)
     memset(x->sh + k3 * i, 0, k3 * sizeof(float));
 }
 
-/* Draw `count` sources among `cand` (indices, weights their opacities);
- * each drawn source's opacity and scale are shared among itself and its
- * copies; src[k] gets the k-th draw. */
-static gt_status draw_sources(gt_gs_raw *r, const uint32_t *cand, size_t ncand, size_t count, uint64_t *rng,
-                              uint32_t *src)
+/* Draw `count` sources among `cand` (indices; weights their opacities,
+ * gs_mcmc_weight) with stream `stream`; each drawn source's opacity and
+ * scale are shared among itself and its copies; src[k] gets draw k. */
+static gt_status draw_sources(gt_gs_raw *r, const uint32_t *cand, size_t ncand, size_t count, uint64_t stream,
+                              float min_opacity, uint32_t *src)
 {
-    double *cdf = malloc((ncand ? ncand : 1) * sizeof *cdf);
+    uint64_t *cdf = malloc((ncand ? ncand : 1) * sizeof *cdf);
     uint32_t *times = calloc(r->n ? r->n : 1, sizeof *times);
     if (!cdf || !times) {
         free(cdf), free(times);
         return gt_fail(GT_ERR_RUNTIME, "out of memory (relocation)");
     }
-    double acc = 0;
-    for (size_t k = 0; k < ncand; k++) acc += gs_sigmoid(r->logit_opacity[cand[k]]), cdf[k] = acc;
-    for (size_t k = 0; k < count; k++) {
-        src[k] = cand[draw(cdf, ncand, gt_rng_unit(rng) * acc)];
+    uint64_t acc = 0;
+    for (size_t k = 0; k < ncand; k++) acc += gs_mcmc_weight(r->logit_opacity[cand[k]]), cdf[k] = acc;
+    for (size_t k = 0; k < count && acc > 0; k++) {
+        src[k] = cand[gs_mcmc_pick(cdf, ncand, stream, k)];
         times[src[k]]++;
     }
+    if (acc == 0) /* every candidate fully transparent: keep them in order */
+        for (size_t k = 0; k < count; k++) src[k] = cand[k % ncand], times[src[k]]++;
     free(cdf);
-    const float omax = 1.0f - 1.1920929e-07f; /* gsplat clamps to 1 - eps */
     for (size_t k = 0; k < count; k++) {
         uint32_t i = src[k];
         if (times[i] == 0) continue; /* already shared */
-        double on, f;
-        gt_gs_mcmc_share(gs_sigmoid(r->logit_opacity[i]), (int)times[i] + 1, &on, &f);
-        float o = (float)on;
-        if (o > omax) o = omax;
-        r->logit_opacity[i] = logf(o / (1.0f - o));
-        for (int a = 0; a < 3; a++) r->log_scale[3 * i + a] += (float)log(f);
+        float nl, dls;
+        gs_mcmc_shared(r->logit_opacity[i], times[i], min_opacity, &nl, &dls);
+        r->logit_opacity[i] = nl;
+        for (int a = 0; a < 3; a++) r->log_scale[3 * i + a] += dls;
         times[i] = 0;
     }
     free(times);
@@ -277,7 +245,14 @@ static gt_status grow(gt_gs_raw *x, size_t n_new)
     return GT_OK;
 }
 
-gt_status gt_gs_mcmc_relocate(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt_gs_densify_opts *o, uint64_t *rng,
+size_t gt_gs_mcmc_target(size_t n, const gt_gs_densify_opts *o)
+{
+    size_t target = (size_t)(1.05 * (double)n), cap = o->max_gaussians ? o->max_gaussians : GT_GS_MCMC_CAP;
+    if (target > cap) target = cap;
+    return target > n ? target : n;
+}
+
+gt_status gt_gs_mcmc_relocate(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt_gs_densify_opts *o, uint64_t seed,
                               gt_gs_densify_count *out)
 {
     memset(out, 0, sizeof *out);
@@ -289,16 +264,17 @@ gt_status gt_gs_mcmc_relocate(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt
         free(dead), free(live);
         return gt_fail(GT_ERR_RUNTIME, "out of memory (relocation)");
     }
+    const float minop = (float)o->min_opacity;
     size_t nd = 0, nl = 0;
     for (size_t i = 0; i < n; i++) {
-        float op = gs_sigmoid(r->logit_opacity[i]);
-        if (op <= o->min_opacity || !(op == op)) dead[nd++] = (uint32_t)i;
+        if (gs_mcmc_dead(r->logit_opacity[i], minop)) dead[nd++] = (uint32_t)i;
         else live[nl++] = (uint32_t)i;
     }
     gt_status st = GT_OK;
     if (nd && nl) {
         uint32_t *src = malloc(nd * sizeof *src);
-        st = src ? draw_sources(r, live, nl, nd, rng, src) : gt_fail(GT_ERR_RUNTIME, "out of memory (relocation)");
+        st = src ? draw_sources(r, live, nl, nd, gt_gs_mcmc_stream(seed, 0), minop, src)
+                 : gt_fail(GT_ERR_RUNTIME, "out of memory (relocation)");
         for (size_t k = 0; st == GT_OK && k < nd; k++) {
             copy_one(r, dead[k], r, src[k]);
             zero_one(m, dead[k]), zero_one(v, dead[k]);
@@ -309,13 +285,13 @@ gt_status gt_gs_mcmc_relocate(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt
     }
     free(dead);
     /* growth: 5 % more, at most cap_max, drawn among all by opacity */
-    size_t target = (size_t)(1.05 * (double)n), cap = o->max_gaussians ? o->max_gaussians : GT_GS_MCMC_CAP;
-    if (target > cap) target = cap;
+    size_t target = gt_gs_mcmc_target(n, o);
     if (st == GT_OK && target > n && n > 0) {
         size_t add = target - n;
         for (size_t i = 0; i < n; i++) live[i] = (uint32_t)i;
         uint32_t *src = malloc(add * sizeof *src);
-        st = src ? draw_sources(r, live, n, add, rng, src) : gt_fail(GT_ERR_RUNTIME, "out of memory (growth)");
+        st = src ? draw_sources(r, live, n, add, gt_gs_mcmc_stream(seed, 1), minop, src)
+                 : gt_fail(GT_ERR_RUNTIME, "out of memory (growth)");
         if (st == GT_OK) st = grow(r, target);
         if (st == GT_OK) st = grow(m, target);
         if (st == GT_OK) st = grow(v, target);

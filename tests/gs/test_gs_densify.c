@@ -82,7 +82,7 @@ static void test_clone_split_prune(void **state)
     gt_gs_densify_opts_default(&o);
     uint64_t rng = 1;
     gt_gs_densify_count c;
-    assert_int_equal(gt_gs_densify_prune(&f.r, &f.m, &f.v, &st, &o, 10.0, false, &rng, &c), GT_OK);
+    assert_int_equal(gt_gs_densify_prune(&f.r, &f.m, &f.v, &st, &o, 10.0, false, rng, &c), GT_OK);
     assert_int_equal(c.cloned, 1);
     assert_int_equal(c.split, 1);
     assert_int_equal(c.pruned, 1);
@@ -116,7 +116,7 @@ static void test_clone_split_prune(void **state)
     set_one(&f.r, &f.m, &f.v, 0, 0.05f, 0.5);
     set_one(&f.r, &f.m, &f.v, 1, 2.0f, 0.5);
     gt_gs_grad_stats st2 = {f.g, f.seen};
-    assert_int_equal(gt_gs_densify_prune(&f.r, &f.m, &f.v, &st2, &o, 10.0, true, &rng, &c), GT_OK);
+    assert_int_equal(gt_gs_densify_prune(&f.r, &f.m, &f.v, &st2, &o, 10.0, true, rng, &c), GT_OK);
     assert_int_equal(c.n_after, 1);
     assert_float_equal(f.r.log_scale[0], logf(0.05f), 0);
     unmake(&f);
@@ -136,7 +136,7 @@ static void test_unseen_not_densified(void **state)
     gt_gs_densify_opts_default(&o);
     uint64_t rng = 1;
     gt_gs_densify_count c;
-    assert_int_equal(gt_gs_densify_prune(&f.r, &f.m, &f.v, &st, &o, 10.0, false, &rng, &c), GT_OK);
+    assert_int_equal(gt_gs_densify_prune(&f.r, &f.m, &f.v, &st, &o, 10.0, false, rng, &c), GT_OK);
     assert_int_equal(c.n_after, 1);
     assert_int_equal(c.cloned + c.split, 0);
     unmake(&f);
@@ -156,7 +156,7 @@ static void test_cap(void **state)
     o.max_gaussians = 6;
     uint64_t rng = 1;
     gt_gs_densify_count c;
-    assert_int_equal(gt_gs_densify_prune(&f.r, &f.m, &f.v, &st, &o, 10.0, false, &rng, &c), GT_OK);
+    assert_int_equal(gt_gs_densify_prune(&f.r, &f.m, &f.v, &st, &o, 10.0, false, rng, &c), GT_OK);
     assert_int_equal(c.n_after, 6);
     assert_int_equal(c.cloned, 2);
     assert_int_equal(c.capped, 1);
@@ -192,7 +192,7 @@ static void test_split_distribution(void **state)
     gt_gs_densify_opts_default(&o);
     uint64_t rng = 99;
     gt_gs_densify_count c;
-    assert_int_equal(gt_gs_densify_prune(&r, &m, &v, &st, &o, 10.0, false, &rng, &c), GT_OK);
+    assert_int_equal(gt_gs_densify_prune(&r, &m, &v, &st, &o, 10.0, false, rng, &c), GT_OK);
     assert_int_equal(c.split, n);
     assert_int_equal(r.n, 2 * n);
     double mean[3] = {0, 0, 0}, cov[9] = {0};
@@ -320,7 +320,7 @@ static void test_mcmc_relocate(void **state)
     o.max_gaussians = 6; /* no growth */
     uint64_t rng = 3;
     gt_gs_densify_count c;
-    assert_int_equal(gt_gs_mcmc_relocate(&f.r, &f.m, &f.v, &o, &rng, &c), GT_OK);
+    assert_int_equal(gt_gs_mcmc_relocate(&f.r, &f.m, &f.v, &o, rng, &c), GT_OK);
     assert_int_equal(c.relocated, 2);
     assert_int_equal(c.added, 0);
     assert_int_equal(f.r.n, 6);
@@ -352,13 +352,13 @@ static void test_mcmc_relocate(void **state)
     assert_int_equal(gt_gs_raw_alloc(&v, 100, 0), GT_OK);
     for (size_t i = 0; i < 100; i++) r.logit_opacity[i] = 1.0f, r.rot[4 * i] = 1, r.pos[3 * i] = (float)i;
     o.max_gaussians = 0; /* gsplat's cap, far away */
-    assert_int_equal(gt_gs_mcmc_relocate(&r, &m, &v, &o, &rng, &c), GT_OK);
+    assert_int_equal(gt_gs_mcmc_relocate(&r, &m, &v, &o, rng, &c), GT_OK);
     assert_int_equal(c.added, 5);
     assert_int_equal(r.n, 105);
     assert_int_equal(m.n, 105);
     for (size_t i = 100; i < 105; i++) assert_float_equal(r.logit_opacity[i], r.logit_opacity[(size_t)r.pos[3 * i]], 0);
     o.max_gaussians = 107;
-    assert_int_equal(gt_gs_mcmc_relocate(&r, &m, &v, &o, &rng, &c), GT_OK);
+    assert_int_equal(gt_gs_mcmc_relocate(&r, &m, &v, &o, rng, &c), GT_OK);
     assert_int_equal(r.n, 107);
     gt_gs_raw_free(&r), gt_gs_raw_free(&m), gt_gs_raw_free(&v);
 }
