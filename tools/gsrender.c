@@ -73,6 +73,10 @@ static const char *USAGE =
     "      --test-every N      hold out every Nth camera from 0 (the reference: 8)\n"
     "      --eval-every K      PSNR of the held-out views every K iterations (always\n"
     "                          at the start and the end)\n"
+    "      --eval-at LIST      ... and at these iterations (e.g. 7000,30000)\n"
+    "      --metrics FILE      CSV: iteration,view,psnr,ssim,gaussians of every\n"
+    "                          held-out view at every evaluation, and their mean\n"
+    "      --save-at LIST      write OUT-<iteration>.ply at these iterations\n"
     "      --seed S            seed of the camera order (default 0)\n"
     "  -r, --resolution F      cameras and images downscaled by F (1, 2, 4, 8)\n"
     "      --sh-start D        SH degree at the first iteration (default: the\n"
@@ -116,8 +120,25 @@ enum {
     O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL, O_SHPREC, O_POSSTEPS,
     O_LR_POS0, O_LR_POS1, O_LR_FEAT, O_LR_REST, O_LR_OPAC, O_LR_SCALE, O_LR_ROT, O_DENS, O_DENS_FROM,
     O_DENS_UNTIL, O_DENS_EVERY, O_DENS_GRAD, O_DENS_PCT, O_DENS_RESET, O_DENS_MINOP, O_DENS_MAX, O_MCMC,
-    O_MCMC_NOISE, O_MCMC_OPREG, O_MCMC_SCREG
+    O_MCMC_NOISE, O_MCMC_OPREG, O_MCMC_SCREG, O_METRICS, O_EVAL_AT, O_SAVE_AT
 };
+
+/* --eval-at / --save-at: iterations separated by commas. */
+static gt_status parse_iterations(const char *opt, const char *arg, int *out, int *n)
+{
+    *n = 0;
+    const char *s = arg;
+    while (*s) {
+        char item[24];
+        size_t l = strcspn(s, ",");
+        if (l == 0 || l >= sizeof item) return gt_usage_error("%s '%s': give iterations separated by commas", opt, arg);
+        if (*n >= GT_GS_FIT_MAX_AT) return gt_usage_error("%s '%s': at most %d iterations", opt, arg, GT_GS_FIT_MAX_AT);
+        memcpy(item, s, l), item[l] = 0;
+        GT_TRY(gt_parse_int(opt, item, 1, 100000000, &out[(*n)++]));
+        s += l + (s[l] == ',');
+    }
+    return *n ? GT_OK : gt_usage_error("%s: give at least one iteration", opt);
+}
 
 /* --frames A:B, A: or :B (frames A to B-1; a missing A is 0, a missing B the
  * orbit's end); the job checks the range against --orbit. */
@@ -148,6 +169,9 @@ static bool set_fit_option(gt_gs_fit_job *f, int c, const char *arg, gt_status *
     case O_FIT: *st = gt_parse_path_once("--fit", arg, &f->images); return true;
     case O_ITERS: *st = gt_parse_int("--iterations", arg, 1, 100000000, &f->iterations); return true;
     case O_LOG: *st = gt_parse_path_once("--log", arg, &f->log); return true;
+    case O_METRICS: *st = gt_parse_path_once("--metrics", arg, &f->metrics); return true;
+    case O_EVAL_AT: *st = parse_iterations("--eval-at", arg, f->eval_at, &f->n_eval_at); return true;
+    case O_SAVE_AT: *st = parse_iterations("--save-at", arg, f->save_at, &f->n_save_at); return true;
     case O_TESTV: f->test_views = arg; return true;
     case O_TESTN: *st = gt_parse_int("--test-every", arg, 1, 1000000, &f->test_every); return true;
     case O_EVAL: *st = gt_parse_int("--eval-every", arg, 1, 100000000, &f->eval_every); return true;
@@ -252,6 +276,7 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
     gt_guard_input(&g, f->cameras, "--cameras");
     gt_guard_output(&g, f->output, "-o", "ply", NULL);
     gt_guard_output(&g, f->log, "--log", NULL, NULL);
+    gt_guard_output(&g, f->metrics, "--metrics", NULL, NULL);
     gt_status st = gt_guard_check(&g);
     gt_guard_free(&g);
     if (st == GT_OK) st = gt_gs_fit_run(f, NULL);
@@ -398,6 +423,9 @@ int main(int argc, char **argv)
         {"fit", required_argument, 0, O_FIT},
         {"iterations", required_argument, 0, O_ITERS},
         {"log", required_argument, 0, O_LOG},
+        {"metrics", required_argument, 0, O_METRICS},
+        {"eval-at", required_argument, 0, O_EVAL_AT},
+        {"save-at", required_argument, 0, O_SAVE_AT},
         {"test-views", required_argument, 0, O_TESTV},
         {"test-every", required_argument, 0, O_TESTN},
         {"eval-every", required_argument, 0, O_EVAL},

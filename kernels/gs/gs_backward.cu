@@ -43,7 +43,7 @@
 
 struct gt_gs_diff {
     gt_gs_cu *cu;
-    size_t n;
+    size_t n, cap; // Gaussians, and how many the per-Gaussian buffers hold
     int sh_degree, sh_k, max_w, max_h;
     void *stream;
     float *T;       // per pixel: final transmittance
@@ -199,12 +199,34 @@ static gt_status create_impl(gt_gs_diff *d)
     cu->sh_k = d->sh_k;
     cu->stream = d->stream;
     cu->stream_borrowed = true;
+    cu->sort_all = 1; // training: no wait for the visible count
     gt_arena_init(&cu->arena);
-    GT_TRY(gs_cu_alloc_scene(cu, d->n, d->sh_k, false, false));
+    GT_TRY(gs_cu_alloc_scene(cu, d->cap, d->sh_k, false, false));
     size_t np = (size_t)d->max_w * d->max_h;
     GT_TRY(dalloc((void **)&d->T, np * sizeof(float), "final transmittance"));
     GT_TRY(dalloc((void **)&d->last, np * sizeof(uint32_t), "last contributors"));
-    GT_TRY(dalloc((void **)&d->acc, d->n * ACC * sizeof(float), "per-Gaussian gradient sums"));
+    GT_TRY(dalloc((void **)&d->acc, d->cap * ACC * sizeof(float), "per-Gaussian gradient sums"));
+    return GT_OK;
+}
+
+extern "C" gt_status gt_gs_diff_resize(gt_gs_diff *d, size_t n)
+{
+    if (n > 0xFFFFFFFFull) return gt_fail(GT_ERR_DATA, "too many Gaussians for the GPU path (%zu)", n);
+    d->have_fwd = false;
+    if (n > d->cap) { // a quarter more than asked, so that growth in steps reallocates seldom
+        size_t cap = n + n / 4;
+        if (cap > 0xFFFFFFFFull) cap = 0xFFFFFFFFull;
+        cudaStreamSynchronize((cudaStream_t)d->stream);
+        gs_cu_free_scene(d->cu);
+        gt_cu_free(d->acc);
+        d->acc = NULL;
+        d->cap = 0;
+        GT_TRY(gs_cu_alloc_scene(d->cu, cap, d->sh_k, false, false));
+        GT_TRY(dalloc((void **)&d->acc, cap * ACC * sizeof(float), "per-Gaussian gradient sums"));
+        d->cap = cap;
+    }
+    d->n = n;
+    d->cu->n = n;
     return GT_OK;
 }
 
@@ -218,7 +240,7 @@ extern "C" gt_status gt_gs_diff_create(size_t n, int sh_degree, int max_w, int m
         return gt_fail(GT_ERR_USAGE, "image size %dx%d not in 1..%d", max_w, max_h, GT_GS_MAX_SIZE);
     gt_gs_diff *d = (gt_gs_diff *)calloc(1, sizeof *d);
     if (!d) return gt_fail(GT_ERR_RUNTIME, "out of memory (GPU context)");
-    d->n = n;
+    d->n = d->cap = n;
     d->sh_degree = sh_degree;
     d->sh_k = (sh_degree + 1) * (sh_degree + 1);
     d->max_w = max_w;
@@ -320,7 +342,7 @@ extern "C" size_t gt_gs_diff_bytes(const gt_gs_diff *d)
 {
     if (!d) return 0;
     const gt_gs_cu *cu = d->cu;
-    size_t m = d->n ? d->n : 1, np = (size_t)d->max_w * d->max_h;
+    size_t m = d->cap ? d->cap : 1, np = (size_t)d->max_w * d->max_h;
     size_t b = m * (sizeof(float4) + 6 * sizeof(float) + sizeof(float2) + 3 * sizeof(float4) + sizeof(ushort4) +
                     2 * sizeof(uint32_t) + ACC * sizeof(float));
     b += np * (sizeof(float) + sizeof(uint32_t));

@@ -31,15 +31,18 @@
 
 __constant__ float c_win[GT_GS_SSIM_WIN];
 
+// Each evaluation's sums (S, |x-y|, (x-y)^2) go to the next of
+// GT_GS_CU_LOSS_RING slots and stay on the device until a fetch, so that a
+// training loop need not wait for the GPU every iteration.
 struct gt_gs_cu_loss {
     cudaStream_t stream;
-    size_t cap; // pixels
-    float *fwd; // 15 planes (5 per channel)
-    float *fac; // 9 planes (3 per channel)
-    double *sums; // S, |x-y|, (x-y)^2
-    double host[3];
-    int w, h;
-    double lambda;
+    size_t cap;   // pixels
+    float *fwd;   // 15 planes (5 per channel)
+    float *fac;   // 9 planes (3 per channel)
+    double *sums; // GT_GS_CU_LOSS_RING x 3
+    double *host; // pinned, likewise
+    int pending;  // evaluations queued since the last fetch (slots 0..pending-1)
+    double n[GT_GS_CU_LOSS_RING], lambda[GT_GS_CU_LOSS_RING]; // values per slot
 };
 
 __global__ void k_fwd_h(const float *__restrict__ x, const float *__restrict__ y, int w, int h,
@@ -195,6 +198,20 @@ extern "C" gt_status gt_gs_cu_mcmc_noise(gt_gs_raw *r, double scaler, uint64_t s
     return GT_OK;
 }
 
+__global__ void k_clamp01(float *x, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        x[i] = fminf(1.0f, fmaxf(0.0f, x[i]));
+}
+
+extern "C" gt_status gt_gs_cu_clamp01(float *x, size_t n, void *stream)
+{
+    if (n == 0) return GT_OK;
+    k_clamp01<<<gt_grid(n, 256, 65536), 256, 0, (cudaStream_t)stream>>>(x, n);
+    GT_CU_LAUNCH("k_clamp01");
+    return GT_OK;
+}
+
 __global__ void k_u8(const unsigned char *src, float *dst, size_t n)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
@@ -220,7 +237,9 @@ extern "C" gt_status gt_gs_cu_loss_create(int max_w, int max_h, void *stream, gt
     gt_gs_ssim_window(win);
     gt_status st = gt_cu_malloc((void **)&L->fwd, L->cap * 15 * sizeof(float), "SSIM moments");
     if (st == GT_OK) st = gt_cu_malloc((void **)&L->fac, L->cap * 9 * sizeof(float), "SSIM gradient");
-    if (st == GT_OK) st = gt_cu_malloc((void **)&L->sums, 3 * sizeof(double), "loss sums");
+    if (st == GT_OK) st = gt_cu_malloc((void **)&L->sums, GT_GS_CU_LOSS_RING * 3 * sizeof(double), "loss sums");
+    if (st == GT_OK)
+        st = gt_cu_pinned_alloc((void **)&L->host, GT_GS_CU_LOSS_RING * 3 * sizeof(double), "loss sums (host)");
     if (st == GT_OK)
         st = gt_cu_status_from(cudaMemcpyToSymbol(c_win, win, sizeof win), "cudaMemcpyToSymbol", __FILE__,
                                __LINE__);
@@ -234,7 +253,7 @@ extern "C" gt_status gt_gs_cu_loss_create(int max_w, int max_h, void *stream, gt
 
 extern "C" size_t gt_gs_cu_loss_bytes(const gt_gs_cu_loss *L)
 {
-    return L ? L->cap * 24 * sizeof(float) + 3 * sizeof(double) : 0;
+    return L ? L->cap * 24 * sizeof(float) + GT_GS_CU_LOSS_RING * 3 * sizeof(double) : 0;
 }
 
 extern "C" void gt_gs_cu_loss_destroy(gt_gs_cu_loss *L)
@@ -243,6 +262,7 @@ extern "C" void gt_gs_cu_loss_destroy(gt_gs_cu_loss *L)
     gt_cu_free(L->fwd);
     gt_cu_free(L->fac);
     gt_cu_free(L->sums);
+    gt_cu_pinned_free(L->host);
     free(L);
 }
 
@@ -251,14 +271,18 @@ extern "C" gt_status gt_gs_cu_loss_eval(gt_gs_cu_loss *L, const float *x, const 
 {
     if ((size_t)w * h > L->cap)
         return gt_fail(GT_ERR_RUNTIME, "loss of a %dx%d image in a workspace of %zu pixels", w, h, L->cap);
+    if (L->pending >= GT_GS_CU_LOSS_RING)
+        return gt_fail(GT_ERR_RUNTIME, "%d loss evaluations queued without a fetch", L->pending);
     size_t n = 3 * (size_t)w * h;
-    L->w = w, L->h = h, L->lambda = lambda;
-    GT_CU(cudaMemsetAsync(L->sums, 0, 3 * sizeof(double), L->stream));
+    double *sums = L->sums + 3 * L->pending;
+    L->n[L->pending] = (double)n, L->lambda[L->pending] = lambda;
+    L->pending++;
+    GT_CU(cudaMemsetAsync(sums, 0, 3 * sizeof(double), L->stream));
     dim3 blk(BX, BY), grd((w + BX - 1) / BX, (h + BY - 1) / BY, 3);
     k_fwd_h<<<grd, blk, 0, L->stream>>>(x, y, w, h, L->fwd);
     GT_CU_LAUNCH("k_fwd_h");
     k_fwd_v<<<grd, blk, 0, L->stream>>>(x, y, w, h, L->fwd, dl_dx ? L->fac : NULL,
-                                        (float)(-lambda / (double)n), L->sums);
+                                        (float)(-lambda / (double)n), sums);
     GT_CU_LAUNCH("k_fwd_v");
     if (dl_dx) {
         k_bwd_h<<<grd, blk, 0, L->stream>>>(L->fac, w, h, L->fwd);
@@ -269,16 +293,41 @@ extern "C" gt_status gt_gs_cu_loss_eval(gt_gs_cu_loss *L, const float *x, const 
     return GT_OK;
 }
 
+extern "C" int gt_gs_cu_loss_pending(const gt_gs_cu_loss *L)
+{
+    return L->pending;
+}
+
+extern "C" gt_status gt_gs_cu_loss_fetch_all(gt_gs_cu_loss *L, gt_gs_cu_loss_value *out, int *count)
+{
+    int k = L->pending;
+    *count = k;
+    if (k == 0) return GT_OK;
+    L->pending = 0;
+    GT_CU(cudaMemcpyAsync(L->host, L->sums, (size_t)k * 3 * sizeof(double), cudaMemcpyDeviceToHost, L->stream));
+    GT_CU(cudaStreamSynchronize(L->stream));
+    for (int q = 0; q < k; q++) {
+        const double *h = L->host + 3 * q;
+        double s = h[0] / L->n[q], a = h[1] / L->n[q];
+        out[q].ssim = s;
+        out[q].l1 = a;
+        out[q].loss = (1.0 - L->lambda[q]) * a + L->lambda[q] * (1.0 - s);
+        out[q].sse = h[2];
+        out[q].n = L->n[q];
+    }
+    return GT_OK;
+}
+
 extern "C" gt_status gt_gs_cu_loss_fetch(gt_gs_cu_loss *L, double *loss, double *l1, double *ssim, double *sse)
 {
-    GT_CU(cudaMemcpyAsync(L->host, L->sums, 3 * sizeof(double), cudaMemcpyDeviceToHost, L->stream));
-    GT_CU(cudaStreamSynchronize(L->stream));
-    double n = 3.0 * L->w * L->h;
-    double s = L->host[0] / n, a = L->host[1] / n;
-    if (ssim) *ssim = s;
-    if (l1) *l1 = a;
-    if (loss) *loss = (1.0 - L->lambda) * a + L->lambda * (1.0 - s);
-    if (sse) *sse = L->host[2];
+    gt_gs_cu_loss_value v[GT_GS_CU_LOSS_RING];
+    int k = 0;
+    GT_TRY(gt_gs_cu_loss_fetch_all(L, v, &k));
+    if (k == 0) return gt_fail(GT_ERR_RUNTIME, "no loss evaluation to fetch");
+    if (ssim) *ssim = v[k - 1].ssim;
+    if (l1) *l1 = v[k - 1].l1;
+    if (loss) *loss = v[k - 1].loss;
+    if (sse) *sse = v[k - 1].sse;
     return GT_OK;
 }
 

@@ -15,6 +15,10 @@
 #include "gs/gs_const.h"
 
 #define TILE GS_TILE
+// Scenes of at most this many Gaussians are depth-sorted whole, the ones
+// that reach no tile keyed last, instead of compacted first (which makes
+// the host wait for the count).
+#define GS_SORT_ALL_MAX 65536
 #define BLOCK (TILE * TILE)
 
 // What the duplicate reads of a Gaussian, in one 32-byte sector (it reads
@@ -32,6 +36,7 @@ struct gt_gs_cu {
     int sh_k;
     int antialias;
     int exact;        // ellipse/tile binning (else the reference's bounding square)
+    int sort_all;     // depth-sort every Gaussian, no compaction (see GS_SORT_ALL_MAX)
     void *stream;
     bool stream_borrowed; // not destroyed with the context
     gt_arena arena;
@@ -79,5 +84,7 @@ struct Cam {
 // The per-Gaussian buffers of g for n Gaussians; the SH buffer only with
 // own_sh (floats, or halves with sh_half).
 gt_status gs_cu_alloc_scene(gt_gs_cu *g, size_t n, int sh_k, bool own_sh, bool sh_half);
+// ... and freed again (the other buffers stay).
+void gs_cu_free_scene(gt_gs_cu *g);
 
 #endif

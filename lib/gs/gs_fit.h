@@ -12,8 +12,11 @@
  *                     MCMC's relocation and growth
  *   gs_fit_mcmc.h     MCMC's per-Gaussian noise and regularisers (CPU and GPU)
  *   gs_ply_write.c    raw parameters -> standard 3DGS PLY
- *   gs_fit.c          the job: the training loop on the GPU or the CPU
- *   kernels/gs/gs_fit.cu  loss, SSIM and Adam on the GPU
+ *   gs_fit.c          the job (gs_fit_priv.h: gs_fit_state.c, gs_fit_loop.c,
+ *                     gs_fit_eval.c: the state, the iterations, the held-out
+ *                     views)
+ *   kernels/gs/gs_fit.cu      loss, SSIM and Adam on the GPU
+ *   kernels/gs/gs_densify.cu  the density control on the GPU
  * Images are planar float RGB (gs_grad.h): channel c of pixel (x, y) at
  * (c*h + y)*w + x. */
 #ifndef GT_GS_FIT_H
@@ -129,10 +132,11 @@ typedef struct gt_gs_densify_count {
  * replaced by arrays of the new count (the old ones freed); stats are r's
  * accumulated statistics (n entries each, not modified); extent is the
  * scene extent of the learning rates (gt_gs_cameras_extent); prune_big
- * also prunes Gaussians whose largest axis exceeds 0.1 x extent; rng draws
- * the split children. */
+ * also prunes Gaussians whose largest axis exceeds 0.1 x extent; seed is
+ * the step's stream of draws for the split children (gs_densify_math.h).
+ * The CPU reference of gt_gs_cu_densify_prune. */
 gt_status gt_gs_densify_prune(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt_gs_grad_stats *stats,
-                              const gt_gs_densify_opts *o, double extent, bool prune_big, uint64_t *rng,
+                              const gt_gs_densify_opts *o, double extent, bool prune_big, uint64_t seed,
                               gt_gs_densify_count *out);
 /* MCMC (gs_fit_mcmc.h has the per-Gaussian noise and regularisers): the
  * dead Gaussians (opacity <= min_opacity) become copies of live ones drawn
@@ -140,11 +144,16 @@ gt_status gt_gs_densify_prune(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt
  * GT_GS_MCMC_CAP, gsplat's cap_max) the same way; r, m, v replaced when
  * they grow. */
 #define GT_GS_MCMC_CAP 1000000
-gt_status gt_gs_mcmc_relocate(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt_gs_densify_opts *o, uint64_t *rng,
+gt_status gt_gs_mcmc_relocate(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt_gs_densify_opts *o, uint64_t seed,
                               gt_gs_densify_count *out);
+/* The count after a relocation step of n: 5 % more, at most the cap. */
+size_t gt_gs_mcmc_target(size_t n, const gt_gs_densify_opts *o);
+/* The streams of a relocation step's draws (which 0: relocation, 1:
+ * growth), for the CPU and the GPU alike. */
+uint64_t gt_gs_mcmc_stream(uint64_t seed, int which);
 /* The paper's sharing of one Gaussian's opacity o among N copies of it:
  * each gets 1 - (1 - o)^(1/N) and its scale times *scale_factor (N clamped
- * to 1..51, as gsplat). */
+ * to 1..51, as gsplat); gs_densify_math.h's gs_mcmc_share. */
 void gt_gs_mcmc_share(double o, int N, double *o_new, double *scale_factor);
 /* CPU: the regularisers' gradients added to g, and the position noise of
  * step `step` added to r's positions (scaler: noise_lr x position rate). */
@@ -200,6 +209,11 @@ typedef struct gt_gs_fit_job {
     gt_device_kind device;
     int gpu;
     bool timings;        /* per-stage table (forward, loss, backward, adam, eval) on stderr */
+    const char *metrics; /* CSV: iteration,view,psnr,ssim,gaussians for every held-out view at
+                            every evaluation, and a "mean" row (or NULL) */
+#define GT_GS_FIT_MAX_AT 64
+    int eval_at[GT_GS_FIT_MAX_AT], n_eval_at; /* evaluate also at these iterations */
+    int save_at[GT_GS_FIT_MAX_AT], n_save_at; /* write OUT-<iteration>.ply at these */
 } gt_gs_fit_job;
 void gt_gs_fit_job_init(gt_gs_fit_job *j);
 /* What one training iteration reports (for callers and tests). */
@@ -207,6 +221,7 @@ typedef struct gt_gs_fit_result {
     int iterations;
     double first_loss, last_loss;  /* means over the first / last 10% of iterations */
     double psnr_test_start, psnr_test_end; /* mean over held-out views (NAN: none) */
+    double ssim_test_end;
     double seconds;
     size_t gaussians_start, gaussians_end; /* counts before and after (densification) */
     size_t device_bytes;            /* counted parameters, gradients, Adam state, images */

@@ -70,6 +70,10 @@ gt_status gt_gs_backward_cpu(const gt_gs_raw *r, int sh_deg, const gt_gs_camera 
  * `stream` (a cudaStream_t; NULL: the default stream). */
 typedef struct gt_gs_diff gt_gs_diff;
 gt_status gt_gs_diff_create(size_t n, int sh_degree, int max_w, int max_h, void *stream, gt_gs_diff **d);
+/* The workspace for n Gaussians (after the density control changed the
+ * count): the per-Gaussian buffers grow (a quarter beyond n) when they are
+ * too small, never shrink; the rest is kept. */
+gt_status gt_gs_diff_resize(gt_gs_diff *d, size_t n);
 /* Forward, keeping what the backward needs; rgb: device, 3*w*h planar. */
 gt_status gt_gs_diff_forward(gt_gs_diff *d, const gt_gs_raw *dev_r, int sh_deg, const gt_gs_camera *c,
                              const gt_gs_params *p, float *dev_rgb);
