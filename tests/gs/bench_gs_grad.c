@@ -75,6 +75,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < 3 && ok; k++) ok = fscanf(cf, "%f", &c.campos[k]) == 1;
     fclose(cf);
     if (!ok) return die("camera file: expected w h fx fy R[9] t[3] campos[3]");
+    c.cx = 0.5f * (float)c.width, c.cy = 0.5f * (float)c.height; /* centred, as the peers' */
     gt_gs_raw r, g;
     if (gt_gs_raw_alloc(&r, n, deg) != GT_OK || gt_gs_raw_alloc(&g, n, deg) != GT_OK) return die(gt_errmsg());
     float *parts[5] = {r.pos, r.log_scale, r.rot, r.logit_opacity, r.sh};

@@ -43,6 +43,7 @@ static int read_cameras(const char *path, gt_gs_camera **out, int *n)
         for (int k = 0; k < 3 && ok; k++) ok = fscanf(f, "%f", &c.t[k]) == 1;
         for (int k = 0; k < 3 && ok; k++) ok = fscanf(f, "%f", &c.campos[k]) == 1;
         if (!ok) break;
+        c.cx = 0.5f * (float)c.width, c.cy = 0.5f * (float)c.height; /* centred, as the peers' */
         gt_gs_camera *grown = realloc(cams, (size_t)(count + 1) * sizeof *cams);
         if (!grown) break;
         cams = grown;
