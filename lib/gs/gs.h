@@ -91,14 +91,22 @@ gt_status gt_gs_camera_orbit(gt_gs_camera *c, const double centre[3], const doub
                              int h);
 
 /* cameras.json of the reference training (array of objects with id,
- * img_name, width, height, position, rotation, fx, fy). A malformed file or
- * an entry a renderer cannot use (size, focal lengths, a rotation that is
- * not orthonormal, a position outside float range) is GT_ERR_DATA naming
- * the line. */
+ * img_name, width, height, position, rotation, fx, fy; optional cx, cy, the
+ * principal point in pixels, else width/2, height/2), parsed by cJSON. A
+ * malformed file (its line and column) or an entry a renderer cannot use
+ * (size, focal lengths, a rotation that is not orthonormal, a position or
+ * principal point outside float range; the entry's index, img_name and
+ * line) is GT_ERR_DATA. */
 gt_status gt_gs_cameras_read(const char *path, gt_gs_camera **cams, int *ncams);
 /* Parse the JSON text (path used for messages). */
 gt_status gt_gs_cameras_parse(const char *text, size_t len, const char *path, gt_gs_camera **cams,
                               int *ncams);
+/* Write n cameras to path ("-": stdout) as the reference's cameras.json
+ * (id = index, img_name = name, width, height, position = campos, rotation
+ * = camera-to-world rows, fy, fx; cx and cy only where they are not
+ * width/2, height/2), atomically; numbers as the shortest text that reads
+ * back as the same float, so gt_gs_cameras_read gives the cameras back. */
+gt_status gt_gs_cameras_write(const char *path, const gt_gs_camera *cams, int n);
 
 typedef struct gt_gs_params {
     float bg[3];          /* background colour (0..1) */

@@ -15,6 +15,8 @@ gt_packages=(
   "libcmocka-dev:/usr/include/cmocka.h"
   "libstb-dev:/usr/include/stb/stb_image.h"
   "zlib1g-dev:/usr/include/zlib.h"
+  "libcjson-dev:/usr/include/cjson/cJSON.h"
+  "libdeflate-dev:/usr/include/libdeflate.h"
   "ffmpeg:/usr/bin/ffmpeg"
   "teem-apps:/usr/bin/unu"
   "python3-scipy:/usr/lib/python3/dist-packages/scipy"

@@ -1,7 +1,8 @@
 /* libFuzzer target: gsrender's cameras.json reader (lib/gs/gs_cameras.c),
  * through a memfd as a user's file would be read. Cameras the reader
  * accepts must be usable as they are: sizes in 1..GT_GS_MAX_SIZE, positive
- * finite focal lengths, finite pose; a broken promise aborts. */
+ * finite focal lengths and principal point, finite pose; a broken promise
+ * aborts. */
 #include "fuzz_common.h"
 
 #include <math.h>
@@ -25,6 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             PROMISE(c->width >= 1 && c->width <= GT_GS_MAX_SIZE);
             PROMISE(c->height >= 1 && c->height <= GT_GS_MAX_SIZE);
             PROMISE(isfinite(c->fx) && c->fx > 0 && isfinite(c->fy) && c->fy > 0);
+            PROMISE(isfinite(c->cx) && isfinite(c->cy));
             for (int k = 0; k < 9; k++) PROMISE(isfinite(c->R[k]));
             for (int k = 0; k < 3; k++) PROMISE(isfinite(c->t[k]) && isfinite(c->campos[k]));
             PROMISE(memchr(c->name, 0, sizeof c->name));

@@ -46,10 +46,7 @@ static void make_fixture(void)
     assert_int_equal(gs_random_scene(&s, 60, 1, 0.08, 0.35, 42), GT_OK);
     gt_gs_params prm;
     gt_gs_params_init(&prm);
-    path_in(p, sizeof p, "cameras.json");
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs("[\n", f);
+    gt_gs_camera cams[NCAM];
     double centre[3] = {0, 0, 0}, up[3] = {0, 1, 0};
     gt_gs_image im;
     assert_int_equal(gt_gs_image_alloc(&im, W, H), GT_OK);
@@ -57,10 +54,8 @@ static void make_fixture(void)
     for (int i = 0; i < NCAM; i++) {
         gt_gs_camera c;
         assert_int_equal(gt_gs_camera_orbit(&c, centre, up, 4.0, i % 2 ? 25 : -10, i, NCAM, 55, W, H), GT_OK);
-        fprintf(f, "{\"id\": %d, \"img_name\": \"v%02d\", \"width\": %d, \"height\": %d, \"position\": [%.9g, %.9g, %.9g], "
-                   "\"rotation\": [[%.9g, %.9g, %.9g], [%.9g, %.9g, %.9g], [%.9g, %.9g, %.9g]], \"fy\": %.9g, \"fx\": %.9g}%s\n",
-                i, i, W, H, c.campos[0], c.campos[1], c.campos[2], c.R[0], c.R[3], c.R[6], c.R[1], c.R[4], c.R[7], c.R[2],
-                c.R[5], c.R[8], c.fy, c.fx, i + 1 < NCAM ? "," : "");
+        snprintf(c.name, sizeof c.name, "v%02d", i);
+        cams[i] = c;
         assert_int_equal(gt_gs_render_cpu(&s, &c, &prm, &im), GT_OK);
         for (int k = 0; k < W * H * 3; k++) {
             float v = fminf(1.0f, fmaxf(0.0f, im.rgb[k]));
@@ -71,8 +66,8 @@ static void make_fixture(void)
         path_in(p, sizeof p, name);
         assert_int_equal(gt_png_write(p, W, H, 3, rgb8), GT_OK);
     }
-    fputs("]\n", f);
-    fclose(f);
+    path_in(p, sizeof p, "cameras.json");
+    assert_int_equal(gt_gs_cameras_write(p, cams, NCAM), GT_OK);
     gt_gs_image_free(&im);
     /* perturb */
     gt_gs_raw r;
