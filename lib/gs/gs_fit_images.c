@@ -5,7 +5,8 @@
  * with any alpha composited over the background (what the reference does
  * for images with alpha when it is told the background), and checked
  * against the camera's size. With a downscale factor the cameras shrink as
- * the reference's --resolution does and full-size images are box-filtered. */
+ * the reference's --resolution does and full-size images are area-averaged
+ * down (gs_pixels.h: a box filter for sizes that divide). */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #include "common/log.h"
 #include "gs/gs_fit.h"
+#include "gs/gs_pixels.h"
 #include "io/image.h"
 
 static const char *const EXTS[] = {".png", ".jpg", ".jpeg", ".PNG", ".JPG", ".JPEG"};
@@ -53,34 +55,6 @@ static bool find_image(const char *dir, const char *name, char *path, size_t len
     }
     snprintf(tried, tlen, "'%s/%s' with .png, .jpg or .jpeg", dir, name);
     return false;
-}
-
-/* img (any channels, 8/16 bit) -> planar RGB float, alpha over bg, box
- * filtered by f (img is f times the output size). */
-static void to_planar(const gt_image *img, int f, const float bg[3], float *out)
-{
-    int w = img->w / f, h = img->h / f, ch = img->channels;
-    double scale = img->bits == 16 ? 1.0 / 65535.0 : 1.0 / 255.0;
-    size_t np = (size_t)w * h;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            double acc[3] = {0, 0, 0};
-            for (int dy = 0; dy < f; dy++)
-                for (int dx = 0; dx < f; dx++) {
-                    size_t i = ((size_t)(y * f + dy) * img->w + (size_t)(x * f + dx)) * ch;
-                    double s[4] = {0, 0, 0, 0};
-                    for (int c = 0; c < ch; c++)
-                        s[c] = (img->bits == 16 ? ((const uint16_t *)img->data)[i + c]
-                                                : ((const uint8_t *)img->data)[i + c]) * scale;
-                    double rgb[3], a = 1.0;
-                    if (ch <= 2) rgb[0] = rgb[1] = rgb[2] = s[0];
-                    else rgb[0] = s[0], rgb[1] = s[1], rgb[2] = s[2];
-                    if (ch == 2) a = s[1];
-                    if (ch == 4) a = s[3];
-                    for (int c = 0; c < 3; c++) acc[c] += rgb[c] * a + bg[c] * (1.0 - a);
-                }
-            for (int c = 0; c < 3; c++) out[c * np + (size_t)y * w + x] = (float)(acc[c] / (f * f));
-        }
 }
 
 /* Image files in dir that no camera names: a -v note each. */
@@ -143,10 +117,9 @@ gt_status gt_gs_fit_images_read(const char *dir, gt_gs_camera *cams, int ncams, 
             if (w < 1) w = 1;
             if (h < 1) h = 1;
         }
-        int ff; /* box filter of the image */
-        if (img.w == w && img.h == h) ff = 1;
-        else if (f > 1 && img.w == c->width && img.h == c->height && img.w / f == w && img.h / f == h) ff = f;
-        else {
+        /* an image of the camera's full size is area-averaged down (gs_pixels.h) */
+        bool full = f > 1 && img.w == c->width && img.h == c->height;
+        if (!(img.w == w && img.h == h) && !full) {
             if (f > 1)
                 st = gt_fail(GT_ERR_DATA,
                              "image '%s' is %dx%d but camera '%s' is %dx%d (%dx%d at --resolution %d)", path,
@@ -159,7 +132,7 @@ gt_status gt_gs_fit_images_read(const char *dir, gt_gs_camera *cams, int ncams, 
         }
         rgb[i] = malloc(sizeof(float) * 3 * (size_t)w * h);
         if (!rgb[i]) st = gt_fail(GT_ERR_RUNTIME, "out of memory (image '%s')", path);
-        else to_planar(&img, ff, bg, rgb[i]);
+        else st = gt_gs_pixels_planar(&img, w, h, bg, rgb[i]);
         gt_image_free(&img);
         if (f > 1) {
             c->fx *= (float)w / c->width;

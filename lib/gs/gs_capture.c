@@ -1,0 +1,231 @@
+/* A COLMAP capture's views (gs_capture.h): the model folder and the images
+ * folder, the lenses and their undistorted cameras, the views sorted by
+ * name with their cameras at the chosen resolution, the held-out split. */
+#include "gs/gs_capture.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/alloc.h"
+
+void gt_gs_capture_opts_init(gt_gs_capture_opts *o)
+{
+    o->resolution = 1;
+    o->test_every = 8;
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static char *join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, "%s/%s", a, b);
+    return s;
+}
+
+/* The model folder: DIR/sparse/0, else DIR/sparse. */
+static gt_status find_model(gt_gs_capture *cap)
+{
+    char *s0 = join(cap->dir, "sparse/0"), *s = join(cap->dir, "sparse");
+    if (!s0 || !s) {
+        free(s0), free(s);
+        return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    }
+    if (is_dir(s0)) cap->model_dir = s0, free(s);
+    else if (is_dir(s)) cap->model_dir = s, free(s0);
+    else {
+        free(s0), free(s);
+        return gt_fail(GT_ERR_DATA,
+                       "'%s' is not a COLMAP capture: it has no sparse/0/ or sparse/ folder (the model: cameras, "
+                       "images and points3D, .bin or .txt)",
+                       cap->dir);
+    }
+    return GT_OK;
+}
+
+static gt_status unsupported(const gt_gs_capture *cap, const gt_colmap_camera *c, const char *image)
+{
+    return gt_fail(GT_ERR_DATA,
+                   "camera %u (image '%s') is a %s camera: gsrender takes PINHOLE and SIMPLE_PINHOLE cameras and "
+                   "undistorts SIMPLE_RADIAL, RADIAL and OPENCV ones; undistort the capture first: colmap "
+                   "image_undistorter --image_path %s/images --input_path %s --output_path OUT (or pycolmap's "
+                   "undistort_images(OUT, '%s', '%s/images')), then train on OUT",
+                   c->id, image, gt_colmap_model_name(c->model), cap->dir, cap->model_dir, cap->model_dir, cap->dir);
+}
+
+/* The lens entry of COLMAP camera c, made on first use. */
+static gt_status lens_of(gt_gs_capture *cap, const gt_colmap_camera *c, const char *image, int *out)
+{
+    for (int k = 0; k < cap->nlenses; k++)
+        if (cap->lenses[k].camera_id == c->id) {
+            *out = k;
+            return GT_OK;
+        }
+    gt_gs_capture_lens L = {.camera_id = c->id, .model = c->model, .width = c->width, .height = c->height};
+    if (!gt_gs_lens_from_colmap(c, &L.lens)) return unsupported(cap, c, image);
+    if (!(L.lens.fx > 0) || !(L.lens.fy > 0))
+        return gt_fail(GT_ERR_DATA, "camera %u (%s): focal lengths %g, %g are not positive (%s)", c->id,
+                       gt_colmap_model_name(c->model), L.lens.fx, L.lens.fy, cap->model.cameras_path);
+    L.distorted = !gt_gs_model_is_pinhole(c->model);
+    if (L.distorted) {
+        if (gt_gs_undistort_camera(&L.lens, c->width, c->height, &L.pinhole) != GT_OK) {
+            gt_errmsg_prefix("camera %u (%s, %s)", c->id, gt_colmap_model_name(c->model), cap->model.cameras_path);
+            return GT_ERR_DATA;
+        }
+    } else {
+        L.pinhole = (gt_gs_pinhole){c->width, c->height, L.lens.fx, L.lens.fy, L.lens.cx, L.lens.cy};
+    }
+    gt_gs_capture_lens *nl = realloc(cap->lenses, sizeof *nl * (size_t)(cap->nlenses + 1));
+    if (!nl) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    cap->lenses = nl;
+    cap->lenses[cap->nlenses] = L;
+    *out = cap->nlenses++;
+    return GT_OK;
+}
+
+/* Python's round(v) for v >= 0: halves to even. */
+static int round_even(double v)
+{
+    double f = floor(v), d = v - f;
+    if (d > 0.5 || (d == 0.5 && fmod(f, 2.0) != 0)) f += 1;
+    return (int)f;
+}
+
+/* R (row-major, world -> camera) of quaternion q (w x y z), normalised. */
+static void quat_to_R(const double q_in[4], double R[9])
+{
+    double n = sqrt(q_in[0] * q_in[0] + q_in[1] * q_in[1] + q_in[2] * q_in[2] + q_in[3] * q_in[3]);
+    double w = q_in[0] / n, x = q_in[1] / n, y = q_in[2] / n, z = q_in[3] / n;
+    R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z), R[2] = 2 * (x * z + w * y);
+    R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z), R[5] = 2 * (y * z - w * x);
+    R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x), R[8] = 1 - 2 * (x * x + y * y);
+}
+
+/* The view of image im with lens L at resolution r. */
+static gt_status make_view(const gt_gs_capture *cap, const gt_colmap_image *im, int lens, gt_gs_view *v)
+{
+    const gt_gs_capture_lens *L = &cap->lenses[lens];
+    const gt_gs_pinhole *p = &L->pinhole;
+    int r = cap->resolution;
+    int w = r > 1 ? round_even((double)p->width / r) : p->width;
+    int h = r > 1 ? round_even((double)p->height / r) : p->height;
+    if (w < 1) w = 1;
+    if (h < 1) h = 1;
+    if (w > GT_GS_MAX_SIZE || h > GT_GS_MAX_SIZE)
+        return gt_fail(GT_ERR_DATA, "image '%s': %dx%d is larger than %d pixels a side", im->name, w, h,
+                       GT_GS_MAX_SIZE);
+    double sx = (double)w / p->width, sy = (double)h / p->height;
+    gt_gs_camera *c = &v->cam;
+    memset(c, 0, sizeof *c);
+    c->width = w, c->height = h;
+    c->fx = (float)(p->fx * sx), c->fy = (float)(p->fy * sy);
+    c->cx = (float)(p->cx * sx), c->cy = (float)(p->cy * sy);
+    double R[9];
+    quat_to_R(im->qvec, R);
+    for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];
+    for (int k = 0; k < 3; k++) c->t[k] = (float)im->tvec[k];
+    for (int k = 0; k < 3; k++)
+        c->campos[k] = (float)-(R[k] * im->tvec[0] + R[3 + k] * im->tvec[1] + R[6 + k] * im->tvec[2]);
+    const char *dot = strrchr(im->name, '.'), *slash = strrchr(im->name, '/');
+    size_t stem = dot && (!slash || dot > slash) && dot != im->name ? (size_t)(dot - im->name) : strlen(im->name);
+    if (stem >= sizeof c->name)
+        return gt_fail(GT_ERR_DATA, "image '%s': a name longer than %zu bytes (%s)", im->name, sizeof c->name - 1,
+                       cap->model.images_path);
+    memcpy(c->name, im->name, stem);
+    c->name[stem] = 0;
+    v->path = join(cap->image_dir, im->name);
+    if (!v->path) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    v->colmap_name = im->name;
+    v->image_id = im->id;
+    v->lens = lens;
+    return GT_OK;
+}
+
+static int cmp_view(const void *a, const void *b)
+{
+    const gt_gs_view *x = a, *y = b;
+    return strcmp(x->colmap_name, y->colmap_name);
+}
+
+gt_status gt_gs_capture_open(const char *dir, const gt_gs_capture_opts *o, gt_gs_capture *cap)
+{
+    memset(cap, 0, sizeof *cap);
+    gt_gs_capture_opts def;
+    gt_gs_capture_opts_init(&def);
+    if (!o) o = &def;
+    if (o->resolution != 1 && o->resolution != 2 && o->resolution != 4 && o->resolution != 8)
+        return gt_fail(GT_ERR_USAGE, "resolution %d: expected 1, 2, 4 or 8", o->resolution);
+    if (o->test_every < 0) return gt_fail(GT_ERR_USAGE, "test_every %d: expected 0 (none) or more", o->test_every);
+    if (!is_dir(dir)) return gt_fail(GT_ERR_DATA, "the capture folder '%s' does not exist or is not a folder", dir);
+    cap->resolution = o->resolution;
+    gt_status st = GT_OK;
+    if (!(cap->dir = strdup(dir))) st = gt_fail(GT_ERR_RUNTIME, "out of memory");
+    if (st == GT_OK) st = find_model(cap);
+    if (st == GT_OK) st = gt_colmap_read(cap->model_dir, NULL, &cap->model);
+    if (st == GT_OK) {
+        char sub[16];
+        snprintf(sub, sizeof sub, "images_%d", cap->resolution);
+        cap->image_dir = join(dir, cap->resolution > 1 ? sub : "images");
+        cap->images_n = cap->resolution > 1 && cap->image_dir && is_dir(cap->image_dir);
+        if (cap->image_dir && cap->resolution > 1 && !cap->images_n) {
+            free(cap->image_dir);
+            cap->image_dir = join(dir, "images");
+        }
+        if (!cap->image_dir) st = gt_fail(GT_ERR_RUNTIME, "out of memory");
+        else if (!is_dir(cap->image_dir))
+            st = gt_fail(GT_ERR_DATA, "the capture '%s' has no images/ folder ('%s' is not a folder)", dir,
+                         cap->image_dir);
+    }
+    const gt_colmap_model *m = &cap->model;
+    if (st == GT_OK && m->nimages == 0)
+        st = gt_fail(GT_ERR_DATA, "the model '%s' has no registered images", m->images_path);
+    if (st == GT_OK && m->nimages > (size_t)INT32_MAX) st = gt_fail(GT_ERR_DATA, "too many images");
+    if (st == GT_OK && !(cap->views = gt_calloc(m->nimages, sizeof *cap->views, "views"))) st = GT_ERR_RUNTIME;
+    for (size_t i = 0; i < m->nimages && st == GT_OK; i++) {
+        const gt_colmap_image *im = &m->images[i];
+        int lens = 0;
+        st = lens_of(cap, gt_colmap_find_camera(m, im->camera_id), im->name, &lens);
+        if (st == GT_OK) st = make_view(cap, im, lens, &cap->views[i]);
+        cap->nviews = (int)i + 1;
+    }
+    if (st != GT_OK) {
+        gt_gs_capture_free(cap);
+        return st;
+    }
+    qsort(cap->views, (size_t)cap->nviews, sizeof *cap->views, cmp_view);
+    for (int i = 0; i < cap->nviews; i++) {
+        cap->views[i].test = o->test_every > 0 && i % o->test_every == 0;
+        if (cap->views[i].test) cap->ntest++;
+        else cap->ntrain++;
+    }
+    return GT_OK;
+}
+
+void gt_gs_capture_free(gt_gs_capture *cap)
+{
+    if (!cap) return;
+    for (int i = 0; i < cap->nviews; i++) free(cap->views[i].path);
+    free(cap->views), free(cap->lenses), free(cap->dir), free(cap->model_dir), free(cap->image_dir);
+    gt_colmap_free(&cap->model);
+    memset(cap, 0, sizeof *cap);
+}
+
+gt_status gt_gs_capture_cameras(const gt_gs_capture *cap, bool test, gt_gs_camera **cams, int *n)
+{
+    *cams = NULL;
+    *n = test ? cap->ntest : cap->ntrain;
+    if (*n == 0) return GT_OK;
+    if (!(*cams = gt_malloc_array((size_t)*n, sizeof **cams, "cameras"))) return GT_ERR_RUNTIME;
+    int k = 0;
+    for (int i = 0; i < cap->nviews; i++)
+        if (cap->views[i].test == test) (*cams)[k++] = cap->views[i].cam;
+    return GT_OK;
+}
