@@ -120,8 +120,10 @@ enum {
     O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL, O_SHPREC, O_POSSTEPS,
     O_LR_POS0, O_LR_POS1, O_LR_FEAT, O_LR_REST, O_LR_OPAC, O_LR_SCALE, O_LR_ROT, O_DENS, O_DENS_FROM,
     O_DENS_UNTIL, O_DENS_EVERY, O_DENS_GRAD, O_DENS_PCT, O_DENS_RESET, O_DENS_MINOP, O_DENS_MAX, O_MCMC,
-    O_MCMC_NOISE, O_MCMC_OPREG, O_MCMC_SCREG, O_METRICS, O_EVAL_AT, O_SAVE_AT
+    O_MCMC_NOISE, O_MCMC_OPREG, O_MCMC_SCREG, O_METRICS, O_EVAL_AT, O_SAVE_AT, O_NO_DENS
 };
+
+static bool no_densify; /* --no-densify */
 
 /* --eval-at / --save-at: iterations separated by commas. */
 static gt_status parse_iterations(const char *opt, const char *arg, int *out, int *n)
@@ -187,6 +189,7 @@ static bool set_fit_option(gt_gs_fit_job *f, int c, const char *arg, gt_status *
     case O_LR_SCALE: *st = gt_parse_double("--scaling-lr", arg, 0, 1, &f->rates.scale); return true;
     case O_LR_ROT: *st = gt_parse_double("--rotation-lr", arg, 0, 1, &f->rates.rot); return true;
     case O_DENS: f->densify.on = true; return true;
+    case O_NO_DENS: no_densify = true; return true;
     case O_DENS_FROM:
         *st = gt_parse_int("--densify-from-iter", arg, 0, 100000000, &f->densify.from_iter);
         return true;
@@ -243,10 +246,17 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
         return gt_report(gt_usage_error("--fit trains against the cameras of --cameras: --view, --orbit, --eye, "
                                         "--target, --size, --frames, --depth, --alpha and --scale-modifier do "
                                         "not apply"));
-    if (!j->cameras) return gt_report(gt_usage_error("--fit needs --cameras (the cameras of the images)"));
+    if (j->cameras && !j->scene)
+        return gt_report(gt_usage_error("--fit IMAGES --cameras FILE refines a SCENE: give its PLY (a COLMAP "
+                                        "capture needs no --cameras)"));
     gt_gs_densify_opts dd, *fd = &f->densify;
     gt_gs_densify_opts_default(&dd);
     if (fd->on && fd->mcmc) return gt_report(gt_usage_error("--densify or --mcmc: one densification strategy"));
+    if (no_densify && (fd->on || fd->mcmc))
+        return gt_report(gt_usage_error("--no-densify with --%s: one or the other", fd->on ? "densify" : "mcmc"));
+    f->cameras = j->cameras;
+    f->scene = j->scene;
+    gt_gs_fit_job_defaults(f, no_densify);
     if (!fd->on && !fd->mcmc &&
         (fd->from_iter != dd.from_iter || fd->until_iter != dd.until_iter || fd->interval != dd.interval ||
          fd->min_opacity != dd.min_opacity || fd->max_gaussians != dd.max_gaussians))
@@ -262,8 +272,6 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
     if ((f->rates.pos_init == 0) != (f->rates.pos_final == 0))
         return gt_report(gt_usage_error("--position-lr-init and --position-lr-final: both 0 (positions fixed) or "
                                         "both above 0 (the rate decays log-linearly between them)"));
-    f->scene = j->scene;
-    f->cameras = j->cameras;
     f->output = j->output;
     f->render = j->render;
     f->sh_degree = j->render.sh_degree;
@@ -277,7 +285,19 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
     gt_guard_output(&g, f->output, "-o", "ply", NULL);
     gt_guard_output(&g, f->log, "--log", NULL, NULL);
     gt_guard_output(&g, f->metrics, "--metrics", NULL, NULL);
+    char *cams_out[2] = {NULL, NULL};
+    if (!f->cameras) { /* a capture's views are written beside OUT */
+        size_t l = strlen(f->output) - (strlen(f->output) >= 4 && !strcmp(f->output + strlen(f->output) - 4, ".ply") ? 4 : 0);
+        const char *suffix[2] = {".cameras.json", ".test.json"};
+        for (int k = 0; k < 2; k++) {
+            cams_out[k] = malloc(l + 16);
+            if (!cams_out[k]) continue;
+            snprintf(cams_out[k], l + 16, "%.*s%s", (int)l, f->output, suffix[k]);
+            gt_guard_output(&g, cams_out[k], "-o's cameras", NULL, NULL);
+        }
+    }
     gt_status st = gt_guard_check(&g);
+    free(cams_out[0]), free(cams_out[1]);
     gt_guard_free(&g);
     if (st == GT_OK) st = gt_gs_fit_run(f, NULL);
     gt_device_shutdown();
@@ -437,6 +457,7 @@ int main(int argc, char **argv)
         {"feature-lr", required_argument, 0, O_LR_FEAT},
         {"feature-rest-lr", required_argument, 0, O_LR_REST},
         {"densify", no_argument, 0, O_DENS},
+        {"no-densify", no_argument, 0, O_NO_DENS},
         {"densify-from-iter", required_argument, 0, O_DENS_FROM},
         {"densify-until-iter", required_argument, 0, O_DENS_UNTIL},
         {"densification-interval", required_argument, 0, O_DENS_EVERY},
@@ -479,10 +500,11 @@ int main(int argc, char **argv)
         st = set_option(&j, c, optarg);
     }
     if (st != GT_OK) return gt_report(st);
-    if (optind + 1 != argc)
+    bool capture = fit.images && !j.cameras; /* --fit CAPTURE: the scene to start from is optional */
+    if (optind + 1 < argc || (optind + 1 != argc && !capture))
         return gt_report(gt_usage_error(optind >= argc ? "missing SCENE (try 'gsrender --help')"
                                                        : "one SCENE expected (try 'gsrender --help')"));
-    j.scene = argv[optind];
+    j.scene = optind < argc ? argv[optind] : NULL;
     if (!j.output) return gt_report(gt_usage_error("missing -o OUT (try 'gsrender --help')"));
     j.device = co.device;
     j.gpu = co.gpu;

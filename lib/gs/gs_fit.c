@@ -1,8 +1,10 @@
 /* The gsrender --fit job: read the cameras, the photographs and the
- * scene to start from, choose the device, train (gs_fit_loop.c) on the
- * state of gs_fit_state.c, write the refined scene, the log and the
- * metrics. The CPU path (--device cpu) is the same loop over
- * gt_gs_backward_cpu, for tests. */
+ * scene to start from (a COLMAP capture, gs_capture.h: its views, its
+ * photographs undistorted as they load, its points3D as the reference
+ * starts from them; or a cameras.json, a folder of images and a PLY),
+ * choose the device, train (gs_fit_loop.c) on the state of gs_fit_state.c,
+ * write the refined scene, the cameras beside it, the log and the metrics.
+ * The CPU path (--device cpu) is the same loop over gt_gs_backward_cpu. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/output.h"
+#include "gs/gs_capture.h"
 #include "gs/gs_fit_priv.h"
 
 #if GT_HAVE_CUDA
@@ -19,7 +22,9 @@
 void gt_gs_fit_job_init(gt_gs_fit_job *j)
 {
     memset(j, 0, sizeof *j);
-    j->iterations = 2000;
+    j->iterations = 0;
+    j->test_every = -1;
+    j->sh_max = 3;
     j->sh_degree = -1;
     j->sh_start = -1;
     j->downscale = 1;
@@ -30,25 +35,103 @@ void gt_gs_fit_job_init(gt_gs_fit_job *j)
     j->device = GT_DEVICE_AUTO;
 }
 
-/* Cameras, images and the starting scene of a cameras.json fit. */
-static gt_status read_inputs(fit_ctx *c)
+static gt_status read_scene(const char *path, gt_gs_raw *r)
 {
-    const gt_gs_fit_job *j = c->j;
     gt_gs_scene s;
     memset(&s, 0, sizeof s);
+    gt_status st = gt_gs_scene_read(path, &s);
+    if (st == GT_OK) st = gt_gs_raw_from_scene(&s, r);
+    gt_gs_scene_free(&s);
+    return st;
+}
+
+void gt_gs_fit_job_defaults(gt_gs_fit_job *j, bool no_densify)
+{
+    bool from_points = !j->cameras && !j->scene;
+    if (j->iterations == 0) j->iterations = j->cameras ? 2000 : 30000;
+    if (j->test_every < 0) j->test_every = j->cameras ? 0 : 8;
+    if (from_points && j->sh_start < 0) j->sh_start = 0; /* the reference's schedule from points */
+    if (!j->cameras && !no_densify && !j->densify.mcmc) j->densify.on = true;
+}
+
+/* Cameras, images and the starting scene of a cameras.json fit. */
+static gt_status read_json_inputs(fit_ctx *c)
+{
+    const gt_gs_fit_job *j = c->j;
     GT_TRY(gt_gs_cameras_read(j->cameras, &c->cams, &c->ncams));
     GT_TRY(gs_fit_split_views(c));
-    gt_status st = gt_gs_scene_read(j->scene, &s);
-    if (st == GT_OK) st = gt_gs_fit_images_read(j->images, c->cams, c->ncams, j->render.bg, j->downscale, &c->img);
-    if (st == GT_OK) st = gt_gs_raw_from_scene(&s, &c->raw);
-    gt_gs_scene_free(&s);
+    GT_TRY(read_scene(j->scene, &c->raw));
+    return gt_gs_fit_images_read(j->images, c->cams, c->ncams, j->render.bg, j->downscale, &c->img);
+}
+
+/* A COLMAP capture: its views in name order (the held-out ones every
+ * test_every-th, as gs_fit_split_views counts them), its photographs (as
+ * bytes for the GPU, which keeps them so; floats for the CPU), and the
+ * Gaussians of its points3D unless a scene is given. */
+static gt_status read_capture(fit_ctx *c, bool gpu)
+{
+    const gt_gs_fit_job *j = c->j;
+    gt_gs_capture cap;
+    gt_gs_capture_opts o;
+    gt_gs_capture_opts_init(&o);
+    o.resolution = j->downscale;
+    o.test_every = j->test_every;
+    GT_TRY(gt_gs_capture_open(j->images, &o, &cap));
+    gt_status st = GT_OK;
+    c->cams = malloc(sizeof *c->cams * (size_t)cap.nviews);
+    if (!c->cams) st = gt_fail(GT_ERR_RUNTIME, "out of memory (cameras)");
+    for (int i = 0; st == GT_OK && i < cap.nviews; i++) c->cams[i] = cap.views[i].cam;
+    c->ncams = cap.nviews;
+    if (st == GT_OK) st = gs_fit_split_views(c);
+    if (st == GT_OK)
+        gt_info("%s: %d views (%d camera model(s)%s), %zu points; images from %s", j->images, cap.nviews,
+                cap.nlenses, cap.nlenses && cap.lenses[0].distorted ? ", undistorted as they load" : "",
+                cap.model.points.n, cap.image_dir);
+    if (st == GT_OK) st = j->scene ? read_scene(j->scene, &c->raw) : gt_gs_capture_init(&cap, j->sh_max, &c->raw);
+    if (st == GT_OK && gpu) st = gt_gs_capture_load_images(&cap, j->render.bg, GT_GS_PIX_U8, (void ***)&c->img8);
+    else if (st == GT_OK) st = gt_gs_capture_load_images(&cap, j->render.bg, GT_GS_PIX_F32, (void ***)&c->img);
+    gt_gs_capture_free(&cap);
+    return st;
+}
+
+/* OUT without ".ply", plus `suffix` (malloc'ed). */
+static char *beside(const char *out, const char *suffix)
+{
+    size_t l = strlen(out);
+    if (l >= 4 && !strcmp(out + l - 4, ".ply")) l -= 4;
+    char *p = malloc(l + strlen(suffix) + 1);
+    if (p) memcpy(p, out, l), strcpy(p + l, suffix);
+    return p;
+}
+
+/* The views as cameras.json beside OUT: all of them (OUT.cameras.json) and
+ * the held-out ones (OUT.test.json), so that gsrender renders the result
+ * from them (--view NAME, --view all). */
+static gt_status write_cameras(const fit_ctx *c)
+{
+    const char *out = c->j->output;
+    char *all = beside(out, ".cameras.json"), *test = beside(out, ".test.json");
+    gt_gs_camera *held = malloc(sizeof *held * (size_t)(c->ntest ? c->ntest : 1));
+    gt_status st = all && test && held ? GT_OK : gt_fail(GT_ERR_RUNTIME, "out of memory");
+    for (int t = 0; st == GT_OK && t < c->ntest; t++) held[t] = c->cams[c->test[t]];
+    if (st == GT_OK) st = gt_gs_cameras_write(all, c->cams, c->ncams);
+    if (st == GT_OK && c->ntest) st = gt_gs_cameras_write(test, held, c->ntest);
+    if (st == GT_OK)
+        gt_info("cameras: %s (%d views)%s%s", all, c->ncams, c->ntest ? ", held out: " : "", c->ntest ? test : "");
+    free(all), free(test), free(held);
     return st;
 }
 
 static gt_status run(fit_ctx *c, gt_gs_fit_result *res)
 {
     const gt_gs_fit_job *j = c->j;
-    GT_TRY(read_inputs(c));
+    gt_device_kind dev = GT_DEVICE_CPU;
+    GT_TRY(gt_device_choose(j->device, j->gpu, &dev));
+    c->gpu = dev == GT_DEVICE_CUDA;
+#if !GT_HAVE_CUDA
+    c->gpu = false;
+#endif
+    GT_TRY(j->cameras ? read_json_inputs(c) : read_capture(c, c->gpu));
     c->max_deg = c->raw.sh_degree;
     if (j->sh_degree >= 0 && j->sh_degree < c->max_deg) c->max_deg = j->sh_degree;
     c->sh_start = j->sh_start >= 0 ? j->sh_start : c->max_deg;
@@ -56,12 +139,6 @@ static gt_status run(fit_ctx *c, gt_gs_fit_result *res)
         if (c->cams[i].width > c->max_w) c->max_w = c->cams[i].width;
         if (c->cams[i].height > c->max_h) c->max_h = c->cams[i].height;
     }
-    gt_device_kind dev = GT_DEVICE_CPU;
-    GT_TRY(gt_device_choose(j->device, j->gpu, &dev));
-    c->gpu = dev == GT_DEVICE_CUDA;
-#if !GT_HAVE_CUDA
-    c->gpu = false;
-#endif
     GT_TRY(gs_fit_setup(c));
     res->gaussians_start = c->raw.n;
     gt_out log, metrics;
@@ -77,6 +154,7 @@ static gt_status run(fit_ctx *c, gt_gs_fit_result *res)
     res->gaussians_end = gs_fit_count(c);
     if (st == GT_OK) st = gs_fit_download(c);
     if (st == GT_OK) st = gt_gs_raw_write_ply(j->output, &c->raw);
+    if (st == GT_OK && !j->cameras) st = write_cameras(c);
     if (st == GT_OK && j->log) st = gt_out_commit(&log);
     else gt_out_abort(&log);
     if (st == GT_OK && j->metrics) st = gt_out_commit(&metrics);
@@ -89,9 +167,10 @@ gt_status gt_gs_fit_run(const gt_gs_fit_job *j, gt_gs_fit_result *res_out)
     gt_gs_fit_result res;
     memset(&res, 0, sizeof res);
     res.psnr_test_start = res.psnr_test_end = res.ssim_test_end = NAN;
-    if (!j->scene || !j->images || !j->cameras || !j->output)
-        return gt_fail(GT_ERR_USAGE, "--fit needs IMAGES, --cameras, a SCENE and -o OUT");
+    if (!j->images || !j->output || (j->cameras && !j->scene))
+        return gt_fail(GT_ERR_USAGE, "--fit needs a capture (or IMAGES, --cameras and a SCENE) and -o OUT");
     if (j->iterations < 1) return gt_fail(GT_ERR_USAGE, "--iterations must be at least 1");
+    if (j->test_every < 0) return gt_fail(GT_ERR_USAGE, "--test-every must be 0 or more");
     fit_ctx c;
     memset(&c, 0, sizeof c);
     c.j = j;

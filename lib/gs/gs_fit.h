@@ -186,15 +186,23 @@ void gt_gs_fit_images_free(float **rgb, int ncams);
 gt_status gt_gs_raw_write_ply(const char *path, const gt_gs_raw *r);
 
 /* ---- the job (gs_fit.c) ---- */
+/* Two inputs: a COLMAP capture (cameras NULL: images is the capture's
+ * folder, gs_capture.h; scene, when given, is where to start instead of
+ * its points3D; the cameras are written beside the output as
+ * OUT.cameras.json, the held-out ones as OUT.test.json), or a cameras.json,
+ * the folder of its images and a scene to refine. gt_gs_fit_job_defaults
+ * fills what depends on which (iterations, held-out views, SH schedule,
+ * densification). */
 typedef struct gt_gs_fit_job {
-    const char *scene;   /* 3DGS PLY or .splat to refine */
-    const char *images;  /* directory of the training images */
-    const char *cameras; /* cameras.json of the reference training */
+    const char *scene;   /* 3DGS PLY or .splat to refine (capture: optional start) */
+    const char *images;  /* directory of the training images, or the capture */
+    const char *cameras; /* cameras.json of the reference training (NULL: a capture) */
     const char *output;  /* refined 3DGS PLY */
     const char *log;     /* CSV: iteration,loss,l1,ssim,psnr,seconds (or NULL) */
     const char *test_views; /* comma-separated img_names or indices held out (or NULL) */
     int test_every;      /* hold out every Nth camera from 0 (llffhold; 0: none) */
-    int iterations;      /* default 2000 */
+    int iterations;      /* 30000 from a capture's points, 2000 to refine a scene */
+    int sh_max;          /* the SH degree of Gaussians made from points3D (3) */
     int sh_degree;       /* cap on the scene's degree (-1: the scene's) */
     int sh_start;        /* the degree at iteration 1; -1 (default): the scene's, as
                             the reference's trainer starts a scene loaded from a PLY
@@ -216,6 +224,12 @@ typedef struct gt_gs_fit_job {
     int save_at[GT_GS_FIT_MAX_AT], n_save_at; /* write OUT-<iteration>.ply at these */
 } gt_gs_fit_job;
 void gt_gs_fit_job_init(gt_gs_fit_job *j);
+/* After the options: the defaults that depend on the input (a capture
+ * trained from its points as the reference trains: 30000 iterations,
+ * every 8th view held out, SH from degree 0, densification unless
+ * no_densify or MCMC; a scene refined: 2000 iterations, no view held out,
+ * SH from the scene's degree). Fields the caller set are kept. */
+void gt_gs_fit_job_defaults(gt_gs_fit_job *j, bool no_densify);
 /* What one training iteration reports (for callers and tests). */
 typedef struct gt_gs_fit_result {
     int iterations;

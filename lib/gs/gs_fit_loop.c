@@ -250,7 +250,8 @@ static void announce(fit_ctx *c)
             gt_gs_fit_pos_lr(&j->rates, j->iterations, j->rates.pos_steps, c->extent));
     if (c->max_deg > 0)
         gt_info("SH degree %d at the first iteration (%s), one more every 1000 iterations up to %d", c->sh_start,
-                j->sh_start >= 0 ? "--sh-start" : "the default of the start", c->max_deg);
+                j->sh_start < 0 ? "the scene's" : j->scene || j->cameras ? "--sh-start" : "training from points",
+                c->max_deg);
     const gt_gs_densify_opts *o = &j->densify;
     if (o->on || o->mcmc) {
         long first = ((long)o->from_iter / o->interval + 1) * o->interval; /* the first step's iteration */

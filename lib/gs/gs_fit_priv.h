@@ -41,6 +41,7 @@ typedef struct fit_ctx {
     int ncams;
     int *train, ntrain, *test, ntest;
     float **img;    /* planar float images per camera (the CPU path's; freed once on the GPU) */
+    unsigned char **img8; /* planar 8-bit images (a capture loaded for the GPU), or NULL */
     gt_gs_raw raw;  /* host parameters: the CPU path's state, the GPU path's at start and end */
     int max_deg;
     int sh_start;   /* the degree at iteration 1 (j->sh_start, or the scene's) */

@@ -10,6 +10,7 @@
 
 #include "common/alloc.h"
 #include "common/log.h"
+#include "gs/gs_capture.h"
 #include "gs/gs_fit_priv.h"
 
 #if GT_HAVE_CUDA
@@ -123,6 +124,14 @@ static gt_status upload_images(fit_ctx *c, bool *bytes_out)
         c->img_off[i + 1] = c->img_off[i] + 3 * (size_t)c->cams[i].width * c->cams[i].height;
     size_t total = c->img_off[c->ncams];
     bool bytes = true;
+    if (c->img8) { /* loaded as bytes */
+        *bytes_out = true;
+        c->img_bytes = total;
+        GT_TRY(gt_cu_malloc((void **)&c->dimg8, total, "training images (8-bit)"));
+        for (int i = 0; i < c->ncams; i++)
+            GT_TRY(gt_cu_memcpy_h2d(c->dimg8 + c->img_off[i], c->img8[i], c->img_off[i + 1] - c->img_off[i], NULL));
+        return GT_OK;
+    }
     for (int i = 0; i < c->ncams && bytes; i++)
         for (size_t k = 0; k < c->img_off[i + 1] - c->img_off[i] && bytes; k++) {
             float v = c->img[i][k] * 255.0f;
@@ -170,6 +179,8 @@ static gt_status gpu_setup(fit_ctx *c)
     /* the images live on the device now; the host's floats are not needed */
     gt_gs_fit_images_free(c->img, c->ncams);
     c->img = NULL;
+    gt_gs_capture_images_free((void **)c->img8, c->ncams);
+    c->img8 = NULL;
     size_t params = raw_floats(c->raw.n, c->raw.sh_k) * sizeof(float);
     c->work_bytes = (bytes ? 3 : 2) * maxpx * sizeof(float) + gt_gs_cu_loss_bytes(c->loss);
     size_t work = c->work_bytes + gt_gs_diff_bytes(c->diff);
@@ -286,5 +297,6 @@ void gs_fit_release(fit_ctx *c)
     if (!c->gpu) free(c->stats.grad2d), free(c->stats.seen);
     free(c->rgb), free(c->dl);
     gt_gs_fit_images_free(c->img, c->ncams);
+    gt_gs_capture_images_free((void **)c->img8, c->ncams);
     free(c->cams), free(c->train), free(c->test);
 }
