@@ -339,8 +339,23 @@ def driver_end_to_end_with_stand_ins(tmp):
     assert rows[2].startswith("| gsrender --fit --densify | 30 | 48.13 dB |") and "| 35 |" in rows[2] and "whole command" in rows[2], md
     assert "| 130 | 15.0 s, training loop (" in rows[3] and "whole process)" in rows[3], md
     assert "at 30: PSNR ours - gsplat +6.02 dB" in md, md
-    for f in ("capture.json", "capture_views.csv", "ours_fit.out", "peer_train.err", "ours_30_img_000.png"):
+    for f in ("capture.json", "capture_views.csv", "ours_fit.out", "peer_train.err", "rows_ours.json",
+              "rows_peer.json", "ours_renders_30/img_000.png", "peer_renders_7/img_008.png"):
         assert os.path.isfile(os.path.join(tmp, "out", f)), f
+    # each side in a call of its own (other work folders, as on two machines), scored by --eval-only
+    for side, skip in (("o1", "--skip-peer"), ("o2", "--skip-ours")):
+        e2 = dict(env, OUT=os.path.join(tmp, side))
+        c2 = [x if x != os.path.join(tmp, "w") else os.path.join(tmp, "w" + side) for x in cmd]
+        r = subprocess.run(c2 + [skip], env=e2, capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr  # one side alone scores its own rows
+    e3 = dict(env, OUT=os.path.join(tmp, "o3"))
+    r = subprocess.run([sys.executable, DRIVER, cap, "--iters", "30", "--eval-at", "7,30", "--eval-only",
+                        os.path.join(tmp, "o1"), os.path.join(tmp, "o2")], env=e3, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    md3 = open(os.path.join(tmp, "o3", "capture.md")).read()
+    rows3 = [l for l in md3.splitlines() if l.startswith("| gs")]
+    strip = lambda rs: [l.split("|")[1:5] for l in rs]  # trainer, iterations, PSNR, SSIM
+    assert strip(rows3) == strip(rows), md3
     # a later call that skips the peer keeps its rows; a failing fit is a row with its error and exit 1
     env["STUB_FAIL"] = "1"
     r = subprocess.run(cmd + ["--skip-peer"], env=env, capture_output=True, text=True)
