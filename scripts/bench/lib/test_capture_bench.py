@@ -125,17 +125,18 @@ if "--fit" in a:
     stem = out[:-4]
     vs = cd.views(cap, int(opt("-r", 1)))
     tr, te = cd.split(vs, int(opt("--test-every", 8)))
-    js = {"train": [{"img_name": os.path.splitext(v.name)[0], "width": v.width} for v in tr],
-          "test": [{"img_name": os.path.splitext(v.name)[0], "width": v.width} for v in te]}
+    js = [{"img_name": os.path.splitext(v.name)[0], "width": v.width} for v in vs]
     json.dump(js, open(stem + ".cameras.json", "w"))
+    json.dump([c for c in js if c["img_name"] in {os.path.splitext(v.name)[0] for v in te}],
+              open(stem + ".test.json", "w"))
     for it in [int(x) for x in opt("--save-at").split(",")]:
-        open("%%s_at_%%d.ply" %% (stem, it), "w").write("ply\nformat ascii 1.0\nelement vertex %%d\nend_header\n" %% (it + 5))
+        open("%%s-%%d.ply" %% (stem, it), "w").write("ply\nformat ascii 1.0\nelement vertex %%d\nend_header\n" %% (it + 5))
     open(out, "w").write("ply\nformat ascii 1.0\nelement vertex 7\nend_header\n")
-    open(opt("--log"), "w").write("iteration 7 elapsed 0.25 s\n")
+    open(opt("--log"), "w").write("iteration,loss,l1,ssim,psnr,seconds,test_psnr,gaussians\n7,0.1,0.1,0.9,20,0.250,,7\n")
     sys.exit(0)
 ply, cams, view, png = a[a.index("-q") + 1], opt("--cameras"), opt("--view"), opt("-o")
 js = json.load(open(cams))
-assert any(c["img_name"] == view for c in js["test"]), view
+assert any(c["img_name"] == view for c in js), view
 cap = os.environ["STUB_CAPTURE"]
 v = [v for v in cd.views(cap, int(os.environ.get("STUB_R", 1))) if os.path.splitext(v.name)[0] == view][0]
 cd.save_png(png, cd.load_rgb8(v) ^ 1)
