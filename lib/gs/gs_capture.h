@@ -102,6 +102,12 @@ typedef struct gt_gs_capture {
 gt_status gt_gs_capture_open(const char *dir, const gt_gs_capture_opts *o, gt_gs_capture *cap);
 void gt_gs_capture_free(gt_gs_capture *cap);
 
+/* A camera from a COLMAP pose (qvec w x y z, normalised here; tvec) and
+ * pinhole intrinsics (COLMAP's pixel convention): R row-major from the
+ * quaternion, t = tvec, campos = -R^T t; name empty. */
+void gt_gs_camera_from_pose(gt_gs_camera *c, const double qvec[4], const double tvec[3], int w, int h, double fx,
+                            double fy, double cx, double cy);
+
 /* The cameras of the training views (test = false) or of the held-out ones
  * (test = true), in view order, in a malloc'ed array (NULL when there are
  * none). */
