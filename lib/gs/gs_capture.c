@@ -99,14 +99,22 @@ static int round_even(double v)
     return (int)f;
 }
 
-/* R (row-major, world -> camera) of quaternion q (w x y z), normalised. */
-static void quat_to_R(const double q_in[4], double R[9])
+void gt_gs_camera_from_pose(gt_gs_camera *c, const double q_in[4], const double t[3], int w, int h, double fx,
+                            double fy, double cx, double cy)
 {
+    memset(c, 0, sizeof *c);
+    c->width = w, c->height = h;
+    c->fx = (float)fx, c->fy = (float)fy, c->cx = (float)cx, c->cy = (float)cy;
     double n = sqrt(q_in[0] * q_in[0] + q_in[1] * q_in[1] + q_in[2] * q_in[2] + q_in[3] * q_in[3]);
-    double w = q_in[0] / n, x = q_in[1] / n, y = q_in[2] / n, z = q_in[3] / n;
-    R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z), R[2] = 2 * (x * z + w * y);
-    R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z), R[5] = 2 * (y * z - w * x);
-    R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x), R[8] = 1 - 2 * (x * x + y * y);
+    double qw = q_in[0] / n, x = q_in[1] / n, y = q_in[2] / n, z = q_in[3] / n;
+    const double R[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - qw * z),     2 * (x * z + qw * y),
+                         2 * (x * y + qw * z),     1 - 2 * (x * x + z * z), 2 * (y * z - qw * x),
+                         2 * (x * z - qw * y),     2 * (y * z + qw * x),     1 - 2 * (x * x + y * y)};
+    for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];
+    for (int k = 0; k < 3; k++) {
+        c->t[k] = (float)t[k];
+        c->campos[k] = (float)-(R[k] * t[0] + R[3 + k] * t[1] + R[6 + k] * t[2]);
+    }
 }
 
 /* The view of image im with lens L at resolution r. */
@@ -124,16 +132,7 @@ static gt_status make_view(const gt_gs_capture *cap, const gt_colmap_image *im, 
                        GT_GS_MAX_SIZE);
     double sx = (double)w / p->width, sy = (double)h / p->height;
     gt_gs_camera *c = &v->cam;
-    memset(c, 0, sizeof *c);
-    c->width = w, c->height = h;
-    c->fx = (float)(p->fx * sx), c->fy = (float)(p->fy * sy);
-    c->cx = (float)(p->cx * sx), c->cy = (float)(p->cy * sy);
-    double R[9];
-    quat_to_R(im->qvec, R);
-    for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];
-    for (int k = 0; k < 3; k++) c->t[k] = (float)im->tvec[k];
-    for (int k = 0; k < 3; k++)
-        c->campos[k] = (float)-(R[k] * im->tvec[0] + R[3 + k] * im->tvec[1] + R[6 + k] * im->tvec[2]);
+    gt_gs_camera_from_pose(c, im->qvec, im->tvec, w, h, p->fx * sx, p->fy * sy, p->cx * sx, p->cy * sy);
     const char *dot = strrchr(im->name, '.'), *slash = strrchr(im->name, '/');
     size_t stem = dot && (!slash || dot > slash) && dot != im->name ? (size_t)(dot - im->name) : strlen(im->name);
     if (stem >= sizeof c->name)

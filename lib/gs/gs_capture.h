@@ -34,9 +34,14 @@
  * round(W/N) x round(H/N) (Python's round, halves to even, as the reference
  * computes it) and fx, fy, cx, cy scale by the new size over the old. The
  * photographs come from DIR/images_N/ when that folder exists (each must
- * be the COLMAP camera's size / N, rounded either way at a half: COLMAP and
- * ImageMagick round halves up), else from DIR/images/ at full size,
- * area-averaged down (gs_pixels.h). */
+ * be the COLMAP camera's size / N, rounded either way at a half: the
+ * reference's convert.py makes images_N with ImageMagick, which rounds
+ * halves up; one a pixel larger is area-averaged to the view's size; a
+ * distorted camera's photographs there are undistorted straight into the
+ * view's camera), else from DIR/images/ at full size, undistorted at full
+ * size when distorted, then area-averaged down (gs_pixels.h). Unlike the
+ * reference's default (-r -1), -r 1 keeps photographs wider than 1600
+ * pixels at their size. */
 #ifndef GT_GS_CAPTURE_H
 #define GT_GS_CAPTURE_H
 
@@ -101,6 +106,12 @@ typedef struct gt_gs_capture {
  * o may be NULL (the defaults). */
 gt_status gt_gs_capture_open(const char *dir, const gt_gs_capture_opts *o, gt_gs_capture *cap);
 void gt_gs_capture_free(gt_gs_capture *cap);
+
+/* A camera from a COLMAP pose (qvec w x y z, normalised here; tvec) and
+ * pinhole intrinsics (COLMAP's pixel convention): R row-major from the
+ * quaternion, t = tvec, campos = -R^T t; name empty. */
+void gt_gs_camera_from_pose(gt_gs_camera *c, const double qvec[4], const double tvec[3], int w, int h, double fx,
+                            double fy, double cx, double cy);
 
 /* The cameras of the training views (test = false) or of the held-out ones
  * (test = true), in view order, in a malloc'ed array (NULL when there are

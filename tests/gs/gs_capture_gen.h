@@ -18,10 +18,17 @@
 #include <sys/stat.h>
 
 #include "common/rng.h"
+#include "gs/gs.h"
+#include "gs/gs_capture.h"
 #include "gs/gs_distort.h"
 #include "gs/gs_undistort.h"
 #include "io/colmap.h"
 #include "io/image.h"
+
+struct capgen;
+/* Writes the photograph of model image i (pose m->images[i]) at w x h to path. */
+typedef int (*capgen_photo_fn)(const struct capgen *g, const gt_colmap_model *m, int i, int w, int h,
+                               const char *path);
 
 typedef struct capgen {
     int nviews;
@@ -34,6 +41,7 @@ typedef struct capgen {
     bool png16;              /* 16-bit PNG photographs (else 8-bit) */
     const char *ext;         /* ".png" (default) */
     uint64_t seed;
+    capgen_photo_fn photo;   /* NULL: the analytic pattern (capgen_photo) */
 } capgen;
 
 static inline void capgen_defaults(capgen *g)
@@ -130,6 +138,104 @@ static inline int capgen_photo(const capgen *g, int i, int w, int h, const char 
     return rc;
 }
 
+/* A photograph rendered (CPU reference) from Gaussians at the model's
+ * points (linear scale 0.08, opacity 0.9, their colours as SH DC) on a
+ * black background, so that a fit can learn the views: the undistorted
+ * pinhole camera's image, then, for a distorted camera, that image sampled
+ * (bilinear) at each pixel's undistorted position. */
+static inline int capgen_photo_render(const capgen *g, const gt_colmap_model *m, int i, int w, int h,
+                                      const char *path)
+{
+    gt_gs_lens l;
+    if (!gt_gs_lens_from_colmap(&m->cameras[0], &l)) return capgen_photo(g, i, w, h, path);
+    double sx = (double)w / g->width, sy = (double)h / g->height;
+    l.fx *= sx, l.cx *= sx, l.fy *= sy, l.cy *= sy;
+    gt_gs_pinhole t = {w, h, l.fx, l.fy, l.cx, l.cy};
+    bool distorted = !gt_gs_model_is_pinhole(g->model);
+    if (distorted && gt_gs_undistort_camera(&l, w, h, &t) != GT_OK) return -1;
+    const gt_colmap_points *p = &m->points;
+    gt_gs_scene sc;
+    if (gt_gs_scene_alloc(&sc, p->n, 0) != GT_OK) return -1;
+    for (size_t k = 0; k < p->n; k++) {
+        for (int c = 0; c < 3; c++) {
+            sc.pos[3 * k + c] = (float)p->xyz[3 * k + c];
+            sc.scale[3 * k + c] = 0.08f;
+            sc.sh[3 * k + c] = (float)((p->rgb[3 * k + c] / 255.0 - 0.5) / GT_GS_SH_C0);
+        }
+        sc.rot[4 * k] = 1, sc.rot[4 * k + 1] = sc.rot[4 * k + 2] = sc.rot[4 * k + 3] = 0;
+        sc.opacity[k] = 0.9f;
+    }
+    gt_gs_camera c;
+    gt_gs_camera_from_pose(&c, m->images[i].qvec, m->images[i].tvec, t.width, t.height, t.fx, t.fy, t.cx, t.cy);
+    gt_gs_params prm;
+    gt_gs_params_init(&prm);
+    gt_gs_image out;
+    int rc = -1;
+    if (gt_gs_image_alloc(&out, t.width, t.height) == GT_OK && gt_gs_render_cpu(&sc, &c, &prm, &out) == GT_OK) {
+        uint8_t *b = malloc((size_t)w * h * 3);
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                double px = x + 0.5, py = y + 0.5; /* the pinhole pixel seen by distorted pixel (x, y) */
+                if (distorted) {
+                    double u, v;
+                    gt_gs_lens_unproject(&l, x + 0.5, y + 0.5, &u, &v);
+                    px = t.fx * u + t.cx, py = t.fy * v + t.cy;
+                }
+                double fx = fmin(fmax(px - 0.5, 0), t.width - 1), fy = fmin(fmax(py - 0.5, 0), t.height - 1);
+                int i0 = (int)fx, j0 = (int)fy, i1 = i0 + 1 < t.width ? i0 + 1 : i0, j1 = j0 + 1 < t.height ? j0 + 1 : j0;
+                double a = fx - i0, bb = fy - j0;
+                for (int k = 0; k < 3; k++) {
+                    const float *r = out.rgb;
+                    double top = (1 - a) * r[3 * ((size_t)j0 * t.width + i0) + k] + a * r[3 * ((size_t)j0 * t.width + i1) + k];
+                    double bot = (1 - a) * r[3 * ((size_t)j1 * t.width + i0) + k] + a * r[3 * ((size_t)j1 * t.width + i1) + k];
+                    double v = (1 - bb) * top + bb * bot;
+                    b[((size_t)y * w + x) * 3 + k] = (uint8_t)lrint(fmin(fmax(v, 0), 1) * 255);
+                }
+            }
+        rc = gt_png_write(path, w, h, 3, b) == GT_OK ? 0 : -1;
+        free(b);
+    }
+    gt_gs_image_free(&out);
+    gt_gs_scene_free(&sc);
+    return rc;
+}
+
+/* The model of the capture (points first, then the images' poses). */
+static inline int capgen_model(const capgen *g, gt_colmap_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->ncameras = 1;
+    m->cameras = calloc(1, sizeof *m->cameras);
+    m->cameras[0] = (gt_colmap_camera){.id = 1, .model = g->model, .width = g->width, .height = g->height,
+                                       .nparams = gt_colmap_model_nparams(g->model)};
+    memcpy(m->cameras[0].params, g->params, sizeof g->params);
+    uint64_t s = g->seed;
+    if (gt_colmap_points_alloc(&m->points, g->npoints, false) != GT_OK) return -1;
+    m->points.n = g->npoints;
+    for (size_t i = 0; i < g->npoints; i++) {
+        m->points.id[i] = i + 1;
+        for (int k = 0; k < 3; k++) m->points.xyz[3 * i + k] = 2 * gt_rng_unit(&s) - 1;
+        for (int k = 0; k < 3; k++) m->points.rgb[3 * i + k] = (uint8_t)(gt_splitmix64(&s) & 255);
+        m->points.error[i] = 0.5;
+        m->points.track_len[i] = 0;
+    }
+    m->nimages = (size_t)g->nviews;
+    m->images = calloc(m->nimages, sizeof *m->images);
+    for (int i = 0; i < g->nviews; i++) {
+        gt_colmap_image *im = &m->images[i];
+        char name[256];
+        capgen_name(g, i, name, sizeof name);
+        im->id = (uint32_t)(100 + i), im->camera_id = 1, im->name = strdup(name);
+        capgen_pose(g, i, im->qvec, im->tvec);
+    }
+    return 0;
+}
+
+static inline int capgen_photo_any(const capgen *g, const gt_colmap_model *m, int i, int w, int h, const char *path)
+{
+    return g->photo ? g->photo(g, m, i, w, h, path) : capgen_photo(g, i, w, h, path);
+}
+
 /* Write the capture into dir (created): the model and images/. */
 static inline int capgen_write(const capgen *g, const char *dir)
 {
@@ -141,34 +247,12 @@ static inline int capgen_write(const capgen *g, const char *dir)
     snprintf(model_dir, sizeof model_dir, g->sparse0 ? "%s/sparse/0" : "%s/sparse", dir);
     mkdir(model_dir, 0755);
     gt_colmap_model m;
-    memset(&m, 0, sizeof m);
-    m.ncameras = 1;
-    m.cameras = calloc(1, sizeof *m.cameras);
-    m.cameras[0] = (gt_colmap_camera){.id = 1, .model = g->model, .width = g->width, .height = g->height,
-                                      .nparams = gt_colmap_model_nparams(g->model)};
-    memcpy(m.cameras[0].params, g->params, sizeof g->params);
-    m.nimages = (size_t)g->nviews;
-    m.images = calloc(m.nimages, sizeof *m.images);
-    for (int i = 0; i < g->nviews; i++) {
-        gt_colmap_image *im = &m.images[i];
-        char name[256];
-        capgen_name(g, i, name, sizeof name);
-        im->id = (uint32_t)(100 + i), im->camera_id = 1, im->name = strdup(name);
-        capgen_pose(g, i, im->qvec, im->tvec);
-        snprintf(path, sizeof path, "%s/images/%s", dir, name);
-        if (capgen_photo(g, i, g->width, g->height, path)) return -1;
+    int rc = capgen_model(g, &m);
+    for (int i = 0; i < g->nviews && rc == 0; i++) {
+        snprintf(path, sizeof path, "%s/images/%s", dir, m.images[i].name);
+        rc = capgen_photo_any(g, &m, i, g->width, g->height, path);
     }
-    uint64_t s = g->seed;
-    if (gt_colmap_points_alloc(&m.points, g->npoints, false) != GT_OK) return -1;
-    m.points.n = g->npoints;
-    for (size_t i = 0; i < g->npoints; i++) {
-        m.points.id[i] = i + 1;
-        for (int k = 0; k < 3; k++) m.points.xyz[3 * i + k] = 2 * gt_rng_unit(&s) - 1;
-        for (int k = 0; k < 3; k++) m.points.rgb[3 * i + k] = (uint8_t)(gt_splitmix64(&s) & 255);
-        m.points.error[i] = 0.5;
-        m.points.track_len[i] = 0;
-    }
-    int rc = gt_colmap_write(model_dir, &m, g->binary) == GT_OK ? 0 : -1;
+    if (rc == 0 && gt_colmap_write(model_dir, &m, g->binary) != GT_OK) rc = -1;
     gt_colmap_free(&m);
     return rc;
 }
@@ -178,13 +262,14 @@ static inline int capgen_write_images_n(const capgen *g, const char *dir, int n,
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/images_%d", dir, n), mkdir(path, 0755);
-    for (int i = 0; i < g->nviews; i++) {
-        char name[256];
-        capgen_name(g, i, name, sizeof name);
-        snprintf(path, sizeof path, "%s/images_%d/%s", dir, n, name);
-        if (capgen_photo(g, i, w, h, path)) return -1;
+    gt_colmap_model m;
+    int rc = capgen_model(g, &m);
+    for (int i = 0; i < g->nviews && rc == 0; i++) {
+        snprintf(path, sizeof path, "%s/images_%d/%s", dir, n, m.images[i].name);
+        rc = capgen_photo_any(g, &m, i, w, h, path);
     }
-    return 0;
+    gt_colmap_free(&m);
+    return rc;
 }
 
 #endif

@@ -416,6 +416,57 @@ static void test_undistort(void **state)
     check_undistort(GT_COLMAP_OPENCV, cv, 8, "opencv");
 }
 
+/* The generator's rendered captures: a distorted one, undistorted as it
+ * loads, against the same Gaussians rendered straight into the undistorted
+ * camera (two bilinear resamplings apart). */
+static void test_rendered_capture(void **state)
+{
+    (void)state;
+    capgen g;
+    capgen_defaults(&g);
+    g.model = GT_COLMAP_OPENCV;
+    g.width = 80, g.height = 60, g.nviews = 3, g.npoints = 200;
+    const double cv[8] = {64, 64, 40, 30, -0.05, 0.01, 0.001, -0.001};
+    memcpy(g.params, cv, sizeof cv);
+    g.photo = capgen_photo_render;
+    char d[512], d2[512];
+    snprintf(d, sizeof d, "%s", tmp("render_cv"));
+    assert_int_equal(capgen_write(&g, d), 0);
+    gt_gs_capture a, b;
+    GT_ASSERT_OK(gt_gs_capture_open(d, NULL, &a));
+    const gt_gs_pinhole *t = &a.lenses[0].pinhole;
+    capgen p = g;
+    p.model = GT_COLMAP_PINHOLE;
+    p.width = t->width, p.height = t->height;
+    p.params[0] = t->fx, p.params[1] = t->fy, p.params[2] = t->cx, p.params[3] = t->cy;
+    snprintf(d2, sizeof d2, "%s", tmp("render_pin"));
+    assert_int_equal(capgen_write(&p, d2), 0);
+    GT_ASSERT_OK(gt_gs_capture_open(d2, NULL, &b));
+    float bg[3] = {0, 0, 0};
+    void **ia, **ib;
+    GT_ASSERT_OK(gt_gs_capture_load_images(&a, bg, GT_GS_PIX_F32, &ia));
+    GT_ASSERT_OK(gt_gs_capture_load_images(&b, bg, GT_GS_PIX_F32, &ib));
+    for (int v = 0; v < a.nviews; v++) {
+        int w = t->width, h = t->height;
+        double se = 0, sum = 0;
+        long n = 0;
+        for (int c = 0; c < 3; c++)
+            for (int y = 2; y < h - 2; y++)
+                for (int x = 2; x < w - 2; x++) {
+                    size_t k = ((size_t)c * h + y) * w + x;
+                    double e = ((float *)ia[v])[k] - ((float *)ib[v])[k];
+                    se += e * e, sum += ((float *)ib[v])[k], n++;
+                }
+        double psnr = 10 * log10(1.0 / (se / n));
+        printf("rendered view %d: undistorted against rendered in the pinhole camera %.2f dB (mean %.3f)\n", v, psnr,
+               sum / n);
+        assert_true(sum / n > 0.05); /* not an empty picture */
+        assert_true(psnr > 30);
+    }
+    gt_gs_capture_images_free(ia, a.nviews), gt_gs_capture_images_free(ib, b.nviews);
+    gt_gs_capture_free(&a), gt_gs_capture_free(&b);
+}
+
 /* project then unproject is the identity; the Jacobian matches differences */
 static void test_lens_math(void **state)
 {
@@ -446,7 +497,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_views_split), cmocka_unit_test(test_cameras),   cmocka_unit_test(test_resolution),
         cmocka_unit_test(test_bad_photographs), cmocka_unit_test(test_not_supported), cmocka_unit_test(test_no_points),
-        cmocka_unit_test(test_undistort),   cmocka_unit_test(test_lens_math),
+        cmocka_unit_test(test_undistort),   cmocka_unit_test(test_lens_math), cmocka_unit_test(test_rendered_capture),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     if (tmpdir[0]) {

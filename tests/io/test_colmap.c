@@ -417,11 +417,42 @@ static void test_text_broken(void **state)
     check_text("t22", CAMS, IMGS, "3 0 0 1 255 0 10 1 1 -2\n", "points3D.txt", 1, "not a non-negative integer");
 }
 
+/* testdata/io/colmap: a model written by hand (.txt) and its .bin (the
+ * fuzz seeds): the values as written, and the same model from both. */
+static void test_testdata(void **state)
+{
+    (void)state;
+    const char *td = getenv("GT_TESTDATA");
+    char d[1024], p[1100];
+    snprintf(d, sizeof d, "%s/io/colmap", td ? td : "testdata");
+    gt_colmap_model b, t;
+    GT_ASSERT_OK(gt_colmap_read(d, &KEEP, &b)); /* the .bin files */
+    assert_non_null(strstr(b.cameras_path, ".bin"));
+    t = (gt_colmap_model){0};
+    const char *parts[3] = {"cameras", "images", "points3D"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(p, sizeof p, "%s/%s.txt", d, parts[k]);
+        GT_ASSERT_OK(gt_colmap_read_file(p, &KEEP, &t));
+    }
+    assert_models_equal(&t, &b, true, true);
+    assert_int_equal(t.ncameras, 2);
+    assert_int_equal(t.cameras[1].model, GT_COLMAP_OPENCV);
+    assert_float_equal(t.cameras[1].params[6], 0.001, 0);
+    assert_int_equal(t.nimages, 2);
+    assert_string_equal(t.images[1].name, "dir/b.jpg");
+    assert_int_equal(t.images[0].npoints2d, 2), assert_int_equal(t.images[0].point3d_id[1], -1);
+    assert_float_equal(t.images[0].xy[2], 20.5, 0);
+    assert_int_equal(t.images[1].npoints2d, 1), assert_int_equal(t.images[1].point3d_id[0], 4);
+    assert_int_equal(t.points.n, 2), assert_int_equal(t.points.track_len[0], 2);
+    assert_int_equal(t.points.rgb[0], 255), assert_float_equal(t.points.error[1], 0.5, 0);
+    gt_colmap_free(&b), gt_colmap_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_folder),      cmocka_unit_test(test_bin_truncated),
-        cmocka_unit_test(test_bin_broken),  cmocka_unit_test(test_text_broken),
+        cmocka_unit_test(test_bin_broken),  cmocka_unit_test(test_text_broken), cmocka_unit_test(test_testdata),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     io_rm_tmpdir();
