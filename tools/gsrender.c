@@ -17,6 +17,7 @@
 
 static const char *USAGE =
     "Usage: gsrender [options] SCENE -o OUT\n"
+    "       gsrender --fit CAPTURE [options] [SCENE] -o OUT.ply\n"
     "Render a 3D Gaussian Splatting scene (the reference PLY of 3DGS training,\n"
     "or a .splat file) with the reference rasterizer's forward pass.\n"
     "\n"
@@ -61,16 +62,26 @@ static const char *USAGE =
     "      --sh-precision half|float  GPU: SH coefficients on the device as halves\n"
     "                          (default; half the bytes per frame, colours within\n"
     "                          ~1e-3) or floats\n"
-    "Refining a scene against posed photographs (--fit; the reference training's\n"
-    "loss and Adam; the number of Gaussians fixed unless --densify or --mcmc):\n"
-    "      --fit IMAGES        train SCENE on the images of --cameras (PNG/JPEG named\n"
-    "                          by img_name) in directory IMAGES; -o: the refined\n"
-    "                          3DGS PLY\n"
-    "      --iterations N      training iterations (default 2000)\n"
+    "Training from photographs (--fit; the reference training's loss, Adam and\n"
+    "density control):\n"
+    "      --fit CAPTURE       train on a COLMAP capture (CAPTURE/images/ and\n"
+    "                          CAPTURE/sparse/0/ as the reference trainer and gsplat\n"
+    "                          read them), from its points3D (or from SCENE when\n"
+    "                          given); -o: the 3DGS PLY; its views are written\n"
+    "                          beside it as OUT.cameras.json (all) and OUT.test.json\n"
+    "                          (the held-out ones), which gsrender renders from\n"
+    "      --fit IMAGES --cameras FILE SCENE\n"
+    "                          refine SCENE on the images of a cameras.json (PNG/\n"
+    "                          JPEG named by img_name in IMAGES); the number of\n"
+    "                          Gaussians fixed unless --densify or --mcmc\n"
+    "      --iterations N      training iterations (default 30000 for a capture,\n"
+    "                          2000 to refine a scene)\n"
     "      --log FILE          CSV: iteration,loss,l1,ssim,psnr,seconds,test_psnr,\n"
     "                          gaussians\n"
     "      --test-views LIST   hold out these cameras (img_names or indices, commas)\n"
-    "      --test-every N      hold out every Nth camera from 0 (the reference: 8)\n"
+    "      --test-every N      hold out every Nth view from 0 (views of a capture in\n"
+    "                          name order; default 8 for a capture, as the\n"
+    "                          reference's llffhold, else 0; 0: none)\n"
     "      --eval-every K      PSNR of the held-out views every K iterations (always\n"
     "                          at the start and the end)\n"
     "      --eval-at LIST      ... and at these iterations (e.g. 7000,30000)\n"
@@ -79,10 +90,11 @@ static const char *USAGE =
     "      --save-at LIST      write OUT-<iteration>.ply at these iterations\n"
     "      --seed S            seed of the camera order (default 0)\n"
     "  -r, --resolution F      cameras and images downscaled by F (1, 2, 4, 8)\n"
-    "      --sh-start D        SH degree at the first iteration (default: the\n"
-    "                          scene's, as the reference's trainer starts a scene\n"
-    "                          loaded from a PLY; 0: its schedule for training from\n"
-    "                          points); one degree more every 1000 iterations, up\n"
+    "      --sh-start D        SH degree at the first iteration (default: 0 when\n"
+    "                          training from a capture's points, the reference's\n"
+    "                          schedule; else the scene's, as the reference starts a\n"
+    "                          scene loaded from a PLY); one degree more every 1000\n"
+    "                          iterations, up\n"
     "                          to the scene's, capped by --sh-degree\n"
     "      --position-lr-steps N  steps over which the position learning rate\n"
     "                          decays 1.6e-4 -> 1.6e-6 (x the scene extent; default\n"
@@ -92,7 +104,8 @@ static const char *USAGE =
     "                          Adam's learning rates (the reference's names and\n"
     "                          defaults: 1.6e-4, 1.6e-6, 0.0025, feature-lr/20,\n"
     "                          0.025, 0.005, 0.001)\n"
-    "      --densify           the reference's adaptive density control: clone\n"
+    "      --densify           the reference's adaptive density control (the default\n"
+    "                          for a capture; --no-densify: none): clone\n"
     "                          small and split large Gaussians whose mean screen\n"
     "                          gradient is at least the threshold, prune nearly\n"
     "                          transparent ones, reset opacities periodically\n"
@@ -175,7 +188,7 @@ static bool set_fit_option(gt_gs_fit_job *f, int c, const char *arg, gt_status *
     case O_EVAL_AT: *st = parse_iterations("--eval-at", arg, f->eval_at, &f->n_eval_at); return true;
     case O_SAVE_AT: *st = parse_iterations("--save-at", arg, f->save_at, &f->n_save_at); return true;
     case O_TESTV: f->test_views = arg; return true;
-    case O_TESTN: *st = gt_parse_int("--test-every", arg, 1, 1000000, &f->test_every); return true;
+    case O_TESTN: *st = gt_parse_int("--test-every", arg, 0, 1000000, &f->test_every); return true;
     case O_EVAL: *st = gt_parse_int("--eval-every", arg, 1, 100000000, &f->eval_every); return true;
     case O_SHSTART: *st = gt_parse_int("--sh-start", arg, 0, 3, &f->sh_start); return true;
     case O_POSSTEPS:
