@@ -198,8 +198,11 @@ $G "$TD/scene.ply" --iterations 5 -o "$T/u.png" 2>"$T/e"
 check "--iterations without --fit" 2 $?
 $G "$TD/scene.ply" --sh-start 1 -o "$T/u.png" 2>"$T/e"
 check "--sh-start without --fit" 2 $?
+# without --cameras IMAGES is read as a COLMAP capture, which a folder of
+# photographs is not: a data error that says what a capture holds
 $G --fit "$T/img" "$TD/scene.ply" -o "$T/u.ply" 2>"$T/e"
-check "--fit without --cameras" 2 $?
+check "--fit IMAGES without --cameras" 3 $?
+has "not a capture: what one holds" "$T/e" "not a COLMAP capture"
 $FIT --orbit 3 -o "$T/u.ply" 2>"$T/e"
 check "--fit with --orbit" 2 $?
 $FIT --scale-modifier 0.5 -o "$T/u.ply" 2>"$T/e"
