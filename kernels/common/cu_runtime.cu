@@ -80,6 +80,16 @@ extern "C" void gt_cu_device_name(char *buf, size_t len)
              p.multiProcessorCount, (double)p.totalGlobalMem / (1024.0 * 1024 * 1024));
 }
 
+extern "C" int gt_cu_compute_mode(void)
+{
+    int dev = 0, mode = -1;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    return mode;
+}
+
 extern "C" gt_status gt_cu_sync(void)
 {
     GT_CU(cudaDeviceSynchronize());

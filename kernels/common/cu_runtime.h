@@ -18,6 +18,9 @@ int gt_cu_device_count(char *why, size_t why_len);
 gt_status gt_cu_set_device(int gpu);
 gt_status gt_cu_mem_info(size_t *free_bytes, size_t *total_bytes);
 void gt_cu_device_name(char *buf, size_t len);
+/* The current GPU's compute mode (cudaComputeMode: 0 Default, 2 Prohibited,
+ * 3 Exclusive Process); -1 when it cannot be read. */
+int gt_cu_compute_mode(void);
 gt_status gt_cu_sync(void);
 
 /* Device memory with accounting: gt_cu_peak_bytes() is the most that was held
