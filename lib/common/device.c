@@ -16,8 +16,7 @@
 #include "common/trace.h"
 #include "gt_config.h"
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_prim.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #endif
 
 #if GT_HAVE_CUDA
