@@ -9,10 +9,8 @@
 
 #include "common/cli.h"
 #include "common/device.h"
-#include "common/guard.h"
 #include "common/log.h"
 #include "common/trace.h"
-#include "io/volume.h"
 #include "mc/mc.h"
 
 static const char usage_text[] =
@@ -97,12 +95,7 @@ static int set_option(gt_mc_job *j, int c, const char *arg)
         j->have_dims = true;
         break;
     }
-    case OPT_TYPE: {
-        gt_voltype t;
-        st = gt_voltype_parse("--type", arg, &t);
-        j->type = (int)t;
-        break;
-    }
+    case OPT_TYPE: st = gt_mc_job_set_type(j, "--type", arg); break;
     case OPT_SPACING:
         st = gt_parse_vec("--spacing", arg, 3, j->spacing);
         if (st == GT_OK && (j->spacing[0] <= 0 || j->spacing[1] <= 0 || j->spacing[2] <= 0))
@@ -157,18 +150,8 @@ int main(int argc, char **argv)
     if (optind + 1 < argc) return gt_report(gt_usage_error("one input volume expected, got '%s' too", argv[optind + 1]));
     if (!j.output) return gt_report(gt_usage_error("no output: give -o MESH.ply ('-' for stdout)"));
     j.input = argv[optind];
-    {
-        char datafile[1024];
-        gt_volume_data_file(j.input, datafile, sizeof datafile);
-        gt_guard g;
-        gt_guard_init(&g);
-        gt_guard_input(&g, j.input, "the volume");
-        gt_guard_input(&g, datafile[0] ? datafile : NULL, "the NRRD's data file");
-        gt_guard_output(&g, j.output, "-o", outfmt < 0 ? "ply" : NULL, "--out-format");
-        gt_status gs = gt_guard_check(&g);
-        gt_guard_free(&g);
-        if (gs != GT_OK) return gt_report(gs);
-    }
+    gt_status gs = gt_mc_job_check_paths(&j, outfmt >= 0);
+    if (gs != GT_OK) return gt_report(gs);
     j.device = co.device;
     j.gpu = co.gpu;
     j.timings = co.timings;

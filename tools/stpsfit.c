@@ -7,11 +7,8 @@
 
 #include "common/cli.h"
 #include "common/device.h"
-#include "common/guard.h"
 #include "common/log.h"
 #include "common/trace.h"
-#include "io/points.h"
-#include "io/volume.h"
 #include "tps/tps.h"
 
 static const char *usage_text =
@@ -103,32 +100,19 @@ static gt_status check_operands(opts *o, int nargs, char **args)
     return GT_OK;
 }
 
-/* Before any work: no input of the mode (and no detached NRRD data file) is
- * the output, its directory exists, its name fits what the mode writes. */
+/* Before any work: the paths (gt_tps_job_check_paths), and a named
+ * --out-format that is not what the mode writes. */
 static gt_status check_paths(const opts *o)
 {
-    const gt_tps_job *j = &o->job;
-    const char *fmt = o->apply ? (gt_points_is_ply_file(o->apply) ? "ply" : "points") : o->apply_vol ? "nrrd" : "tps";
+    const gt_tps_mode mode = o->apply ? GT_TPS_APPLY : o->apply_vol ? GT_TPS_APPLY_VOLUME : GT_TPS_FIT;
+    const char *fmt = gt_tps_job_output_format(&o->job, mode);
     if (o->outfmt >= 0 && strcmp(outfmts[o->outfmt], fmt) != 0)
         return gt_usage_error("--out-format %s: this mode writes %s", outfmts[o->outfmt],
                               !strcmp(fmt, "tps")    ? "a parameter file (tps)"
                               : !strcmp(fmt, "ply")  ? "a PLY (the --apply input is PLY)"
                               : !strcmp(fmt, "nrrd") ? "a NRRD volume (nrrd)"
                                                      : "point text (the --apply input is point text)");
-    char datafile[1024];
-    gt_volume_data_file(o->apply_vol, datafile, sizeof datafile);
-    gt_guard g;
-    gt_guard_init(&g);
-    gt_guard_input(&g, j->source, "SOURCE");
-    gt_guard_input(&g, j->target, "TARGET");
-    gt_guard_input(&g, j->params, "--params");
-    gt_guard_input(&g, o->apply, "--apply");
-    gt_guard_input(&g, o->apply_vol, "--apply-volume");
-    gt_guard_input(&g, datafile[0] ? datafile : NULL, "the NRRD's data file");
-    gt_guard_output(&g, j->output, "-o", o->outfmt < 0 ? fmt : NULL, "--out-format");
-    gt_status st = gt_guard_check(&g);
-    gt_guard_free(&g);
-    return st;
+    return gt_tps_job_check_paths(&o->job, mode, o->outfmt >= 0);
 }
 
 int main(int argc, char **argv)

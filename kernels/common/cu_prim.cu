@@ -11,7 +11,7 @@
 
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 
 namespace {
 

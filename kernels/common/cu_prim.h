@@ -10,24 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/gpu_runtime.h"
 #include "common/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* A reusable device scratch buffer that only grows. Not thread-safe; one per
- * stream of work. Growing frees the old buffer after a device sync, so data
- * in it does not survive a reserve. */
-typedef struct gt_arena {
-    void *ptr;
-    size_t cap;
-} gt_arena;
-
-void gt_arena_init(gt_arena *a);
-void gt_arena_release(gt_arena *a);
-gt_status gt_arena_reserve(gt_arena *a, size_t bytes, void **ptr);
-gt_arena *gt_default_arena(void);
+/* gt_arena: common/gpu_runtime.h */
 
 /* out may equal in for the scans. */
 gt_status gt_cu_scan_exclusive_u32(const uint32_t *in, uint32_t *out, size_t n, gt_arena *a, void *stream);

@@ -18,7 +18,7 @@
 
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/mc/mc_cuda.h"
 #include "kernels/mc/mc_stages.h"
 

@@ -19,7 +19,7 @@
 
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/poisson/pr_solve_stages.h"
 #include "poisson/pr_adapt.h"
 #include "poisson/pr_bspline.h"

@@ -16,7 +16,9 @@
  * middle, the root on the edge, the position -> triangles, vertex ids by
  * binary search of the edge keys. The per-cell math (corner keys, cube edge
  * codes, crossed edges, mixed faces, the root and the position) is
- * lib/poisson/pr_mc.h's, the CPU's.
+ * lib/poisson/pr_mc.h's, the CPU's. Between growth and mesh, the coarse
+ * blocks' stage (pr_extract_blocks.cu) drops the cells inside blocks and
+ * adds the blocks' own crossings and triangles.
  *
  * Launch shape: every kernel is a grid-stride loop with one thread per
  * element (cell, corner, candidate, edge, vertex) in blocks of 256: the
@@ -34,8 +36,9 @@
 #include "common/timer.h"
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/poisson/pr_eval_dev.cuh"
+#include "kernels/poisson/pr_extract_stages.h"
 #include "kernels/poisson/pr_gpu.h"
 #include "kernels/poisson/pr_gpu_internal.h"
 #include "poisson/pr_morton.h"
@@ -50,11 +53,6 @@ namespace {
 __constant__ uint8_t c_ntri[256];
 __constant__ uint8_t c_tri[256][GT_MC_MAXTRI * 3];
 __constant__ uint8_t c_edge[12];
-
-const unsigned BLK = 256;
-
-#define GRID_LOOP(i, n) \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
 
 
 __global__ void k_cell_corners(const uint64_t *cells, size_t n, uint64_t *out)
@@ -216,156 +214,6 @@ __global__ void k_triangles(const uint64_t *cells, const uint8_t *mask, const ui
     }
 }
 
-/* coarse blocks (pr_adapt.h): nb node indices (level, then key order) */
-struct blocks {
-    const uint64_t *node;
-    size_t nb;
-    const uint8_t *tree;
-    int virt; /* gt_pr_tree_virtual */
-};
-
-/* the cells inside coarse blocks make nothing (gt_pr_in_coarse_block) */
-__global__ void k_drop_coarse(const eval_args A, const uint64_t *cells, uint8_t *mask, size_t n, const blocks B)
-{
-    GRID_LOOP(i, n) {
-        if (gt_pr_in_coarse_block(A.key, A.level_start, B.tree, A.depth, cells[i])) mask[i] = 0;
-    }
-}
-
-__device__ int d_node_level(const eval_args &A, size_t node)
-{
-    int l = 0;
-    while (l < A.depth && node >= A.level_start[l + 1]) l++;
-    return l;
-}
-/* block b's lowest corner and lattice spacing (gt_pr_block_geom) */
-__device__ void d_block_geom(const eval_args &A, const blocks &B, size_t b, uint32_t base[3], uint32_t *h)
-{
-    const size_t node = B.node[b];
-    gt_pr_block_geom(A.key[node], d_node_level(A, node), A.depth, base, h);
-}
-
-/* chi at every block's 27 lattice points: from the corner set where a cell
- * has the point as a corner, else evaluated (extract.c) */
-__global__ void k_block_values(const eval_args A, const blocks B, const uint64_t *ck, const double *cv, size_t nc,
-                               double *val)
-{
-    GRID_LOOP(i, 27 * B.nb) {
-        const size_t b = i / 27;
-        const int q = (int)(i % 27);
-        uint32_t base[3], h;
-        d_block_geom(A, B, b, base, &h);
-        uint32_t c[3];
-        gt_pr_block_point(base, h, q, c);
-        const uint64_t k = gt_pr_key(c[0], c[1], c[2]);
-        const size_t at = gt_pr_lower_bound(ck, nc, k);
-        val[i] = at < nc && ck[at] == k ? cv[at] : e_eval_corner(A, c[0], c[1], c[2]);
-    }
-}
-/* does the surface cross block b (lattice points on both sides)? */
-__global__ void k_block_crossed(const blocks B, const double *val, double iso, uint8_t *flag)
-{
-    GRID_LOOP(b, B.nb) {
-        int nin = 0;
-        for (int q = 0; q < 27; q++) nin += val[27 * b + q] < iso;
-        flag[b] = nin != 0 && nin != 27;
-    }
-}
-
-/* block b's loops (extract.c's block_poly) */
-__device__ void d_block_poly(const eval_args &A, const blocks &B, size_t b, const double *val, double iso,
-                             gt_pr_block_poly *P)
-{
-    const size_t node = B.node[b];
-    const uint32_t ncm = gt_pr_block_nc(A.nbr + 27 * node, B.tree, A.key[node], d_node_level(A, node), B.virt);
-    gt_pr_block_loops(val + 27 * b, ncm, iso, P);
-}
-
-/* per block: loop vertices, triangles (at ns + b) and added vertices */
-__global__ void k_block_counts(const eval_args A, const blocks B, const double *val, double iso, size_t ns,
-                               uint64_t *ecnt, uint64_t *tcnt, uint64_t *acnt)
-{
-    GRID_LOOP(b, B.nb) {
-        gt_pr_block_poly P;
-        d_block_poly(A, B, b, val, iso, &P);
-        uint64_t nt = 0, na = 0;
-        for (int l = 0; l < P.nloop; l++) {
-            const int r = gt_pr_block_loop_root(&P, l);
-            nt += (uint64_t)gt_pr_block_loop_ntri(&P, l, r);
-            na += r < 0;
-        }
-        ecnt[ns + b] = (uint64_t)P.nv;
-        tcnt[ns + b] = nt;
-        acnt[b] = na;
-    }
-}
-
-/* the blocks' crossings bisected down to depth-D edges: their keys into ek
- * (at the block's edge offset) and bk (from the first block's) */
-__global__ void k_block_keys(const eval_args A, const blocks B, const double *val, double iso, size_t ns,
-                             const uint64_t *eoff, uint64_t *ek, uint64_t *bk)
-{
-    GRID_LOOP(b, B.nb) {
-        gt_pr_block_poly P;
-        d_block_poly(A, B, b, val, iso, &P);
-        uint32_t base[3], h;
-        d_block_geom(A, B, b, base, &h);
-        uint64_t j = eoff[ns + b];
-        for (int q = 0; q < P.nv; q++, j++) {
-            gt_pr_cross_edge e = gt_pr_cross_edge_of(P.cross[q], base, h);
-            while (e.m > 1) {
-                uint32_t mid[3];
-                gt_pr_cross_mid(&e, mid);
-                gt_pr_cross_step(&e, e_eval_corner(A, mid[0], mid[1], mid[2]), iso);
-            }
-            const uint64_t k = gt_pr_cross_key(&e);
-            ek[j] = k;
-            bk[j - eoff[ns]] = k;
-        }
-    }
-}
-
-/* the blocks' triangles, and their added vertices (after the nv edge
- * vertices, whose positions are in xyz) */
-__global__ void k_block_tris(const eval_args A, const blocks B, const double *val, double iso, size_t ns,
-                             const uint64_t *eoff, const uint64_t *toff, const uint64_t *aoff, const uint64_t *bk,
-                             const uint64_t *E, size_t nv, float *xyz, int32_t *tri)
-{
-    GRID_LOOP(b, B.nb) {
-        gt_pr_block_poly P;
-        d_block_poly(A, B, b, val, iso, &P);
-        uint64_t k = toff[ns + b], a = nv + aoff[b];
-        const uint64_t j0 = eoff[ns + b] - eoff[ns];
-        int32_t id[GT_PR_BLOCK_MAXSEG];
-        for (int q = 0; q < P.nv; q++) id[q] = (int32_t)gt_pr_lower_bound(E, nv, bk[j0 + q]); /* present */
-        for (int l = 0; l < P.nloop; l++) {
-            const int r = gt_pr_block_loop_root(&P, l), nt = gt_pr_block_loop_ntri(&P, l, r);
-            const int ls = P.lstart[l];
-            for (int t = 0; t < nt; t++, k++) {
-                int q3[3];
-                gt_pr_block_loop_tri(&P, l, r, t, q3);
-                for (int q = 0; q < 3; q++) tri[3 * k + q] = q3[q] < 0 ? (int32_t)a : id[ls + q3[q]];
-            }
-            if (r < 0) {
-                const int n = P.lstart[l + 1] - ls;
-                double sum[3] = {0, 0, 0};
-                for (int q = 0; q < n; q++)
-                    for (int c = 0; c < 3; c++) sum[c] = __dadd_rn(sum[c], (double)xyz[3 * (size_t)id[ls + q] + c]);
-                for (int c = 0; c < 3; c++) xyz[3 * a + c] = (float)__ddiv_rn(sum[c], (double)n);
-                a++;
-            }
-        }
-    }
-}
-
-__global__ void k_iota_leaf(const uint8_t *tree, size_t n, uint64_t *idx, uint8_t *flag)
-{
-    GRID_LOOP(i, n) {
-        idx[i] = i;
-        flag[i] = (tree[i] & GT_PR_T_LEAF) ? 1 : 0;
-    }
-}
-
 /* a mesh left on the device (gt_pr_mesh.dev) */
 struct dev_mesh {
     float *xyz;
@@ -411,13 +259,6 @@ struct ctx {
     }
 };
 
-#define LAUNCH(kern, n, ...)                                         \
-    do {                                                             \
-        if ((n) > 0) {                                               \
-            kern<<<gt_grid((n), BLK), BLK>>>(__VA_ARGS__);           \
-            GT_CU_LAUNCH(#kern);                                     \
-        }                                                            \
-    } while (0)
 
 /* exclusive scan of cnt[0..n) in place into offsets, with the total in cnt[n] */
 gt_status offsets(dbuf &cnt, size_t n, uint64_t *total, gt_arena *a)
@@ -500,7 +341,7 @@ gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_tree, int virt, s
 
     /* the coarse blocks: the cells inside them make nothing, the blocks
      * their loops, from chi at their lattice points */
-    blocks BL;
+    pr_blocks BL;
     memset(&BL, 0, sizeof BL);
     size_t nblk_all = 0;
     if (d_tree && D >= 1) {
@@ -508,23 +349,23 @@ gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_tree, int virt, s
         GT_TRY(need(X.A, (n1 + 1) * sizeof(uint64_t), "coarse blocks"));
         GT_TRY(need(X.F, n1 + 1, "coarse blocks"));
         GT_TRY(need(X.bn, (n1 + 1) * sizeof(uint64_t), "coarse blocks"));
-        LAUNCH(k_iota_leaf, n1, d_tree, n1, P<uint64_t>(X.A), P<uint8_t>(X.F));
+        GT_TRY(pr_blocks_leaves(d_tree, n1, P<uint64_t>(X.A), P<uint8_t>(X.F)));
         GT_TRY(gt_cu_select_flagged_u64(P<uint64_t>(X.A), P<uint8_t>(X.F), P<uint64_t>(X.bn), n1, &BL.nb, ar, NULL));
         BL.node = P<uint64_t>(X.bn);
         BL.tree = d_tree;
         BL.virt = virt;
         nblk_all = BL.nb;
         if (BL.nb) {
-            LAUNCH(k_drop_coarse, ns, A, P<uint64_t>(X.S), P<uint8_t>(X.Sm), ns, BL);
+            GT_TRY(pr_blocks_drop_cells(A, P<uint64_t>(X.S), P<uint8_t>(X.Sm), ns, BL));
             /* chi at the lattices; the blocks the surface crosses, in order */
             GT_TRY(need(X.bv, 27 * BL.nb * sizeof(double), "block lattices"));
-            LAUNCH(k_block_values, 27 * BL.nb, A, BL, P<uint64_t>(X.C), P<double>(X.Cv), nc, P<double>(X.bv));
-            LAUNCH(k_block_crossed, BL.nb, BL, P<double>(X.bv), iso, P<uint8_t>(X.F));
+            GT_TRY(pr_blocks_values(A, BL, P<uint64_t>(X.C), P<double>(X.Cv), nc, P<double>(X.bv)));
+            GT_TRY(pr_blocks_crossed(BL, P<double>(X.bv), iso, P<uint8_t>(X.F)));
             GT_TRY(gt_cu_select_flagged_u64(P<uint64_t>(X.bn), P<uint8_t>(X.F), P<uint64_t>(X.A), BL.nb, &BL.nb, ar,
                                             NULL));
             std::swap(X.bn, X.A);
             BL.node = P<uint64_t>(X.bn);
-            LAUNCH(k_block_values, 27 * BL.nb, A, BL, P<uint64_t>(X.C), P<double>(X.Cv), nc, P<double>(X.bv));
+            GT_TRY(pr_blocks_values(A, BL, P<uint64_t>(X.C), P<double>(X.Cv), nc, P<double>(X.bv)));
         }
     }
     const size_t nb = BL.nb;
@@ -534,8 +375,7 @@ gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_tree, int virt, s
     GT_TRY(need(X.to, (ns + nb + 1) * sizeof(uint64_t), "triangle offsets"));
     GT_TRY(need(X.ao, (nb + 1) * sizeof(uint64_t), "added vertices"));
     LAUNCH(k_counts, ns, P<uint8_t>(X.Sm), ns, P<uint64_t>(X.eo), P<uint64_t>(X.to));
-    LAUNCH(k_block_counts, nb, A, BL, P<double>(X.bv), iso, ns, P<uint64_t>(X.eo), P<uint64_t>(X.to),
-           P<uint64_t>(X.ao));
+    GT_TRY(pr_blocks_counts(A, BL, P<double>(X.bv), iso, ns, P<uint64_t>(X.eo), P<uint64_t>(X.to), P<uint64_t>(X.ao)));
     GT_TRY(offsets(X.eo, ns + nb, &ne, ar));
     GT_TRY(offsets(X.to, ns + nb, &ntri, ar));
     GT_TRY(offsets(X.ao, nb, &nadd, ar));
@@ -549,8 +389,7 @@ gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_tree, int virt, s
         uint64_t e0 = 0;
         GT_TRY(gt_cu_memcpy_d2h(&e0, P<uint64_t>(X.eo) + ns, sizeof e0, NULL));
         GT_TRY(need(X.bkk, (ne - e0 + 1) * sizeof(uint64_t), "block crossings"));
-        LAUNCH(k_block_keys, nb, A, BL, P<double>(X.bv), iso, ns, P<uint64_t>(X.eo), P<uint64_t>(X.A),
-               P<uint64_t>(X.bkk));
+        GT_TRY(pr_blocks_keys(A, BL, P<double>(X.bv), iso, ns, P<uint64_t>(X.eo), P<uint64_t>(X.A), P<uint64_t>(X.bkk)));
     }
     GT_TRY(gt_cu_sort_pairs_u64(P<uint64_t>(X.A), P<uint64_t>(X.B), NULL, NULL, ne, 0, cbits + 3, ar, NULL));
     LAUNCH(k_flag_new, ne, P<uint64_t>(X.B), ne, (const uint64_t *)NULL, (size_t)0, P<uint8_t>(X.F));
@@ -570,8 +409,8 @@ gt_status extract(ctx &X, const eval_args &A, const uint8_t *d_tree, int virt, s
     LAUNCH(k_vertices, nvert, A, P<uint64_t>(X.E), nvert, P<uint64_t>(X.C), P<double>(X.Cv), nc, PL, P<float>(X.xyz));
     LAUNCH(k_triangles, ns, P<uint64_t>(X.S), P<uint8_t>(X.Sm), P<uint64_t>(X.to), ns, P<uint64_t>(X.E), nvert,
            P<int32_t>(X.tri));
-    LAUNCH(k_block_tris, nb, A, BL, P<double>(X.bv), iso, ns, P<uint64_t>(X.eo), P<uint64_t>(X.to),
-           P<uint64_t>(X.ao), P<uint64_t>(X.bkk), P<uint64_t>(X.E), nvert, P<float>(X.xyz), P<int32_t>(X.tri));
+    GT_TRY(pr_blocks_tris(A, BL, P<double>(X.bv), iso, ns, P<uint64_t>(X.eo), P<uint64_t>(X.to), P<uint64_t>(X.ao),
+                          P<uint64_t>(X.bkk), P<uint64_t>(X.E), nvert, P<float>(X.xyz), P<int32_t>(X.tri)));
     const size_t nedge_v = nvert;
     nvert += (size_t)nadd;
     GT_CU(cudaDeviceSynchronize());

@@ -8,7 +8,7 @@
 
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/poisson/pr_eval_dev.cuh"
 #include "kernels/poisson/pr_gpu_internal.h"
 #include "poisson/pr_iso.h"

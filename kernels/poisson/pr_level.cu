@@ -13,7 +13,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/poisson/pr_solve_stages.h"
 #include "poisson/pr_adapt.h"
 #include "poisson/pr_bspline.h"

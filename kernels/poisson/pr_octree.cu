@@ -23,7 +23,7 @@
 #include "common/alloc.h"
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/poisson/pr_gpu.h"
 #include "kernels/poisson/pr_gpu_internal.h"
 #include "poisson/pr_morton.h"

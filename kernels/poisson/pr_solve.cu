@@ -20,7 +20,7 @@
 #include "common/progress.h"
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/poisson/pr_gpu_internal.h"
 #include "kernels/poisson/pr_solve_stages.h"
 #include "poisson/pr_bspline.h"

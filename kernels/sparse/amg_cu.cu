@@ -266,12 +266,7 @@ extern "C" gt_status gt_cu_amg_create(const gt_spd *d, const gt_csr *host, const
     }
     h->setup_ms = gt_now_ms() - t0;
     memset(p, 0, sizeof *p);
-    p->kind = GT_PRECOND_AMG;
-    p->n = d->nrows;
-    p->on_gpu = true;
-    p->ctx = h;
-    p->apply = amg_apply;
-    p->destroy = amg_destroy;
+    gt_precond_set(p, GT_PRECOND_AMG, d->nrows, true, h, amg_apply, amg_destroy);
     p->setup_ms = h->setup_ms;
     double nnz = 0;
     for (int l = 0; l < h->nlevels; l++) nnz += (double)h->lev[l].a.nnz;

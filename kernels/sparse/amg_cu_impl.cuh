@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "sparse/amg.h"
 
 struct amg_dcsr {

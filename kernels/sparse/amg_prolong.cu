@@ -94,9 +94,9 @@ __global__ void k_agg_scale(int64_t m, const unsigned *__restrict__ cnt, double 
         sc[k] = 1.0 / sqrt((double)cnt[k]);
 }
 
-// P row by row, a thread each, the CPU's loop (same terms in the same
-// order, then an insertion sort of the row): quadratic in the row's length,
-// so only for short rows (ROW_THREAD_MAX entries a row on average)
+// P row by row, a thread each, the CPU's loop (gt_amg_prolong_row, amg.h):
+// quadratic in the row's length, so only for short rows (ROW_THREAD_MAX
+// entries a row on average)
 template <bool FILL>
 __global__ void k_prolong(int64_t n, const int64_t *__restrict__ ptr, const int32_t *__restrict__ col,
                           const double *__restrict__ val, const double *__restrict__ dinv,
@@ -104,43 +104,8 @@ __global__ void k_prolong(int64_t n, const int64_t *__restrict__ ptr, const int3
                           int64_t *__restrict__ pptr, int32_t *__restrict__ pcol, double *__restrict__ pval)
 {
     for (int64_t i = (int64_t)blockIdx.x * B + threadIdx.x; i < n; i += (int64_t)gridDim.x * B) {
-        int64_t b = ptr[i], e = ptr[i + 1];
-        int32_t gi = agg[i];
-        if (!FILL) {
-            int64_t c = 1;
-            for (int64_t q = b; q < e; q++) {
-                int32_t g = agg[col[q]];
-                bool seen = g == gi;
-                for (int64_t q2 = b; q2 < q && !seen; q2++) seen = agg[col[q2]] == g;
-                c += !seen;
-            }
-            pptr[i + 1] = c;
-            continue;
-        }
-        int64_t o = pptr[i];
-        double f = -w * dinv[i];
-        double s = sc[gi];
-        for (int64_t q = b; q < e; q++)
-            if (agg[col[q]] == gi) s += f * val[q] * sc[gi];
-        pcol[o] = gi, pval[o] = s;
-        int64_t k = o + 1;
-        for (int64_t q = b; q < e; q++) {
-            int32_t g = agg[col[q]];
-            bool seen = g == gi;
-            for (int64_t q2 = b; q2 < q && !seen; q2++) seen = agg[col[q2]] == g;
-            if (seen) continue;
-            double v = 0;
-            for (int64_t q2 = q; q2 < e; q2++)
-                if (agg[col[q2]] == g) v += f * val[q2] * sc[g];
-            pcol[k] = g, pval[k++] = v;
-        }
-        for (int64_t x = o + 1; x < k; x++) {
-            int32_t cc = pcol[x];
-            double vv = pval[x];
-            int64_t y = x;
-            for (; y > o && pcol[y - 1] > cc; y--) pcol[y] = pcol[y - 1], pval[y] = pval[y - 1];
-            pcol[y] = cc, pval[y] = vv;
-        }
+        if (!FILL) pptr[i + 1] = gt_amg_prolong_row_len(col, ptr[i], ptr[i + 1], agg, agg[i]);
+        else gt_amg_prolong_row(col, val, ptr[i], ptr[i + 1], agg, sc, agg[i], -w * dinv[i], pcol + pptr[i], pval + pptr[i]);
     }
 }
 

@@ -7,7 +7,7 @@
 
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/sparse/csr_row.cuh"
 #include "kernels/sparse/sparse_cu.h"
 

@@ -20,7 +20,7 @@
 
 #include "common/timer.h"
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/sparse/ilu0.cuh"
 #include "sparse/ilu0.h"
 
@@ -185,12 +185,8 @@ __global__ void k_ic_transpose(int64_t n, const int64_t *__restrict__ ptr, const
 void ctx_free(Ctx *c)
 {
     if (!c) return;
-    gt_cu_free(c->val);
-    gt_cu_free(c->diag);
-    gt_cu_free(c->ready);
-    gt_cu_free(c->sync);
-    gt_cu_free(c->rbuf);
-    gt_cu_free(c->zbuf);
+    void *dev[] = {c->val, c->diag, c->ready, c->sync, c->rbuf, c->zbuf};
+    for (void *d : dev) gt_cu_free(d);
     if (c->exec) cudaGraphExecDestroy(c->exec);
     for (int u = 0; u < 2; u++) {
         free(c->lptr[u]);
@@ -338,14 +334,7 @@ gt_status create(const gt_spd *d, const gt_csr *host, bool ic, const gt_cu_ilu0_
     }
     GT_TRY(prepare(c));
     GT_TRY(gt_cu_sync());
-    p->kind = ic ? GT_PRECOND_IC0 : GT_PRECOND_ILU0;
-    p->n = n;
-    p->on_gpu = true;
-    p->ctx = c;
-    p->apply = apply;
-    p->destroy = destroy;
-    p->complexity = 1;
-    p->levels = 1;
+    gt_precond_set(p, ic ? GT_PRECOND_IC0 : GT_PRECOND_ILU0, n, true, c, apply, destroy);
     p->setup_ms = gt_now_ms() - t0;
     char lev[96] = "";
     if (o->solve == GT_ILU_SOLVE_LEVELS)

@@ -20,7 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/sparse/ilu0.cuh"
 
 namespace gt_ilu {

@@ -20,7 +20,7 @@
 
 #include "common/timer.h"
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/sparse/sparse_cu.h"
 #include "sparse/krylov_prec.h"
 #include "sparse/solve_track.h"

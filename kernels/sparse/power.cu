@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/sparse/sparse_cu.h"
 
 namespace {

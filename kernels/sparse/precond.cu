@@ -7,7 +7,7 @@
 
 #include "common/timer.h"
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/sparse/amg_cu.h"
 #include "kernels/sparse/ilu0_cu.h"
 #include "kernels/sparse/precond_cu.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/sparse/precond_cu.h"
 #include "sparse/precond_kinds.h"
 
@@ -61,9 +61,7 @@ gt_status gt_cu_precond_jacobi(const gt_csr *host, gt_precond *p)
         jacobi_destroy(c);
         return s;
     }
-    p->ctx = c;
-    p->apply = jacobi_apply;
-    p->destroy = jacobi_destroy;
+    gt_precond_set(p, GT_PRECOND_JACOBI, n, true, c, jacobi_apply, jacobi_destroy);
     snprintf(p->summary, sizeof p->summary, "Jacobi: z = D^-1 r on the GPU (%lld rows)", (long long)n);
     return GT_OK;
 }

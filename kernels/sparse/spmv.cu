@@ -2,7 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/sparse/csr_row.cuh"
 #include "kernels/sparse/sparse_cu.h"
 

@@ -17,7 +17,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/tps/tps_cuda.h"
 #include "tps/tps_math.h"
 

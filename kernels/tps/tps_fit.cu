@@ -18,7 +18,7 @@
 
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_libs.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/tps/tps_cuda.h"
 #include "common/release.h"
 #include "common/trace.h"
@@ -143,12 +143,8 @@ static gt_status stage_end(gt_timer *t, gt_timings *tm, const char *name)
 extern "C" void gt_tps_cuda_fit_free(gt_tps_cuda_fit *f)
 {
     if (!f) return;
-    gt_cu_free(f->K);
-    gt_cu_free(f->V);
-    gt_cu_free(f->Y);
-    gt_cu_free(f->W);
-    gt_cu_free(f->info);
-    gt_cu_free(f->work);
+    void *dev[] = {f->K, f->V, f->Y, f->W, f->info, f->work};
+    for (void *d : dev) gt_cu_free(d);
     delete f;
 }
 

@@ -21,7 +21,7 @@
 #include <cstdlib>
 
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/tps/tps_cuda.h"
 #include "tps/linalg.h"
 #include "tps/tps_math.h"

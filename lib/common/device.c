@@ -16,8 +16,7 @@
 #include "common/trace.h"
 #include "gt_config.h"
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_prim.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #endif
 
 #if GT_HAVE_CUDA
@@ -122,13 +121,15 @@ gt_status gt_device_choose(gt_device_kind requested, int gpu, gt_device_kind *ch
     /* registered after the CUDA runtime's own exit handler, so it runs first;
      * and after the allocation hook's report, which then sees what the
      * shutdown left. The hand-off of the GPU's release (release.h) comes
-     * last and runs first; not while the hook counts what the exit frees. */
+     * last and runs first, when it is asked for (GT_DEFER_RELEASE) and the
+     * GPU's compute mode lets it; not while the hook counts what the exit
+     * frees. */
     static int registered;
     if (!registered) {
         registered = 1;
         gt_alloc_hook_init();
         atexit(gt_device_shutdown);
-        if (!hook_counting()) gt_release_arm();
+        if (!hook_counting() && gt_release_wanted()) gt_release_arm(gt_cu_compute_mode());
     }
 #endif
     *chosen = GT_DEVICE_CUDA;

@@ -112,7 +112,7 @@ void gt_gpu_describe(char *buf, size_t len);
 /* ---- GPU memory exhaustion: the message, and a test hook
  *
  * Every device allocation libcore makes (gt_cu_malloc) and every pinned host
- * allocation (gt_cu_pinned_alloc) goes through kernels/common/cu_runtime.cu,
+ * allocation (gt_cu_pinned_alloc) goes through common/gpu_runtime.c,
  * which calls gt_alloc_hook_check() first. Two environment variables, read
  * once per process, drive it:
  *

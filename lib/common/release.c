@@ -1,4 +1,5 @@
-/* Handing a program's GPU release to a helper process at exit (release.h) */
+/* Handing a program's GPU release to a helper process at exit, opt-in
+ * (release.h) */
 #define _GNU_SOURCE
 #include "common/release.h"
 
@@ -45,7 +46,7 @@ bool gt_release_wanted(void)
 {
     /* compute-sanitizer sets NVTX_INJECTION64_PATH; Nsight Systems and
      * Compute CUDA_INJECTION64_PATH (and LD_PRELOAD) */
-    return !env_on("GT_SYNC_EXIT") && !env_nonempty("LD_PRELOAD") && !env_nonempty("CUDA_INJECTION64_PATH") &&
+    return env_on("GT_DEFER_RELEASE") && !env_nonempty("LD_PRELOAD") && !env_nonempty("CUDA_INJECTION64_PATH") &&
            !env_nonempty("NVTX_INJECTION64_PATH");
 }
 
@@ -156,9 +157,13 @@ static void on_program_exit(int status, void *arg)
     atomic_store(&g_state, STEPPED_ASIDE);
 }
 
-void gt_release_arm(void)
+void gt_release_arm(int compute_mode)
 {
     if (!gt_release_wanted()) return;
+    if (compute_mode != GT_COMPUTE_MODE_DEFAULT) {
+        gt_trace("exit: the GPU's compute mode is not Default: released in the process");
+        return;
+    }
     int expect = OFF;
     if (atomic_compare_exchange_strong(&g_state, &expect, ARMED) && on_exit(on_program_exit, NULL) != 0)
         atomic_store(&g_state, STEPPED_ASIDE);

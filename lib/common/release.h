@@ -1,25 +1,32 @@
-/* Handing a program's GPU release to a helper process at exit.
+/* Handing a program's GPU release to a helper process at exit: opt-in.
  *
  * When a CUDA program exits, the kernel driver releases what the process held
  * when its files on /dev/nvidia* are closed: the context's queues and device
  * memory and, when no other process uses the GPU, the unified-memory driver's
  * registration of the GPU (0.03-0.15 s in all on the H200 machine of
- * scripts/bench/RESULTS.md). The exiting process does that work itself, after
- * its output is complete, and its parent (the shell, a script) waits for it.
+ * scripts/bench/RESULTS.md). By default the exiting process does that work
+ * itself, after its output is complete: when the command returns, nothing
+ * of it holds the GPU (a scheduler's epilog, nvidia-smi and the next job see
+ * it free). For batch work, the driver's persistence mode (nvidia-persistenced)
+ * or scripts/batch/gpu-hold keep the GPU registered between commands, which
+ * saves most of that time without a process outliving its command.
  *
- * gt_release_arm() registers an exit handler that, once the program has
- * written everything, flushes stdio and starts a helper process that shares
- * the program's memory and holds only its files on the driver; the program
- * then exits at once with its status, and the helper, once it sees the
- * program gone, exits in turn: the driver's release runs in the helper, after
- * the command has returned. Nothing the program wrote depends on it. The
- * helper closes standard input, output and error and every other file at its
- * start (a pipeline's reader sees the end of the output when the program
- * exits), leaves the terminal's session, and takes the default signal
- * actions (it is named "gt-gpu-release" in ps).
+ * With GT_DEFER_RELEASE=1, gt_release_arm() registers an exit handler that,
+ * once the program has written everything, flushes stdio and starts a helper
+ * process that shares the program's memory and holds only its files on the
+ * driver; the program then exits at once with its status, and the helper,
+ * once it sees the program gone, exits in turn: the driver's release runs in
+ * the helper, ~0.1 s after the command has returned. Nothing the program
+ * wrote depends on it. The helper closes standard input, output and error
+ * and every other file at its start (a pipeline's reader sees the end of the
+ * output when the program exits), leaves the terminal's session, and takes
+ * the default signal actions (it is named "gt-gpu-release" in ps).
  *
  * Not armed, or the handler steps aside (the ordinary exit then runs), when:
- *   GT_SYNC_EXIT is set (and not "0"): the program releases the GPU itself;
+ *   GT_DEFER_RELEASE is unset, empty or "0" (the default);
+ *   the GPU's compute mode is not Default (exclusive-process or prohibited,
+ *     as on many clusters: the next command's context could not be created
+ *     while the helper lingered);
  *   LD_PRELOAD, CUDA_INJECTION64_PATH or NVTX_INJECTION64_PATH is set: a
  *     sanitizer (compute-sanitizer sets the last), profiler or tracer that
  *     wants to see the process release what it took;
@@ -34,14 +41,19 @@
 extern "C" {
 #endif
 
-/* Whether the environment lets the release be handed off (see above). */
+/* Whether the environment asks for the hand-off and lets it be (see above). */
 bool gt_release_wanted(void);
 
-/* Register the exit handler once a GPU context is up (idempotent; nothing
- * when !gt_release_wanted()). Register it after every other exit handler
- * whose work the helper's release makes unnecessary: it runs first and,
- * when it hands off, the ones registered before it do not run. */
-void gt_release_arm(void);
+/* The GPU's compute mode as the CUDA runtime numbers it; only Default lets
+ * another process use the GPU while the helper holds it. */
+enum { GT_COMPUTE_MODE_DEFAULT = 0 };
+
+/* Register the exit handler once a GPU context is up, given the compute
+ * mode of its GPU (idempotent; nothing when !gt_release_wanted() or the
+ * mode is not GT_COMPUTE_MODE_DEFAULT). Register it after every other exit
+ * handler whose work the helper's release makes unnecessary: it runs first
+ * and, when it hands off, the ones registered before it do not run. */
+void gt_release_arm(int compute_mode);
 
 /* Whether the exit will hand the release off (armed, and no hand-off has
  * failed): steps that only free GPU resources before exit can be skipped. */

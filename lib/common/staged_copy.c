@@ -13,7 +13,7 @@
 #include "common/staged_copy.h"
 #include "gt_config.h"
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #endif
 #ifdef _OPENMP
 #include <omp.h>

@@ -5,7 +5,7 @@
 
 #include "gt_config.h"
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #endif
 
 double gt_now_ms(void)

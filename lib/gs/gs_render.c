@@ -8,7 +8,7 @@
 #include "gt_config.h"
 
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/gs/gs_cuda.h"
 #include "kernels/gs/gs_output.h"
 #endif

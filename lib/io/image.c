@@ -1,5 +1,5 @@
-/* Images (see image.h): PNG in through stb_image, out through png_write.c
- * (stb_image_write without zlib), JPEG through stb, 16-bit PGM and PFM.
+/* Images (see image.h): PNG in through stb_image, out through png_write.c,
+ * JPEG through stb, 16-bit PGM and PFM.
  *
  * Readers take the whole input into memory first (so "-" and pipes work) and
  * check the dimensions stb reports before decoding: at most 1 GiB of decoded
@@ -228,51 +228,46 @@ static gt_status check_dims(int w, int h, int channels, int lo, int hi, size_t s
 }
 
 #if HAVE_STB
-static void png_sink(void *ctx, void *data, int size)
+static void file_sink(void *ctx, void *data, int size)
 {
     gt_out *o = ctx;
     if (size > 0) fwrite(data, 1, (size_t)size, o->fp); /* errors surface at commit */
 }
 #endif
 
-/* PNG (quality 0) or JPEG at a quality 1..100, through stb_image_write */
-static gt_status stb_write(const char *path, int w, int h, int channels, const uint8_t *data, int quality)
+/* JPEG at a quality 1..100, through stb_image_write */
+static gt_status stb_jpeg_write(const char *path, int w, int h, int channels, const uint8_t *data,
+                                int quality)
 {
-    const char *what = quality ? "JPEG" : "PNG";
     GT_TRY(check_dims(w, h, channels, 1, 4, 1));
     if ((size_t)w * (size_t)channels > 0x7fffffff)
-        return gt_fail(GT_ERR_RUNTIME, "%s row of %d x %d bytes too long", what, w, channels);
+        return gt_fail(GT_ERR_RUNTIME, "JPEG row of %d x %d bytes too long", w, channels);
 #if HAVE_STB
     gt_out o;
     GT_TRY(gt_out_open(&o, path));
-    int ok = quality ? stbi_write_jpg_to_func(png_sink, &o, w, h, channels, data, quality)
-                     : stbi_write_png_to_func(png_sink, &o, w, h, channels, data, w * channels);
-    if (!ok) {
+    if (!stbi_write_jpg_to_func(file_sink, &o, w, h, channels, data, quality)) {
         gt_out_abort(&o);
-        return gt_fail(GT_ERR_RUNTIME, "cannot encode %s '%s'", what, path);
+        return gt_fail(GT_ERR_RUNTIME, "cannot encode JPEG '%s'", path);
     }
     return gt_out_commit(&o);
 #else
     (void)data;
-    return gt_fail(GT_ERR_RUNTIME, "cannot write %s '%s': built without stb_image_write", what, path);
+    (void)quality;
+    return gt_fail(GT_ERR_RUNTIME, "cannot write JPEG '%s': built without stb_image_write", path);
 #endif
 }
 
 gt_status gt_png_write(const char *path, int w, int h, int channels, const uint8_t *data)
 {
-#if defined(GT_HAVE_ZLIB) && GT_HAVE_ZLIB
     GT_TRY(check_dims(w, h, channels, 1, 4, 1));
     gt_image img = {w, h, channels, 8, (void *)(uintptr_t)data};
     return gt_png_write_image(path, &img, 0, -1); /* png_write.c */
-#else
-    return stb_write(path, w, h, channels, data, 0);
-#endif
 }
 
 gt_status gt_jpeg_write(const char *path, int w, int h, int channels, const uint8_t *data, int quality)
 {
     if (quality < 1 || quality > 100) return gt_fail(GT_ERR_USAGE, "JPEG quality %d is not in 1..100", quality);
-    return stb_write(path, w, h, channels, data, quality);
+    return stb_jpeg_write(path, w, h, channels, data, quality);
 }
 
 gt_status gt_pgm16_write(const char *path, int w, int h, const uint16_t *data)

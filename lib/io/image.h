@@ -1,5 +1,5 @@
 /* Images: PNG in (8/16-bit gray, gray+alpha, RGB, RGBA; through stb_image)
- * and out (8/16-bit; png_write.c, zlib), 16-bit binary PGM (P5, maxval 65535) and
+ * and out (8/16-bit; png_write.c: igzip, libdeflate), 16-bit binary PGM (P5, maxval 65535) and
  * PFM (float) out, for depth maps. Writers are atomic; "-" = stdout. */
 #ifndef GT_IMAGE_H
 #define GT_IMAGE_H
@@ -25,26 +25,23 @@ typedef struct gt_image {
 gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_image *img);
 void gt_image_free(gt_image *img);
 
-/* 8-bit PNG at the default level (png_write.c; stb_image_write when built
- * without zlib). */
+/* 8-bit PNG at the default level (png_write.c). */
 gt_status gt_png_write(const char *path, int w, int h, int channels, const uint8_t *data);
 
-/* The fast PNG encoder (png_write.c, needs zlib): 8 or 16-bit samples
- * (16-bit in host order in img->data), 1..4 channels; rows filtered Sub or
- * Up and deflated in `threads` bands of rows, each on its own thread
- * (at most 16 and one a row; <= 0: one per core, each of at least 256 KiB). src_channels: samples per pixel in img->data, of which the
+/* The PNG encoder (png_write.c): 8 or 16-bit samples (16-bit in host order
+ * in img->data), 1..4 channels; rows filtered Sub or Up by `threads` threads
+ * in bands of rows (at most 16 and one a row; <= 0: one per core, each of at
+ * least 256 KiB). src_channels: samples per pixel in img->data, of which the
  * first img->channels are written (RGBA data to an RGB file); <= 0: as
- * img->channels. level: 0 stores, 1 (GT_PNG_LEVEL_DEFAULT; -1 asks for it)
- * is zlib's Z_RLE strategy, the fastest, 2..9 zlib's LZ77 at that level.
- * *png (malloc'ed, the caller frees) holds the whole file. */
+ * img->channels. level: 1 (GT_PNG_LEVEL_DEFAULT; -1 asks for it) is the
+ * fastest, each band deflated on its thread by ISA-L's igzip; 0 stores and
+ * 2..9 are libdeflate's levels over the whole image on one thread (smaller
+ * files, slower). *png (malloc'ed, the caller frees) holds the whole file. */
 #define GT_PNG_LEVEL_DEFAULT 1
 gt_status gt_png_encode(const gt_image *img, int src_channels, int level, int threads, uint8_t **png,
                         size_t *len);
-/* gt_png_encode to an atomic file ("-" = stdout). Without zlib: 8-bit only,
- * through stb_image_write. */
+/* gt_png_encode to an atomic file ("-" = stdout). */
 gt_status gt_png_write_image(const char *path, const gt_image *img, int src_channels, int level);
-/* Whether gt_png_encode works (built with zlib). */
-bool gt_png_fast_available(void);
 /* JPEG (baseline, 4:2:0 chroma as stb_image_write makes it) at quality 1..100;
  * channels 1..4 (alpha is dropped). */
 gt_status gt_jpeg_write(const char *path, int w, int h, int channels, const uint8_t *data, int quality);

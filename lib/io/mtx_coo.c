@@ -1,17 +1,18 @@
 /* The body of a coordinate Matrix Market file, in parallel, straight to CSR.
  *
  * The body (already in memory) is cut at line boundaries into chunks that
- * threads parse independently into entry lists, each counting its lines and
- * content lines. The first error in file order is then found serially: a
- * chunk's own first error wins unless the declared entry count ran out
- * before it (then "more entries than declared", as a serial reader sees
- * it), and line numbers are the lines of the header and of the chunks
- * before. CSR is built by groups of consecutive chunks (one per thread):
- * per-group row counts -> row offsets -> scatter, so every row holds its
- * entries in file order whatever the thread count; symmetric and
- * skew-symmetric entries are mirrored there. Each row is then sorted
- * stably by column and duplicates summed in that order, so the result is
- * the same bit for bit for any number of threads or chunk size.
+ * threads parse independently into entry lists (mtx_chunk), each counting
+ * its lines and content lines. The first error in file order is then found
+ * serially: a chunk's own first error wins unless the declared entry count
+ * ran out before it (then "more entries than declared", as a serial reader
+ * sees it), and line numbers are the lines of the header and of the chunks
+ * before. The entries are then assembled (mtx_coo_build.c): CSR by groups
+ * of consecutive chunks (one per thread), per-group row counts -> row
+ * offsets -> scatter, so every row holds its entries in file order whatever
+ * the thread count; symmetric and skew-symmetric entries are mirrored
+ * there. Each row is then sorted stably by column and duplicates summed in
+ * that order, so the result is the same bit for bit for any number of
+ * threads or chunk size.
  * GT_READ_THREADS sets the threads (default: OpenMP's); GT_MTX_CHUNK_BYTES
  * forces the chunk size (a test hook: boundaries at every position);
  * GT_NO_HUGEPAGE=1 keeps the large arrays out of huge pages (to compare). */
@@ -31,17 +32,6 @@
 
 enum { E_NONE, E_OOM, E_BADIDX, E_BADVAL, E_NONFINITE, E_BADINT, E_EXTRA, E_RANGE, E_UPPER, E_SKEW };
 
-typedef struct chunk {
-    const char *b, *e;     /* [b, e): e is just after a '\n' or the end of the file */
-    int32_t *r, *c;        /* entries in file order, 0-based */
-    double *v;
-    int64_t n, cap;
-    int64_t lines, content; /* lines and content lines seen (up to the error) */
-    int err;
-    int64_t err_line, err_content; /* its line in the chunk (1-based), content lines before it */
-    int64_t ei, ej;
-    char tok[24];
-} chunk;
 
 static int read_threads(void)
 {
@@ -57,20 +47,13 @@ static int read_threads(void)
 #endif
 }
 
-/* the large arrays, in huge pages (common/alloc.h; measured here: page
- * faults on fresh memory were a quarter of a one-thread read) */
-static void *big_alloc(size_t n)
-{
-    return gt_malloc_huge(n, "the matrix's arrays");
-}
-
-static bool grow(chunk *k)
+static bool grow(mtx_chunk *k)
 {
     if (!k->cap) { /* the first guess: lines of 12 bytes or more */
         int64_t nc = (int64_t)((k->e - k->b) / 12 + 64);
-        k->r = big_alloc((size_t)nc * sizeof *k->r);
-        k->c = big_alloc((size_t)nc * sizeof *k->c);
-        k->v = big_alloc((size_t)nc * sizeof *k->v);
+        k->r = mtx_big_alloc((size_t)nc * sizeof *k->r);
+        k->c = mtx_big_alloc((size_t)nc * sizeof *k->c);
+        k->v = mtx_big_alloc((size_t)nc * sizeof *k->v);
         if (!k->r || !k->c || !k->v) return false;
         k->cap = nc;
         return true;
@@ -152,7 +135,7 @@ slow:
     return mtx_parse_f64(s, e, v);
 }
 
-static void fail(chunk *k, int kind, const char *tok, const char *e, int64_t i, int64_t j)
+static void fail(mtx_chunk *k, int kind, const char *tok, const char *e, int64_t i, int64_t j)
 {
     k->err = kind;
     k->err_line = k->lines;
@@ -222,7 +205,7 @@ static inline int fast_line(const char *p, const char *end, gt_mtx_field field, 
     return 1;
 }
 
-static void parse_chunk(chunk *k, const gt_mtx *m)
+static void parse_chunk(mtx_chunk *k, const gt_mtx *m)
 {
     const char *p = k->b, *end = k->e;
     const int64_t nr = m->nrows, nc = m->ncols;
@@ -305,7 +288,7 @@ static void parse_chunk(chunk *k, const gt_mtx *m)
 }
 
 /* Line (1-based, in the chunk) of the chunk's content line number `idx` (0-based). */
-static int64_t content_line(const chunk *k, int64_t idx)
+static int64_t content_line(const mtx_chunk *k, int64_t idx)
 {
     const char *p = k->b;
     int64_t line = 0, seen = 0;
@@ -326,7 +309,7 @@ static int64_t content_line(const chunk *k, int64_t idx)
     return line;
 }
 
-static gt_status report(const mtx_text *t, const gt_mtx *m, const chunk *k, long line)
+static gt_status report(const mtx_text *t, const gt_mtx *m, const mtx_chunk *k, long line)
 {
     const char *f = t->name;
     switch (k->err) {
@@ -357,12 +340,12 @@ static gt_status report(const mtx_text *t, const gt_mtx *m, const chunk *k, long
 }
 
 /* The first error in file order, or the entry count against the declared one. */
-static gt_status check_chunks(const mtx_text *t, const gt_mtx *m, const chunk *ck, int64_t nck, int64_t declared)
+static gt_status check_chunks(const mtx_text *t, const gt_mtx *m, const mtx_chunk *ck, int64_t nck, int64_t declared)
 {
     long before = t->line; /* lines before the body */
     int64_t got = 0;
     for (int64_t c = 0; c < nck; c++) {
-        const chunk *k = &ck[c];
+        const mtx_chunk *k = &ck[c];
         if (k->err && (k->err == E_OOM || got + k->err_content < declared))
             return report(t, m, k, before + (long)k->err_line);
         if (k->err || got + k->content > declared)
@@ -374,237 +357,6 @@ static gt_status check_chunks(const mtx_text *t, const gt_mtx *m, const chunk *c
     if (got < declared)
         return gt_fail_at(GT_ERR_DATA, t->name, before + 1, "file ends after %lld of %lld entries", (long long)got,
                           (long long)declared);
-    return GT_OK;
-}
-
-/* Stable sort of a row's (col, val) pairs by col: insertion for short rows,
- * bottom-up merge (tmp of len pairs) for long ones. */
-static void sort_row(int32_t *col, double *val, int64_t len, int32_t *tc, double *tv)
-{
-    int64_t k = 1;
-    while (k < len && col[k - 1] <= col[k]) k++;
-    if (k >= len) return;
-    if (len <= 48 || !tc) {
-        for (int64_t p = k; p < len; p++) {
-            int32_t c = col[p];
-            double v = val[p];
-            int64_t q = p - 1;
-            while (q >= 0 && col[q] > c) col[q + 1] = col[q], val[q + 1] = val[q], q--;
-            col[q + 1] = c, val[q + 1] = v;
-        }
-        return;
-    }
-    int32_t *sc = col, *dc = tc;
-    double *sv = val, *dv = tv;
-    for (int64_t w = 1; w < len; w *= 2) {
-        for (int64_t a = 0; a < len; a += 2 * w) {
-            int64_t mid = a + w < len ? a + w : len, b = a + 2 * w < len ? a + 2 * w : len;
-            int64_t x = a, y = mid, o = a;
-            while (x < mid && y < b) {
-                if (sc[y] < sc[x]) dc[o] = sc[y], dv[o++] = sv[y++];
-                else dc[o] = sc[x], dv[o++] = sv[x++];
-            }
-            while (x < mid) dc[o] = sc[x], dv[o++] = sv[x++];
-            while (y < b) dc[o] = sc[y], dv[o++] = sv[y++];
-        }
-        int32_t *t1 = sc;
-        sc = dc, dc = t1;
-        double *t2 = sv;
-        sv = dv, dv = t2;
-    }
-    if (sc != col) {
-        memcpy(col, sc, (size_t)len * sizeof *col);
-        memcpy(val, sv, (size_t)len * sizeof *val);
-    }
-}
-
-/* Sort every row and sum duplicates (pattern: keep one 1). Compacts in place. */
-static gt_status sort_sum_rows(int64_t n, int64_t *ptr, int32_t **colp, double **valp, bool pattern, int nth)
-{
-    int32_t *col = *colp;
-    double *val = *valp;
-    int32_t *len = malloc((size_t)(n ? n : 1) * sizeof *len);
-    if (!len) return gt_fail(GT_ERR_RUNTIME, "out of memory sorting matrix rows");
-    int64_t dups = 0;
-    int oom = 0;
-#pragma omp parallel num_threads(nth) reduction(+ : dups) reduction(| : oom)
-    {
-        int32_t *tc = NULL;
-        double *tv = NULL;
-        int64_t tcap = 0;
-#pragma omp for schedule(dynamic, 2048)
-        for (int64_t i = 0; i < n; i++) {
-            int64_t s = ptr[i], e = ptr[i + 1], l = e - s;
-            if (l > 48 && l > tcap) {
-                free(tc), free(tv);
-                tc = malloc((size_t)l * sizeof *tc), tv = malloc((size_t)l * sizeof *tv);
-                tcap = tc && tv ? l : 0;
-                if (!tcap) oom = 1;
-            }
-            sort_row(col + s, val + s, l, tcap >= l ? tc : NULL, tv);
-            int64_t w = s;
-            for (int64_t p = s; p < e; p++) {
-                if (w > s && col[w - 1] == col[p]) {
-                    if (!pattern) val[w - 1] += val[p];
-                } else {
-                    col[w] = col[p], val[w] = val[p], w++;
-                }
-            }
-            len[i] = (int32_t)(w - s);
-            dups += e - w;
-        }
-        free(tc), free(tv);
-    }
-    (void)oom; /* a long row without its buffer was insertion-sorted: slower, still right */
-    if (dups) {
-        int64_t *np = malloc((size_t)(n + 1) * sizeof *np);
-        if (!np) {
-            free(len);
-            return gt_fail(GT_ERR_RUNTIME, "out of memory summing duplicate matrix entries");
-        }
-        np[0] = 0;
-        for (int64_t i = 0; i < n; i++) np[i + 1] = np[i] + len[i];
-        for (int64_t i = 0; i < n; i++) { /* in place, front to back: rows only move down */
-            if (np[i] != ptr[i]) {
-                memmove(col + np[i], col + ptr[i], (size_t)len[i] * sizeof *col);
-                memmove(val + np[i], val + ptr[i], (size_t)len[i] * sizeof *val);
-            }
-        }
-        memcpy(ptr, np, (size_t)(n + 1) * sizeof *ptr);
-        free(np);
-        int64_t z = ptr[n] ? ptr[n] : 1;
-        int32_t *c2 = realloc(col, (size_t)z * sizeof *c2);
-        if (c2) *colp = col = c2;
-        double *v2 = realloc(val, (size_t)z * sizeof *v2);
-        if (v2) *valp = val = v2;
-    }
-    free(len);
-    return GT_OK;
-}
-
-/* CSR from the chunks' entries: per-group counts, offsets, scatter. */
-static gt_status build_csr(gt_mtx *m, chunk *ck, int64_t nck, int64_t total, int nth)
-{
-    const int64_t n = m->nrows;
-    const bool mirror = m->symmetry != GT_MTX_GENERAL;
-    const double sgn = m->symmetry == GT_MTX_SKEW ? -1.0 : 1.0;
-    int ng = nth;
-    while (ng > 1 && (double)ng * (double)(n + 1) > 2.0 * (double)total + (double)(1 << 22)) ng--;
-    if (ng > nck) ng = nck > 0 ? (int)nck : 1;
-    int32_t *cnt = calloc((size_t)ng * (size_t)n + 1, sizeof *cnt);
-    int64_t *ptr = big_alloc((size_t)(n + 1) * sizeof *ptr);
-    if (!cnt || !ptr) {
-        free(cnt), free(ptr);
-        return gt_fail(GT_ERR_RUNTIME, "out of memory for %lld matrix rows", (long long)n);
-    }
-#pragma omp parallel for schedule(static, 1) num_threads(ng)
-    for (int g = 0; g < ng; g++) {
-        int32_t *cg = cnt + (size_t)g * (size_t)n;
-        for (int64_t c = nck * g / ng; c < nck * (g + 1) / ng; c++) {
-            const chunk *k = &ck[c];
-            for (int64_t e = 0; e < k->n; e++) {
-                cg[k->r[e]]++;
-                if (mirror && k->r[e] != k->c[e]) cg[k->c[e]]++;
-            }
-        }
-    }
-#pragma omp parallel for schedule(static) num_threads(nth)
-    for (int64_t i = 0; i < n; i++) {
-        int64_t s = 0;
-        for (int g = 0; g < ng; g++) {
-            int32_t x = cnt[(size_t)g * (size_t)n + (size_t)i];
-            cnt[(size_t)g * (size_t)n + (size_t)i] = (int32_t)s;
-            s += x;
-        }
-        ptr[i + 1] = s;
-    }
-    ptr[0] = 0;
-    for (int64_t i = 0; i < n; i++) ptr[i + 1] += ptr[i];
-    int64_t nnz = ptr[n];
-    int32_t *col = big_alloc((size_t)(nnz ? nnz : 1) * sizeof *col);
-    double *val = big_alloc((size_t)(nnz ? nnz : 1) * sizeof *val);
-    if (!col || !val) {
-        free(cnt), free(ptr), free(col), free(val);
-        return gt_fail(GT_ERR_RUNTIME, "out of memory for %lld matrix entries", (long long)nnz);
-    }
-#pragma omp parallel for schedule(static, 1) num_threads(ng)
-    for (int g = 0; g < ng; g++) {
-        int32_t *cg = cnt + (size_t)g * (size_t)n;
-        for (int64_t c = nck * g / ng; c < nck * (g + 1) / ng; c++) {
-            chunk *k = &ck[c];
-            for (int64_t e = 0; e < k->n; e++) {
-                int32_t r = k->r[e], cc = k->c[e];
-                double v = k->v[e];
-                int64_t p = ptr[r] + cg[r]++;
-                col[p] = cc, val[p] = v;
-                if (mirror && r != cc) {
-                    p = ptr[cc] + cg[cc]++;
-                    col[p] = r, val[p] = sgn * v;
-                }
-            }
-            free(k->r), free(k->c), free(k->v);
-            k->r = k->c = NULL, k->v = NULL;
-        }
-    }
-    free(cnt);
-    gt_status st = sort_sum_rows(n, ptr, &col, &val, m->field == GT_MTX_PATTERN, nth);
-    if (st != GT_OK) {
-        free(ptr), free(col), free(val);
-        return st;
-    }
-    m->ptr = ptr, m->col = col, m->val = val, m->nnz = ptr[n];
-    return GT_OK;
-}
-
-typedef struct {
-    int32_t r, c;
-    double v;
-    int64_t seq;
-} trip;
-
-static int cmp_trip(const void *a, const void *b)
-{
-    const trip *x = a, *y = b;
-    if (x->r != y->r) return (x->r > y->r) - (x->r < y->r);
-    if (x->c != y->c) return (x->c > y->c) - (x->c < y->c);
-    return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* Sorted COO without any array of the row count: for a size line declaring
- * far more rows than there are entries. */
-static gt_status build_coo_sparse(gt_mtx *m, chunk *ck, int64_t nck, int64_t total)
-{
-    const bool mirror = m->symmetry != GT_MTX_GENERAL;
-    const double sgn = m->symmetry == GT_MTX_SKEW ? -1.0 : 1.0;
-    trip *s = malloc((size_t)(2 * total + 1) * sizeof *s);
-    if (!s) return gt_fail(GT_ERR_RUNTIME, "out of memory sorting %lld matrix entries", (long long)total);
-    int64_t n = 0;
-    for (int64_t c = 0; c < nck; c++)
-        for (int64_t e = 0; e < ck[c].n; e++) {
-            int32_t r = ck[c].r[e], cc = ck[c].c[e];
-            s[n] = (trip){r, cc, ck[c].v[e], n}, n++;
-            if (mirror && r != cc) s[n] = (trip){cc, r, sgn * ck[c].v[e], n}, n++;
-        }
-    qsort(s, (size_t)n, sizeof *s, cmp_trip);
-    int64_t out = 0;
-    for (int64_t k = 0; k < n; k++) {
-        if (out > 0 && s[out - 1].r == s[k].r && s[out - 1].c == s[k].c) {
-            if (m->field != GT_MTX_PATTERN) s[out - 1].v += s[k].v;
-        } else {
-            s[out++] = s[k];
-        }
-    }
-    size_t cnt = (size_t)(out ? out : 1);
-    m->row = malloc(cnt * sizeof *m->row);
-    m->col = malloc(cnt * sizeof *m->col);
-    m->val = malloc(cnt * sizeof *m->val);
-    if (!m->row || !m->col || !m->val) {
-        free(s);
-        return gt_fail(GT_ERR_RUNTIME, "out of memory for %lld matrix entries", (long long)out);
-    }
-    for (int64_t k = 0; k < out; k++) m->row[k] = s[k].r, m->col[k] = s[k].c, m->val[k] = s[k].v;
-    m->nnz = out;
-    free(s);
     return GT_OK;
 }
 
@@ -624,7 +376,7 @@ gt_status mtx_read_coo(mtx_text *t, gt_mtx *m, bool want_csr)
     }
     int64_t nck = (int64_t)((blen + csz - 1) / csz);
     if (nck < 1) nck = 1;
-    chunk *ck = calloc((size_t)nck, sizeof *ck);
+    mtx_chunk *ck = calloc((size_t)nck, sizeof *ck);
     if (!ck) return gt_fail(GT_ERR_RUNTIME, "out of memory reading '%s'", t->name);
     size_t at = 0;
     for (int64_t c = 0; c < nck; c++) {
@@ -644,7 +396,7 @@ gt_status mtx_read_coo(mtx_text *t, gt_mtx *m, bool want_csr)
         const int64_t total = declared; /* entries in the file, before mirroring */
         bool rows_fit = m->nrows <= 4 * total + 4096 && 2 * total < INT32_MAX;
         if (rows_fit) {
-            st = build_csr(m, ck, nck, total, nth);
+            st = mtx_coo_build_csr(m, ck, nck, total, nth);
             if (st == GT_OK && !want_csr) { /* row indices from the offsets */
                 int32_t *row = malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *row);
                 if (!row) st = gt_fail(GT_ERR_RUNTIME, "out of memory for %lld matrix entries", (long long)m->nnz);
@@ -659,7 +411,7 @@ gt_status mtx_read_coo(mtx_text *t, gt_mtx *m, bool want_csr)
                 }
             }
         } else {
-            st = build_coo_sparse(m, ck, nck, total);
+            st = mtx_coo_build_sorted(m, ck, nck, total);
         }
     }
     for (int64_t c = 0; c < nck; c++) free(ck[c].r), free(ck[c].c), free(ck[c].v);

@@ -1,12 +1,14 @@
 /* Shared between the Matrix Market reader's parts (mtx_text.c, mtx_header.c,
- * mtx_coo.c, mtx_array.c, mtx.c): the whole file in memory, a line cursor
- * over it for the header and array bodies, and the small token helpers. */
+ * mtx_coo.c, mtx_coo_build.c, mtx_array.c, mtx.c): the whole file in memory, a line cursor
+ * over it for the header and array bodies, the coordinate body's chunks,
+ * and the small token helpers. */
 #ifndef GT_MTX_INTERNAL_H
 #define GT_MTX_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/alloc.h"
 #include "io/mtx.h"
 
 /* The file's bytes, NUL-terminated (buf[len] == 0), and a line cursor. */
@@ -44,6 +46,33 @@ gt_status mtx_read_header(mtx_text *t, gt_mtx *m);
  * m->dense. */
 gt_status mtx_read_coo(mtx_text *t, gt_mtx *m, bool want_csr);
 gt_status mtx_read_array(mtx_text *t, gt_mtx *m);
+
+/* One chunk of a coordinate body: parsed by one thread (mtx_coo.c), then
+ * assembled (mtx_coo_build.c). */
+typedef struct mtx_chunk {
+    const char *b, *e;     /* [b, e): e is just after a '\n' or the end of the file */
+    int32_t *r, *c;        /* entries in file order, 0-based */
+    double *v;
+    int64_t n, cap;
+    int64_t lines, content; /* lines and content lines seen (up to the error) */
+    int err;
+    int64_t err_line, err_content; /* its line in the chunk (1-based), content lines before it */
+    int64_t ei, ej;
+    char tok[24];
+} mtx_chunk;
+
+/* The large arrays, in huge pages (common/alloc.h; measured: page faults on
+ * fresh memory were a quarter of a one-thread read). */
+static inline void *mtx_big_alloc(size_t n)
+{
+    return gt_malloc_huge(n, "the matrix's arrays");
+}
+/* The chunks' entries (total: before mirroring) as CSR in m->ptr/col/val,
+ * nth threads; the chunks' entry arrays are freed as they are used. */
+gt_status mtx_coo_build_csr(gt_mtx *m, mtx_chunk *ck, int64_t nck, int64_t total, int nth);
+/* The same as sorted COO in m->row/col/val, without any array of the row
+ * count. */
+gt_status mtx_coo_build_sorted(gt_mtx *m, const mtx_chunk *ck, int64_t nck, int64_t total);
 
 /* Tokens */
 static inline int mtx_is_blank(char c) { return c == ' ' || c == '\t'; }

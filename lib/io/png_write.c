@@ -1,20 +1,27 @@
-/* Fast PNG writer (see image.h: gt_png_encode, gt_png_write_image): the
- * image is cut into bands of rows that threads filter and deflate at once,
- * pigz style. Each band is its own raw deflate stream ended by a sync flush
- * (a byte-aligned, non-final empty stored block), the last by a final
- * block, so the bands concatenate into one zlib stream whose Adler-32 is
- * the bands' checksums joined by adler32_combine. A band starts with an
- * empty window (a few hundred bytes of compression lost per band).
+/* PNG writer (see image.h: gt_png_encode, gt_png_write_image). Threads
+ * filter bands of rows at once into one buffer; the deflating is a packaged
+ * library's, chosen by level:
+ *
+ *  - level 1, the default: ISA-L's igzip (Debian libisal), stateless, on
+ *    the same threads as the filtering, each band its own piece of the one
+ *    deflate stream: a band ends with a full flush (byte-aligned, history
+ *    reset) and the last with the final block, so the pieces concatenate
+ *    pigz style. A band starts with an empty window (a few hundred bytes
+ *    lost per band).
+ *  - levels 0 and 2..9: libdeflate at that level (0 stores) over the whole
+ *    image in one call. libdeflate compresses a whole buffer into a complete
+ *    stream and cannot end a piece without its final block, so these levels
+ *    run on one core: smaller files, slower.
+ *
+ * libdeflate also gives the Adler-32 and the chunks' CRC-32. Measured on
+ * photographs and renders against the hand-written run-length encoder this
+ * replaced and zlib's level 1: scripts/bench/RESULTS.md (PNG writer).
  *
  * Filters: each row takes Sub or Up, whichever gives the smaller sum of
  * |signed byte| (libpng's minimum-sum heuristic over two filters; Paeth and
- * Average cost more and gain little on rendered images at a fast level).
- * Level 1, the default, is deflate_rle.c: literals and runs of one byte
- * (what zlib's Z_RLE strategy finds) with a dynamic Huffman table per
- * 128 KB, several times zlib's speed for files of the same size (zlib's
- * Z_RLE at level 1 ran at ~75 MB/s per core on a 1080p render, a fifth of
- * stb_image_write's CPU time). Levels 2..9 are zlib's LZ77 at that level;
- * 0 stores. */
+ * Average cost more and gain little at a fast level). */
+#include <isa-l/igzip_lib.h>
+#include <libdeflate.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -23,28 +30,25 @@
 
 #include "common/alloc.h"
 #include "common/output.h"
-#include "io/deflate_rle.h"
 #include "io/image.h"
-
-#if defined(GT_HAVE_ZLIB) && GT_HAVE_ZLIB
-#include <zlib.h>
 
 #define MIN_BAND_BYTES ((size_t)256 * 1024) /* a band at least this much raw data */
 #define MAX_THREADS 16
 #define MAX_CHUNK ((size_t)1 << 30)         /* IDAT data per chunk (PNG allows 2^31-1) */
+#define MAX_PIECE ((size_t)1 << 30)         /* input per igzip call (its counts are 32-bit) */
+#define IGZIP_LEVEL 2
 
 typedef struct {
     const uint8_t *src;   /* the image */
     size_t src_row;       /* bytes per source row */
     int w, channels, src_channels, bps; /* bps: bytes per sample (1 or 2) */
     int y0, y1;           /* rows of this band */
-    int level, strategy;
+    bool deflate;         /* deflate the band here (igzip), else only filter */
     bool last;
-    uint8_t *out;         /* deflate output */
+    uint8_t *filt;        /* this band's filtered rows in the image's buffer */
+    uint8_t *out;         /* igzip output */
     size_t out_len;
-    uLong adler;          /* of the filtered rows */
-    size_t raw_len;
-    int err;              /* zlib error or -1 out of memory */
+    int err;              /* igzip error or -1 out of memory */
 } band;
 
 /* Row y as PNG samples (packed, big endian): the first `channels` samples of
@@ -101,21 +105,13 @@ static const uint8_t *filter_row(const uint8_t *cur, const uint8_t *prev, size_t
     return abs_sum(up + 1, rb) < abs_sum(sub + 1, rb) ? up : sub;
 }
 
-/* Level 1: the band's filtered rows into one buffer, then deflate_rle. */
-static void band_rle(band *b)
+/* The band's rows, filtered, into b->filt. */
+static bool filter_band(band *b)
 {
     const size_t bpp = (size_t)b->channels * (size_t)b->bps;
     const size_t rb = (size_t)b->w * bpp;
-    const size_t raw = (rb + 1) * (size_t)(b->y1 - b->y0);
-    uint8_t *filt = malloc(raw), *rows = malloc(3 * (rb + 1));
-    size_t cap = gt_deflate_rle_bound(raw);
-    b->out = malloc(cap);
-    if (!filt || !rows || !b->out) {
-        free(filt);
-        free(rows);
-        b->err = -1;
-        return;
-    }
+    uint8_t *rows = malloc(3 * (rb + 1));
+    if (!rows) return false;
     /* rows straight from the image where they are its samples, else packed */
     const bool direct = b->bps == 1 && b->channels == b->src_channels;
     uint8_t *pk[2] = {rows, rows + (rb + 1)}, *up = rows + 2 * (rb + 1);
@@ -127,79 +123,62 @@ static void band_rle(band *b)
     for (int y = b->y0, which = 0; y < b->y1; y++, which ^= 1) { /* prev packed into pk[which ^ 1] */
         const uint8_t *cur = b->src + (size_t)y * b->src_row;
         if (!direct) pack_row(b, y, pk[which]), cur = pk[which];
-        uint8_t *dst = filt + (size_t)(y - b->y0) * (rb + 1); /* Sub is made here, Up beside */
+        uint8_t *dst = b->filt + (size_t)(y - b->y0) * (rb + 1); /* Sub is made here, Up beside */
         const uint8_t *f = filter_row(cur, prev, rb, bpp, dst, up);
         if (f != dst) memcpy(dst, f, rb + 1);
         prev = cur;
     }
-    b->adler = adler32(0L, Z_NULL, 0);
-    for (size_t off = 0; off < raw; off += MAX_CHUNK)
-        b->adler = adler32(b->adler, filt + off, (uInt)(raw - off < MAX_CHUNK ? raw - off : MAX_CHUNK));
-    b->raw_len = raw;
-    b->out_len = gt_deflate_rle(filt, raw, b->last, b->out, cap);
-    if (b->out_len == 0) b->err = -1; /* out of memory (the bound holds) */
-    free(filt);
     free(rows);
+    return true;
+}
+
+/* The band's filtered rows through igzip: pieces of at most MAX_PIECE,
+ * each ended by a full flush, the image's last by the final block. */
+static void deflate_band(band *b)
+{
+    const size_t raw = (size_t)(b->y1 - b->y0) * ((size_t)b->w * b->channels * b->bps + 1);
+    const size_t pieces = raw / MAX_PIECE + 1;
+    /* stored blocks at worst: 5 bytes a 64 KiB block, a header, the flush */
+    const size_t cap = raw + 5 * (raw / 65535 + 1) + pieces * (ISAL_DEF_MAX_HDR_SIZE + 16);
+    uint8_t *lvl = malloc(ISAL_DEF_LVL2_DEFAULT);
+    b->out = malloc(cap);
+    if (!lvl || !b->out) {
+        free(lvl);
+        b->err = -1;
+        return;
+    }
+    size_t done = 0, out = 0;
+    do {
+        const size_t n = raw - done < MAX_PIECE ? raw - done : MAX_PIECE;
+        const bool end = done + n == raw;
+        struct isal_zstream z;
+        isal_deflate_stateless_init(&z);
+        z.level = IGZIP_LEVEL;
+        z.level_buf = lvl;
+        z.level_buf_size = ISAL_DEF_LVL2_DEFAULT;
+        z.next_in = b->filt + done;
+        z.avail_in = (uint32_t)n;
+        z.next_out = b->out + out;
+        z.avail_out = (uint32_t)(cap - out > 0xffffffffu ? 0xffffffffu : cap - out);
+        z.end_of_stream = end && b->last;
+        z.flush = z.end_of_stream ? NO_FLUSH : FULL_FLUSH;
+        int rc = isal_deflate_stateless(&z);
+        if (rc != COMP_OK) {
+            b->err = rc;
+            break;
+        }
+        out += z.total_out;
+        done += n;
+    } while (done < raw);
+    b->out_len = out;
+    free(lvl);
 }
 
 static void *band_main(void *arg)
 {
     band *b = arg;
-    if (b->level == 1) {
-        band_rle(b);
-        return NULL;
-    }
-    const size_t bpp = (size_t)b->channels * (size_t)b->bps;
-    const size_t rb = (size_t)b->w * bpp;
-    const size_t raw = (rb + 1) * (size_t)(b->y1 - b->y0);
-    uint8_t *rows = malloc(4 * (rb + 1));
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (!rows) {
-        b->err = -1;
-        return NULL;
-    }
-    uint8_t *cur = rows, *prev = rows + (rb + 1), *sub = rows + 2 * (rb + 1), *up = rows + 3 * (rb + 1);
-    int zr = deflateInit2(&z, b->level, Z_DEFLATED, -15, 8, b->strategy);
-    if (zr != Z_OK) {
-        free(rows);
-        b->err = zr;
-        return NULL;
-    }
-    size_t cap = deflateBound(&z, (uLong)raw) + 64;
-    b->out = malloc(cap);
-    if (!b->out) {
-        deflateEnd(&z);
-        free(rows);
-        b->err = -1;
-        return NULL;
-    }
-    z.next_out = b->out;
-    z.avail_out = (uInt)(cap > 0xffffffffu ? 0xffffffffu : cap);
-    b->adler = adler32(0L, Z_NULL, 0);
-    bool have_prev = b->y0 > 0;
-    if (have_prev) pack_row(b, b->y0 - 1, prev);
-    for (int y = b->y0; y < b->y1 && zr == Z_OK; y++) {
-        pack_row(b, y, cur);
-        const uint8_t *f = filter_row(cur, have_prev ? prev : NULL, rb, bpp, sub, up);
-        have_prev = true;
-        uint8_t *t = cur;
-        cur = prev;
-        prev = t;
-        b->adler = adler32(b->adler, f, (uInt)(rb + 1));
-        z.next_in = (Bytef *)(uintptr_t)f;
-        z.avail_in = (uInt)(rb + 1);
-        bool end = y + 1 == b->y1;
-        int flush = !end ? Z_NO_FLUSH : b->last ? Z_FINISH : Z_SYNC_FLUSH;
-        zr = deflate(&z, flush);
-        if (zr == Z_STREAM_END) zr = Z_OK;
-        if (zr == Z_OK && (z.avail_in != 0 || z.avail_out == 0)) zr = Z_BUF_ERROR; /* deflateBound was wrong */
-    }
-    b->out_len = (size_t)(z.next_out - b->out);
-    b->raw_len = raw;
-    deflateEnd(&z);
-    free(rows);
-    if (zr != Z_OK) b->err = zr;
+    if (!filter_band(b)) b->err = -1;
+    else if (b->deflate) deflate_band(b);
     return NULL;
 }
 
@@ -249,14 +228,46 @@ static void chunk(buf *o, const char *type, const uint8_t *a, size_t na, const u
     put32(hd, (uint32_t)(na + nb));
     memcpy(hd + 4, type, 4);
     put(o, hd, 8);
-    uLong crc = crc32(0L, (const Bytef *)type, 4);
-    if (na) crc = crc32(crc, a, (uInt)na);
-    if (nb) crc = crc32(crc, b, (uInt)nb);
+    uint32_t crc = libdeflate_crc32(0, type, 4);
+    if (na) crc = libdeflate_crc32(crc, a, na);
+    if (nb) crc = libdeflate_crc32(crc, b, nb);
     if (na) put(o, a, na);
     if (nb) put(o, b, nb);
     uint8_t c[4];
-    put32(c, (uint32_t)crc);
+    put32(c, crc);
     put(o, c, 4);
+}
+
+/* IDAT chunks of at most MAX_CHUNK over n bytes of the zlib stream;
+ * `head` (nh bytes) rides at the front of the first. */
+static void idat(buf *o, const uint8_t *head, size_t nh, const uint8_t *d, size_t n)
+{
+    do {
+        size_t k = n > MAX_CHUNK ? MAX_CHUNK : n;
+        chunk(o, "IDAT", head, nh, d, k);
+        head = NULL;
+        nh = 0;
+        d += k;
+        n -= k;
+    } while (n > 0);
+}
+
+/* Level 0, 2..9: the whole filtered image through libdeflate's zlib
+ * format (header, deflate, Adler-32) into *z. */
+static gt_status deflate_whole(const uint8_t *filt, size_t raw, int level, uint8_t **z, size_t *zlen)
+{
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(level);
+    if (!c) return gt_fail(GT_ERR_RUNTIME, "out of memory (PNG encoder, libdeflate level %d)", level);
+    size_t cap = libdeflate_zlib_compress_bound(c, raw);
+    *z = malloc(cap);
+    *zlen = *z ? libdeflate_zlib_compress(c, filt, raw, *z, cap) : 0;
+    libdeflate_free_compressor(c);
+    if (!*zlen) {
+        free(*z);
+        *z = NULL;
+        return gt_fail(GT_ERR_RUNTIME, "out of memory (PNG encoder)"); /* the bound holds */
+    }
+    return GT_OK;
 }
 
 gt_status gt_png_encode(const gt_image *img, int src_channels, int level, int threads, uint8_t **png, size_t *len)
@@ -278,6 +289,8 @@ gt_status gt_png_encode(const gt_image *img, int src_channels, int level, int th
         !gt_mul3_size((size_t)img->w, (size_t)src_channels, (size_t)bps, &src_row) ||
         !gt_mul_size(rb + 1, (size_t)img->h, &raw))
         return gt_fail(GT_ERR_RUNTIME, "cannot write a PNG of %d x %d: too large", img->w, img->h);
+    uint8_t *filt = malloc(raw);
+    if (!filt) return gt_fail(GT_ERR_RUNTIME, "out of memory (PNG encoder: %zu bytes of rows)", raw);
 
     int nb = threads;
     if (nb <= 0) { /* one band per core, each of at least MIN_BAND_BYTES */
@@ -301,8 +314,8 @@ gt_status gt_png_encode(const gt_image *img, int src_channels, int level, int th
         b->bps = bps;
         b->y0 = (int)((long long)img->h * i / nb);
         b->y1 = (int)((long long)img->h * (i + 1) / nb);
-        b->level = level;
-        b->strategy = Z_DEFAULT_STRATEGY;
+        b->filt = filt + (size_t)b->y0 * (rb + 1);
+        b->deflate = level == 1;
         b->last = i == nb - 1;
         started[i] = false;
     }
@@ -314,11 +327,14 @@ gt_status gt_png_encode(const gt_image *img, int src_channels, int level, int th
     }
 
     gt_status st = GT_OK;
-    buf o = {0};
     for (int i = 0; i < nb && st == GT_OK; i++)
         if (bands[i].err)
             st = bands[i].err == -1 ? gt_fail(GT_ERR_RUNTIME, "out of memory (PNG encoder)")
-                                    : gt_fail(GT_ERR_RUNTIME, "PNG: deflate failed (zlib error %d)", bands[i].err);
+                                    : gt_fail(GT_ERR_RUNTIME, "PNG: deflate failed (igzip error %d)", bands[i].err);
+    uint8_t *z = NULL;
+    size_t zlen = 0;
+    if (st == GT_OK && level != 1) st = deflate_whole(filt, raw, level, &z, &zlen);
+    buf o = {0};
     if (st == GT_OK) {
         static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
         static const uint8_t ctype[5] = {0, 0, 4, 2, 6};
@@ -330,29 +346,23 @@ gt_status gt_png_encode(const gt_image *img, int src_channels, int level, int th
         ih[9] = ctype[img->channels];
         ih[10] = ih[11] = ih[12] = 0;
         chunk(&o, "IHDR", ih, 13, NULL, 0);
-        /* zlib header: deflate, 32K window, no dictionary; FLEVEL 0 (fastest) */
-        const uint8_t zh[2] = {0x78, 0x01};
-        uLong adler = bands[0].adler;
-        for (int i = 1; i < nb; i++) adler = adler32_combine(adler, bands[i].adler, (z_off_t)bands[i].raw_len);
-        for (int i = 0; i < nb; i++) {
-            const uint8_t *d = bands[i].out;
-            size_t n = bands[i].out_len;
-            bool first = true;
-            do { /* chunks of at most MAX_CHUNK; the zlib header rides with the first */
-                size_t k = n > MAX_CHUNK ? MAX_CHUNK : n;
-                chunk(&o, "IDAT", i == 0 && first ? zh : NULL, i == 0 && first ? 2 : 0, d, k);
-                d += k;
-                n -= k;
-                first = false;
-            } while (n > 0);
+        if (z) {
+            idat(&o, NULL, 0, z, zlen);
+        } else {
+            /* zlib header: deflate, 32K window, no dictionary; FLEVEL 0
+             * (fastest); the bands' pieces; the Adler-32 of all rows */
+            static const uint8_t zh[2] = {0x78, 0x01};
+            for (int i = 0; i < nb; i++) idat(&o, i ? NULL : zh, i ? 0 : 2, bands[i].out, bands[i].out_len);
+            uint8_t ad[4];
+            put32(ad, libdeflate_adler32(1, filt, raw));
+            chunk(&o, "IDAT", ad, 4, NULL, 0);
         }
-        uint8_t ad[4];
-        put32(ad, (uint32_t)adler);
-        chunk(&o, "IDAT", ad, 4, NULL, 0);
         chunk(&o, "IEND", NULL, 0, NULL, 0);
         if (o.oom) st = gt_fail(GT_ERR_RUNTIME, "out of memory (PNG file)");
     }
     for (int i = 0; i < nb; i++) free(bands[i].out);
+    free(filt);
+    free(z);
     if (st != GT_OK) {
         free(o.p);
         return st;
@@ -376,38 +386,3 @@ gt_status gt_png_write_image(const char *path, const gt_image *img, int src_chan
     free(png);
     return st;
 }
-
-bool gt_png_fast_available(void)
-{
-    return true;
-}
-
-#else /* no zlib: image.c writes PNGs through stb_image_write */
-
-gt_status gt_png_encode(const gt_image *img, int src_channels, int level, int threads, uint8_t **png, size_t *len)
-{
-    (void)img;
-    (void)src_channels;
-    (void)level;
-    (void)threads;
-    *png = NULL;
-    *len = 0;
-    return gt_fail(GT_ERR_RUNTIME, "PNG encoder: built without zlib");
-}
-
-gt_status gt_png_write_image(const char *path, const gt_image *img, int src_channels, int level)
-{
-    (void)src_channels;
-    (void)level;
-    if (img->bits != 8) return gt_fail(GT_ERR_RUNTIME, "cannot write a 16-bit PNG '%s': built without zlib", path);
-    if (src_channels > 0 && src_channels != img->channels)
-        return gt_fail(GT_ERR_RUNTIME, "cannot write PNG '%s' from %d-sample pixels: built without zlib", path,
-                       src_channels);
-    return gt_png_write(path, img->w, img->h, img->channels, img->data); /* stb's encoder */
-}
-
-bool gt_png_fast_available(void)
-{
-    return false;
-}
-#endif

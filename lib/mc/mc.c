@@ -11,7 +11,7 @@
 #include "mc/mc.h"
 #include "mc/mc_stream.h"
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/mc/mc_cuda.h"
 #endif
 

@@ -188,6 +188,13 @@ typedef struct gt_mc_job {
     bool timings;        /* stage table, extraction and total time on stderr */
 } gt_mc_job;
 void gt_mc_job_init(gt_mc_job *j);
+/* j->type from a sample type's name, as the volume reader spells them
+ * (uint8, int16, float32, ... and NRRD's aliases); GT_ERR_USAGE naming opt. */
+gt_status gt_mc_job_set_type(gt_mc_job *j, const char *opt, const char *name);
+/* Before any work, as mcmesh does (common/guard.h): the input (and a NRRD's
+ * detached data file) can be opened and is not the output, the output's
+ * folder exists and, unless format_given, its name is a PLY's. */
+gt_status gt_mc_job_check_paths(const gt_mc_job *j, bool format_given);
 gt_status gt_mc_extract_job(const gt_mc_job *j);
 
 #ifdef __cplusplus

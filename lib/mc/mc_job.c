@@ -11,6 +11,7 @@
 
 #include "gt_config.h"
 #include "common/alloc.h"
+#include "common/guard.h"
 #include "common/log.h"
 #include "common/output.h"
 #include "common/timer.h"
@@ -19,7 +20,7 @@
 #include "io/volume.h"
 #include "mc/mc.h"
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #endif
 
 void gt_mc_job_init(gt_mc_job *j)
@@ -317,4 +318,26 @@ gt_status gt_mc_extract_job(const gt_mc_job *j)
             fprintf(stderr, "peak device memory: %.1f MiB\n", gt_mc_device_peak_bytes() / 1048576.0);
     }
     return GT_OK;
+}
+
+gt_status gt_mc_job_set_type(gt_mc_job *j, const char *opt, const char *name)
+{
+    gt_voltype t;
+    GT_TRY(gt_voltype_parse(opt, name, &t));
+    j->type = (int)t;
+    return GT_OK;
+}
+
+gt_status gt_mc_job_check_paths(const gt_mc_job *j, bool format_given)
+{
+    char datafile[1024];
+    gt_volume_data_file(j->input, datafile, sizeof datafile);
+    gt_guard g;
+    gt_guard_init(&g);
+    gt_guard_input(&g, j->input, "the volume");
+    gt_guard_input(&g, datafile[0] ? datafile : NULL, "the NRRD's data file");
+    gt_guard_output(&g, j->output, "-o", format_given ? NULL : "ply", "--out-format");
+    gt_status st = gt_guard_check(&g);
+    gt_guard_free(&g);
+    return st;
 }

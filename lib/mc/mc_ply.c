@@ -2,8 +2,8 @@
  * When the CUDA path extracted the whole volume in one pass, the mesh is
  * still on the device: it is fed to the piecewise PLY writer
  * (gt_ply_write_trisrc) through a double-buffered pinned download
- * (kernels/common/cu_fetch.h), so that piece k+1 crosses the bus while
- * piece k is formatted and written. Otherwise (CPU, or slabs) the host mesh
+ * (io/ply_gpu.h over common/gpu_fetch.h), so that piece k+1 crosses the
+ * bus while piece k is formatted and written. Otherwise (CPU, or slabs) the host mesh
  * is written as it is. */
 #include <string.h>
 
@@ -12,7 +12,7 @@
 #include "mc/mc.h"
 #include "mc/mc_stream.h"
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_fetch.h"
+#include "io/ply_gpu.h"
 #include "kernels/mc/mc_cuda.h"
 #endif
 
@@ -34,7 +34,7 @@ static gt_status write_from_device(gt_mc_cuda *cu, const gt_mc_geom *g, const ch
     double t0 = gt_now_ms();
     gt_cu_fetch *f = NULL;
     gt_ply_trisrc src;
-    gt_status st = gt_cu_fetch_mesh(xyz, nrm, (size_t)nv, tris, (size_t)nt, stream, &f, &src);
+    gt_status st = gt_ply_trisrc_gpu(xyz, nrm, (size_t)nv, tris, (size_t)nt, stream, &f, &src);
     if (st == GT_OK) {
         st = gt_ply_write_trisrc(path, &src, fmt);
         out->download_wait_ms = gt_cu_fetch_wait_ms(f);

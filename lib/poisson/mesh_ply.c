@@ -2,9 +2,9 @@
  * mesh with its density and colour columns through gt_ply_write_trimesh; a
  * mesh the CUDA path left on the device (gt_pr_mesh.dev) through the
  * piecewise writer fed by double-buffered pinned downloads
- * (kernels/common/cu_fetch.h), so that piece k+1 crosses the bus while piece
- * k is formatted and written. gt_pr_mesh_to_host brings such a mesh over
- * whole instead. */
+ * (io/ply_gpu.h over common/gpu_fetch.h), so that piece k+1 crosses the
+ * bus while piece k is formatted and written. gt_pr_mesh_to_host brings
+ * such a mesh over whole instead. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,8 +12,8 @@
 #include "io/ply.h"
 #include "poisson/poisson.h"
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_fetch.h"
-#include "kernels/common/cu_runtime.h"
+#include "io/ply_gpu.h"
+#include "common/gpu_runtime.h"
 #include "kernels/poisson/pr_gpu.h"
 #endif
 
@@ -33,7 +33,7 @@ static gt_status write_from_device(const char *path, const gt_pr_mesh *m, double
     gt_cu_fetch *f = NULL;
     gt_ply_trisrc src;
     /* the extraction synchronised the device: nothing to wait for */
-    gt_status st = gt_cu_fetch_mesh(xyz, NULL, m->nvert, tri, m->ntri, NULL, &f, &src);
+    gt_status st = gt_ply_trisrc_gpu(xyz, NULL, m->nvert, tri, m->ntri, NULL, &f, &src);
     if (st == GT_OK) {
         if (mesh_moved(m)) src.origin = m->origin, src.xyz_double = true;
         st = gt_ply_write_trisrc(path, &src, GT_PLY_BINARY_LE);

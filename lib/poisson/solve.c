@@ -31,28 +31,10 @@
 #include "poisson/poisson.h"
 #include "poisson/pr_adapt.h"
 #include "poisson/pr_bspline.h"
+#include "poisson/solve_internal.h"
 #if GT_HAVE_CUDA
 #include "kernels/poisson/pr_gpu.h"
 #endif
-
-double gt_pr_integral1d(int df, int64_t i, int a, int dg, int64_t j, int b)
-{
-    static const double gx[3] = {-0.7745966692414834, 0.0, 0.7745966692414834};
-    static const double gw[3] = {5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0};
-    double sf = ldexp(1.0, df), sg = ldexp(1.0, dg);
-    double h = 1.0 / sf, sum = 0.0;
-    for (int k = 0; k < 3; k++) {
-        double x0 = (double)(i - 1 + k) * h;
-        for (int g = 0; g < 3; g++) {
-            double x = x0 + 0.5 * h * (1.0 + gx[g]);
-            double tf = x * sf - (double)i - 0.5, tg = x * sg - (double)j - 0.5;
-            double fv = a ? sf * gt_pr_dbspline(tf) : gt_pr_bspline(tf);
-            double gv = b ? sg * gt_pr_dbspline(tg) : gt_pr_bspline(tg);
-            sum += gw[g] * fv * gv;
-        }
-    }
-    return sum * 0.5 * h;
-}
 
 /* A sample's area is w^2 / W(p) times the mean over positions of
  * sum_k B(t-k)^2 = int B^2 = 11/20, the factor by which the B-spline density
@@ -63,50 +45,10 @@ double gt_pr_integral1d(int df, int64_t i, int a, int dg, int64_t j, int b)
  * 0 far outside and to -1 inside, so the samples are pulled to -1/2. */
 #define TARGET GT_PR_TARGET
 
-/* 1D integrals between a level-df function and the level-dg (dg <= df)
- * functions around its ancestor: they depend only on r = i - 2^(df-dg) j0
- * (the position inside the ancestor cell j0) and the offset k - 2 of the
- * coarse function, so one table of 2^(df-dg) x 5 values serves every node. */
-void gt_pr_cross_fill(int df, int dg, int a, int b, double *t)
-{
-    size_t rows = (size_t)1 << (df - dg);
-    for (size_t r = 0; r < rows; r++)
-        for (int k = 0; k < 5; k++) t[r * 5 + k] = gt_pr_integral1d(df, (int64_t)r, a, dg, k - 2, b);
-}
-static double *cross_table(int df, int dg, int a, int b)
-{
-    double *t = gt_malloc_array((size_t)1 << (df - dg), 5 * sizeof(double), "integral table");
-    if (t) gt_pr_cross_fill(df, dg, a, b, t);
-    return t;
-}
-
-void gt_pr_stencil125(int d, double stencil[125])
-{
-    for (int i = 0; i < 125; i++) {
-        int k[3] = {i % 5 - 2, (i / 5) % 5 - 2, i / 25 - 2};
-        double M[3], G[3];
-        for (int a = 0; a < 3; a++) {
-            M[a] = gt_pr_integral1d(d, 0, 0, d, k[a], 0);
-            G[a] = gt_pr_integral1d(d, 0, 1, d, k[a], 1);
-        }
-        stencil[i] = G[0] * M[1] * M[2] + M[0] * G[1] * M[2] + M[0] * M[1] * G[2];
-    }
-}
-
 static inline void node_xyz(const gt_pr_octree *o, size_t v, int64_t c[3])
 {
     gt_pr_cell_of(o->key[v], c);
 }
-/* the integral tables' rows between a node of cell c and the functions
- * around its ancestor anc, `shift` levels up */
-static inline void anc_rows(const gt_pr_octree *o, const double *tM, const double *tG, const int64_t c[3],
-                            int32_t anc, int shift, double M[3][5], double G[3][5])
-{
-    int64_t ca[3];
-    node_xyz(o, (size_t)anc, ca);
-    gt_pr_cross_rows(tM, tG, c, ca, shift, M, G);
-}
-
 void gt_pr_state_free(gt_pr_state *s)
 {
     gt_pr_octree_free(&s->oct);
@@ -127,12 +69,6 @@ static int32_t *leaf_of_points(const gt_pr_octree *o)
         for (uint32_t k = 0; k < o->pt_count[v]; k++) leaf[o->pt_start[v] + k] = (int32_t)v;
     return leaf;
 }
-static inline int32_t up(const gt_pr_octree *o, int32_t v, int levels)
-{
-    while (levels-- > 0) v = o->parent[v];
-    return v;
-}
-
 /* w[27 k + j]: the level's function of neighbour j of point k's node at
  * the point (0 where there is no such node; gt_pr_eval_node's terms), kept
  * for the level's right-hand side and CG iterations */
@@ -252,74 +188,6 @@ gt_status gt_pr_colors_cpu(gt_pr_state *s)
     return GT_OK;
 }
 
-/* The divergence's scatter from the sources of level lf into the
- * 125-neighbourhoods of their ancestors at level d (<= lf), in parallel and
- * in an order that does not depend on the thread count: the sources come in
- * runs sharing an ancestor (key order), the runs are coloured by their
- * ancestor's cell mod 5 on each axis, and the colours go one after the
- * other; two ancestors of one colour are at least 5 cells apart on some
- * axis, so their neighbourhoods (+-2) are disjoint and no target is written
- * by two threads, and each target gets its terms colour by colour, run by
- * run, in key order. */
-static gt_status scatter_level(const gt_pr_octree *o, int lf, int d, const double *vf, const double *tM,
-                               const double *tG, double *rhs)
-{
-    const size_t v0 = o->level_start[lf], n = o->level_start[lf + 1] - v0;
-    size_t *run = gt_malloc_array(n + 1, sizeof *run, "divergence runs");       /* first source of each run */
-    size_t *order = gt_malloc_array(n + 1, sizeof *order, "divergence runs");   /* runs by colour */
-    uint8_t *col = gt_malloc_array(n + 1, 1, "divergence runs");
-    if (!run || !order || !col) {
-        free(run); free(order); free(col);
-        return GT_ERR_RUNTIME;
-    }
-    size_t nr = 0, cstart[126] = {0};
-    int32_t prev = -1;
-    for (size_t q = 0; q < n; q++) {
-        const int32_t a = up(o, (int32_t)(v0 + q), lf - d);
-        if (a == prev) continue;
-        int64_t c[3];
-        node_xyz(o, (size_t)a, c);
-        run[nr] = q;
-        col[nr] = (uint8_t)(c[0] % 5 + 5 * (c[1] % 5) + 25 * (c[2] % 5));
-        cstart[col[nr] + 1]++;
-        nr++;
-        prev = a;
-    }
-    run[nr] = n;
-    for (int c = 0; c < 125; c++) cstart[c + 1] += cstart[c];
-    {
-        size_t fill[125];
-        memcpy(fill, cstart, sizeof fill);
-        for (size_t r = 0; r < nr; r++) order[fill[col[r]]++] = r;
-    }
-    for (int c = 0; c < 125; c++) {
-        const long r0 = (long)cstart[c], r1 = (long)cstart[c + 1];
-#pragma omp parallel for schedule(dynamic, 16)
-        for (long k = r0; k < r1; k++) {
-            const size_t r = order[k];
-            const int32_t anc = up(o, (int32_t)(v0 + run[r]), lf - d);
-            for (size_t q = run[r]; q < run[r + 1]; q++) {
-                const double *vv = vf + 3 * (v0 + q);
-                if (vv[0] == 0 && vv[1] == 0 && vv[2] == 0) continue;
-                int64_t cf[3];
-                node_xyz(o, v0 + q, cf);
-                double M[3][5], G[3][5];
-                anc_rows(o, tM, tG, cf, anc, lf - d, M, G);
-                const unsigned m3 = gt_pr_rows_mask3(M, G);
-                for (int i = 0; i < 125; i++) {
-                    if (!gt_pr_mask_has(m3, i)) continue; /* every term exactly zero */
-                    const int32_t t = gt_pr_nbr125(o, anc, i);
-                    if (t >= 0) rhs[t] += gt_pr_div_term(vv, M, G, i);
-                }
-            }
-        }
-    }
-    free(run);
-    free(order);
-    free(col);
-    return GT_OK;
-}
-
 /* The extraction tree's flags (pr_adapt.h) of every node, from the data
  * bits the splat left in t (gt_pr_splat_node): leaves from the full depth F down,
  * nodes with children above level T (gt_pr_coarse_top) subdivided, virt
@@ -421,7 +289,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     s->density_depth = Dw;
     for (int l = dlo; l <= Dw; l++) {
 #pragma omp parallel for schedule(static)
-        for (size_t k = 0; k < N; k++) lnode[k] = up(o, leaf[k], D - l);
+        for (size_t k = 0; k < N; k++) lnode[k] = gt_pr_up(o, leaf[k], D - l);
         point_weights(o, l, lnode, s->u, N, pw);
         const long v0 = (long)o->level_start[l], v1 = (long)o->level_start[l + 1];
 #pragma omp parallel for schedule(dynamic, 1024)
@@ -433,7 +301,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         double spn = p->samples_per_node > 0 ? p->samples_per_node : 1e-9;
 #pragma omp parallel for schedule(static) reduction(+ : n_sparse)
         for (size_t k = 0; k < N; k++) {
-            int32_t nd = up(o, leaf[k], D - Dw);
+            int32_t nd = gt_pr_up(o, leaf[k], D - Dw);
             double dep = gt_pr_sample_depth(o->key, o->nbr, o->parent, nd, Dw, F, s->u + 3 * k, s->wdens, KAPPA * spn);
             sdepth[k] = (float)dep;
             n_sparse += (double)sdepth[k] <= (double)(D - 2);
@@ -472,53 +340,8 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
     const uint8_t *fn = s->tree ? s->tree : fl; /* GT_PR_T_FN */
     if (tm) gt_timings_add(tm, "splat", gt_now_ms() - t0);
     t0 = gt_now_ms();
-    /* 3. divergence: b_t = sum_f v_f . int F_f grad F_t over the nodes f
-     * with a splatted vector, (a) scattered from every such f (level lf)
-     * into the 125-neighbourhoods of its ancestors at levels F..lf
-     * (scatter_level), (b) for the finer t (level d > lf), gathered by t
-     * from the 125-neighbourhoods of its own ancestors */
-    for (int lf = F; st == GT_OK && lf <= D; lf++) {
-        if (!has_src[lf]) continue;
-        for (int d = lf; st == GT_OK && d >= F; d--) {
-            double *tM = cross_table(lf, d, 0, 0), *tG = cross_table(lf, d, 0, 1);
-            st = tM && tG ? scatter_level(o, lf, d, vf, tM, tG, s->rhs) : GT_ERR_RUNTIME;
-            free(tM);
-            free(tG);
-        }
-    }
-    for (int d = F + 1; st == GT_OK && d <= D; d++) {
-        double *tabM[GT_PR_MAX_DEPTH + 1] = {0}, *tabG[GT_PR_MAX_DEPTH + 1] = {0};
-        for (int lf = F; lf < d; lf++) {
-            tabM[lf] = cross_table(d, lf, 0, 0);
-            tabG[lf] = cross_table(d, lf, 1, 0);
-            if (!tabM[lf] || !tabG[lf]) st = GT_ERR_RUNTIME;
-        }
-        const long v0 = (long)o->level_start[d], v1 = st == GT_OK ? (long)o->level_start[d + 1] : v0;
-#pragma omp parallel for schedule(dynamic, 1024)
-        for (long v = v0; v < v1; v++) {
-            int64_t co[3];
-            node_xyz(o, (size_t)v, co);
-            double acc = 0.0;
-            int32_t anc = (int32_t)v;
-            for (int lf = d - 1; lf >= F; lf--) {
-                anc = o->parent[anc];
-                if (!has_src[lf]) continue;
-                double M[3][5], G[3][5];
-                anc_rows(o, tabM[lf], tabG[lf], co, anc, d - lf, M, G);
-                const unsigned m3 = gt_pr_rows_mask3(M, G);
-                for (int i = 0; i < 125; i++) {
-                    if (!gt_pr_mask_has(m3, i)) continue;
-                    int32_t f = gt_pr_nbr125(o, anc, i);
-                    if (f < 0) continue;
-                    const double *vv = vf + 3 * (size_t)f;
-                    if (vv[0] == 0 && vv[1] == 0 && vv[2] == 0) continue;
-                    acc += gt_pr_div_term(vv, M, G, i);
-                }
-            }
-            s->rhs[v] += acc;
-        }
-        for (int lf = F; lf < d; lf++) { free(tabM[lf]); free(tabG[lf]); }
-    }
+    /* 3. divergence (divergence.c) */
+    st = gt_pr_divergence_cpu(o, F, vf, has_src, s->rhs);
     if (st != GT_OK) goto done;
     if (tm) gt_timings_add(tm, "divergence", gt_now_ms() - t0);
 
@@ -541,8 +364,8 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         gt_pr_stencil125(d, stencil);
         double *cM[GT_PR_MAX_DEPTH + 1] = {0}, *cG[GT_PR_MAX_DEPTH + 1] = {0};
         for (int dc = F; dc < d; dc++) {
-            cM[dc] = cross_table(d, dc, 0, 0);
-            cG[dc] = cross_table(d, dc, 1, 1);
+            cM[dc] = gt_pr_cross_table(d, dc, 0, 0);
+            cG[dc] = gt_pr_cross_table(d, dc, 1, 1);
             if (!cM[dc] || !cG[dc]) st = GT_ERR_RUNTIME;
         }
         if (st != GT_OK) {
@@ -551,7 +374,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
         }
         /* the points' level-d nodes and their functions' values there */
 #pragma omp parallel for schedule(static)
-        for (size_t k = 0; k < N; k++) lnode[k] = up(o, leaf[k], D - d);
+        for (size_t k = 0; k < N; k++) lnode[k] = gt_pr_up(o, leaf[k], D - d);
         point_weights(o, d, lnode, s->u, N, pw);
         /* right-hand side: divergence - coarser Laplacian - coarser screening */
 #pragma omp parallel for schedule(dynamic, 1024)
@@ -567,7 +390,7 @@ gt_status gt_pr_solve_cpu(gt_pr_state *s, const gt_pr_params *p, gt_timings *tm)
             int32_t anc = o->parent[v];
             for (int dc = d - 1; dc >= F; dc--, anc = o->parent[anc]) {
                 double M[3][5], G[3][5];
-                anc_rows(o, cM[dc], cG[dc], cv, anc, d - dc, M, G);
+                gt_pr_anc_rows(o, cM[dc], cG[dc], cv, anc, d - dc, M, G);
                 const unsigned m3 = gt_pr_rows_mask3(M, G);
                 for (int i = 0; i < 125; i++) {
                     if (!gt_pr_mask_has(m3, i)) continue;

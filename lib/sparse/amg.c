@@ -272,12 +272,7 @@ gt_status gt_amg_precond_cpu(const gt_csr *a, const gt_precond_opts *o, gt_preco
     gt_status s = gt_amg_setup(a, o, h);
     if (s != GT_OK) return free(h), s;
     memset(p, 0, sizeof *p);
-    p->kind = GT_PRECOND_AMG;
-    p->n = a->nrows;
-    p->on_gpu = false;
-    p->ctx = h;
-    p->apply = amg_apply;
-    p->destroy = amg_destroy;
+    gt_precond_set(p, GT_PRECOND_AMG, a->nrows, false, h, amg_apply, amg_destroy);
     p->setup_ms = h->setup_ms;
     p->complexity = gt_amg_operator_complexity(h);
     p->levels = h->nlevels;

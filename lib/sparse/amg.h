@@ -89,6 +89,51 @@ GT_HD double gt_amg_level_theta(double theta, int level) { return level == 0 ? t
 /* Power iterations for rho(D^-1 A) (from gt_power_start; the Rayleigh
    quotient of the symmetric D^-1/2 A D^-1/2). */
 #define GT_AMG_POWER_ITERS 15
+/* Row i of the smoothed prolongator P = (I - w D^-1 A) T, from row [b, e) of
+   A (col, val) and the aggregates agg with their scales sc (T[j][agg[j]] =
+   sc[agg[j]]); f = -w / a_ii, gi = agg[i]. The row's entries are the
+   distinct aggregates of i and of its columns: gt_amg_prolong_row_len counts
+   them; gt_amg_prolong_row writes them into pcol/pval (the row's start),
+   the value of aggregate g the sum in column order of f a_iq sc[g] over the
+   columns q in g (plus sc[gi] for g = gi), sorted by column. Quadratic in
+   the row's length: the CPU's loop, and the GPU's for short rows. */
+GT_HD int64_t gt_amg_prolong_row_len(const int32_t *col, int64_t b, int64_t e, const int32_t *agg, int32_t gi)
+{
+    int64_t c = 1;
+    for (int64_t q = b; q < e; q++) {
+        int32_t g = agg[col[q]];
+        bool seen = g == gi;
+        for (int64_t q2 = b; q2 < q && !seen; q2++) seen = agg[col[q2]] == g;
+        c += !seen;
+    }
+    return c;
+}
+GT_HD void gt_amg_prolong_row(const int32_t *col, const double *val, int64_t b, int64_t e, const int32_t *agg,
+                              const double *sc, int32_t gi, double f, int32_t *pcol, double *pval)
+{
+    double s = sc[gi];
+    for (int64_t q = b; q < e; q++)
+        if (agg[col[q]] == gi) s += f * val[q] * sc[gi];
+    pcol[0] = gi, pval[0] = s;
+    int64_t k = 1;
+    for (int64_t q = b; q < e; q++) {
+        int32_t g = agg[col[q]];
+        bool seen = g == gi;
+        for (int64_t q2 = b; q2 < q && !seen; q2++) seen = agg[col[q2]] == g;
+        if (seen) continue;
+        double v = 0;
+        for (int64_t q2 = q; q2 < e; q2++)
+            if (agg[col[q2]] == g) v += f * val[q2] * sc[g];
+        pcol[k] = g, pval[k++] = v;
+    }
+    for (int64_t x = 1; x < k; x++) { /* insertion sort by column */
+        int32_t cc = pcol[x];
+        double vv = pval[x];
+        int64_t y = x;
+        for (; y > 0 && pcol[y - 1] > cc; y--) pcol[y] = pcol[y - 1], pval[y] = pval[y - 1];
+        pcol[y] = cc, pval[y] = vv;
+    }
+}
 
 /* ------------------------------------------------ the hierarchy */
 typedef enum {

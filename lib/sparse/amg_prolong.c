@@ -72,47 +72,15 @@ gt_status gt_amg_prolong(const gt_csr *a, const double *dinv, const int32_t *agg
     if (!ptr) return free(sc), GT_ERR_RUNTIME;
     /* pass 1: distinct aggregates per row (agg[i] and those of the columns) */
     ptr[0] = 0;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t c = 1, b = a->ptr[i], e = a->ptr[i + 1];
-        for (int64_t q = b; q < e; q++) {
-            int32_t g = agg[a->col[q]];
-            bool seen = g == agg[i];
-            for (int64_t q2 = b; q2 < q && !seen; q2++) seen = agg[a->col[q2]] == g;
-            c += !seen;
-        }
-        ptr[i + 1] = ptr[i] + c;
-    }
+    for (int64_t i = 0; i < n; i++)
+        ptr[i + 1] = ptr[i] + gt_amg_prolong_row_len(a->col, a->ptr[i], a->ptr[i + 1], agg, agg[i]);
     int32_t *col = gt_malloc_array((size_t)(ptr[n] ? ptr[n] : 1), 4, "amg prolongator columns");
     double *val = gt_malloc_array((size_t)(ptr[n] ? ptr[n] : 1), 8, "amg prolongator values");
     if (!col || !val) return free(sc), free(ptr), free(col), free(val), GT_ERR_RUNTIME;
-    /* pass 2: values, then the row sorted by column (insertion sort) */
-    for (int64_t i = 0; i < n; i++) {
-        int64_t o = ptr[i], b = a->ptr[i], e = a->ptr[i + 1];
-        double f = -w * dinv[i];
-        int32_t gi = agg[i];
-        double s = sc[gi];
-        for (int64_t q = b; q < e; q++)
-            if (agg[a->col[q]] == gi) s += f * a->val[q] * sc[gi];
-        col[o] = gi, val[o] = s;
-        int64_t k = o + 1;
-        for (int64_t q = b; q < e; q++) {
-            int32_t g = agg[a->col[q]];
-            bool seen = g == gi;
-            for (int64_t q2 = b; q2 < q && !seen; q2++) seen = agg[a->col[q2]] == g;
-            if (seen) continue;
-            double v = 0;
-            for (int64_t q2 = q; q2 < e; q2++)
-                if (agg[a->col[q2]] == g) v += f * a->val[q2] * sc[g];
-            col[k] = g, val[k++] = v;
-        }
-        for (int64_t x = o + 1; x < k; x++) {
-            int32_t cc = col[x];
-            double vv = val[x];
-            int64_t y = x;
-            for (; y > o && col[y - 1] > cc; y--) col[y] = col[y - 1], val[y] = val[y - 1];
-            col[y] = cc, val[y] = vv;
-        }
-    }
+    /* pass 2: values, then the row sorted by column */
+    for (int64_t i = 0; i < n; i++)
+        gt_amg_prolong_row(a->col, a->val, a->ptr[i], a->ptr[i + 1], agg, sc, agg[i], -w * dinv[i], col + ptr[i],
+                           val + ptr[i]);
     free(sc);
     *p = (gt_csr){.nrows = n, .ncols = nagg, .nnz = ptr[n], .ptr = ptr, .col = col, .val = val};
     return GT_OK;

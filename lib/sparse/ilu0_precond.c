@@ -32,14 +32,7 @@ gt_status gt_precond_ilu0_cpu(const gt_csr *a, bool ic, gt_precond *p)
         free(f);
         return st;
     }
-    p->kind = ic ? GT_PRECOND_IC0 : GT_PRECOND_ILU0;
-    p->n = a->nrows;
-    p->on_gpu = false;
-    p->ctx = f;
-    p->apply = apply;
-    p->destroy = destroy;
-    p->complexity = 1;
-    p->levels = 1;
+    gt_precond_set(p, ic ? GT_PRECOND_IC0 : GT_PRECOND_ILU0, a->nrows, false, f, apply, destroy);
     p->setup_ms = gt_now_ms() - t0;
     snprintf(p->summary, sizeof p->summary,
              "%s on the CPU: %s on A's pattern, %lld nonzeros (no fill); triangular solves of %lld (lower) "

@@ -75,6 +75,23 @@ typedef struct gt_precond {
     char summary[2048];  /* -v text: what was built (AMG: the hierarchy table) */
 } gt_precond;
 
+/* What every kind's builder fills once its context is made (CPU and GPU):
+ * the kind, size and side, the context and its functions; complexity and
+ * levels 1 (AMG sets its own after). */
+static inline void gt_precond_set(gt_precond *p, gt_precond_kind kind, int64_t n, bool on_gpu, void *ctx,
+                                  gt_status (*apply)(void *, const double *, double *, void *),
+                                  void (*destroy)(void *))
+{
+    p->kind = kind;
+    p->n = n;
+    p->on_gpu = on_gpu;
+    p->ctx = ctx;
+    p->apply = apply;
+    p->destroy = destroy;
+    p->complexity = 1;
+    p->levels = 1;
+}
+
 /* Build on the CPU (lib/sparse/precond.c dispatches to the kinds). Bad input
  * (zero or negative pivot, NaN) is GT_ERR_DATA with a message naming the row. */
 gt_status gt_precond_create_cpu(const gt_csr *a, gt_precond_kind k, const gt_precond_opts *o, gt_precond *p);

@@ -54,9 +54,7 @@ gt_status gt_precond_jacobi_cpu(const gt_csr *a, gt_precond *p)
         jacobi_destroy(c);
         return s;
     }
-    p->ctx = c;
-    p->apply = jacobi_apply;
-    p->destroy = jacobi_destroy;
+    gt_precond_set(p, GT_PRECOND_JACOBI, a->nrows, false, c, jacobi_apply, jacobi_destroy);
     snprintf(p->summary, sizeof p->summary, "Jacobi: z = D^-1 r (%lld rows)", (long long)a->nrows);
     return GT_OK;
 }

@@ -9,7 +9,7 @@
 #include "sparse/krylov_prec.h"
 #include "sparse/sparse_gpu.h"
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/sparse/sparse_cu.h"
 #endif
 

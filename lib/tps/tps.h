@@ -165,6 +165,17 @@ bool gt_tps_fit_prefers_cpu(size_t n, int threads);
 gt_status gt_tps_apply_job(const gt_tps_job *j);
 gt_status gt_tps_apply_volume_job(const gt_tps_job *j);
 
+/* The three jobs, for a caller that picks one at run time (stpsfit). */
+typedef enum { GT_TPS_FIT, GT_TPS_APPLY, GT_TPS_APPLY_VOLUME } gt_tps_mode;
+/* The format the job of `mode` writes (common/guard.h's names): "tps" (a
+ * fit's parameter file), "ply" or "points" (apply: as its input is),
+ * "nrrd" (apply to a volume). */
+const char *gt_tps_job_output_format(const gt_tps_job *j, gt_tps_mode mode);
+/* Before any work, as stpsfit does: every input of the job (and a NRRD's
+ * detached data file) can be opened and is not the output, the output's
+ * folder exists and, unless format_given, its name fits the format. */
+gt_status gt_tps_job_check_paths(const gt_tps_job *j, gt_tps_mode mode, bool format_given);
+
 /* CPU building blocks (exposed for tests). */
 /* Symmetric eigenvalues d (m) of the m x m matrix S (column-major, ld, lower
  * triangle used; destroyed) and z = U^T b for nb right-hand sides b (m x nb,

@@ -12,6 +12,7 @@
 #include <omp.h>
 #endif
 
+#include "common/guard.h"
 #include "common/log.h"
 #include "common/timer.h"
 #include "common/trace.h"
@@ -358,4 +359,30 @@ gt_status gt_tps_apply_volume_job(const gt_tps_job *j)
     GT_TRY(need(j->input, "input volume", "gt_tps_apply_volume_job"));
     GT_TRY(need(j->output, "output", "gt_tps_apply_volume_job"));
     return run(j, do_volume, NULL, false);
+}
+
+const char *gt_tps_job_output_format(const gt_tps_job *j, gt_tps_mode mode)
+{
+    if (mode == GT_TPS_APPLY) return gt_points_is_ply_file(j->input) ? "ply" : "points";
+    return mode == GT_TPS_APPLY_VOLUME ? "nrrd" : "tps";
+}
+
+gt_status gt_tps_job_check_paths(const gt_tps_job *j, gt_tps_mode mode, bool format_given)
+{
+    char datafile[1024] = "";
+    if (mode == GT_TPS_APPLY_VOLUME) gt_volume_data_file(j->input, datafile, sizeof datafile);
+    gt_guard g;
+    gt_guard_init(&g);
+    if (mode == GT_TPS_FIT) {
+        gt_guard_input(&g, j->source, "SOURCE");
+        gt_guard_input(&g, j->target, "TARGET");
+    } else {
+        gt_guard_input(&g, j->params, "--params");
+        gt_guard_input(&g, j->input, mode == GT_TPS_APPLY ? "--apply" : "--apply-volume");
+        gt_guard_input(&g, datafile[0] ? datafile : NULL, "the NRRD's data file");
+    }
+    gt_guard_output(&g, j->output, "-o", format_given ? NULL : gt_tps_job_output_format(j, mode), "--out-format");
+    gt_status st = gt_guard_check(&g);
+    gt_guard_free(&g);
+    return st;
 }

@@ -17,6 +17,7 @@ gt_packages=(
   "zlib1g-dev:/usr/include/zlib.h"
   "libcjson-dev:/usr/include/cjson/cJSON.h"
   "libdeflate-dev:/usr/include/libdeflate.h"
+  "libisal-dev:/usr/include/isa-l/igzip_lib.h"
   "ffmpeg:/usr/bin/ffmpeg"
   "teem-apps:/usr/bin/unu"
   "python3-scipy:/usr/lib/python3/dist-packages/scipy"

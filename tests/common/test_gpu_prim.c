@@ -13,7 +13,7 @@
 
 #include "gt_test.h"
 #include "kernels/common/cu_prim.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 
 static const size_t sizes[] = {0, 1, 2, 31, 255, 1000, 1025, 4099, 100003, 1u << 20};
 #define NSIZES (sizeof sizes / sizeof sizes[0])

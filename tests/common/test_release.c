@@ -1,4 +1,5 @@
-/* The hand-off of a program's release at exit (common/release.h): the
+/* The hand-off of a program's release at exit (common/release.h): opt-in
+ * (GT_DEFER_RELEASE) and only on a GPU in Default compute mode; armed, the
  * program exits at once with its status; a helper keeps the kept files open
  * until the program is gone (and the linger after it), and closes every
  * other file at its start, so that a reader of the program's output sees its
@@ -109,19 +110,27 @@ static void nothing_kept_returns_and_leaves_no_file(void **state)
     assert_int_equal(open_files(), before);
 }
 
-static void wanted_follows_the_environment(void **state)
+static void clear_env(void)
 {
-    (void)state;
     unsetenv("LD_PRELOAD");
     unsetenv("CUDA_INJECTION64_PATH");
     unsetenv("NVTX_INJECTION64_PATH");
-    unsetenv("GT_SYNC_EXIT");
-    assert_true(gt_release_wanted());
-    setenv("GT_SYNC_EXIT", "0", 1);
-    assert_true(gt_release_wanted());
-    setenv("GT_SYNC_EXIT", "1", 1);
+    unsetenv("GT_DEFER_RELEASE");
+}
+
+/* opt-in: only GT_DEFER_RELEASE (not "0") asks for it, and a tool that
+ * watches the process's release vetoes it */
+static void wanted_follows_the_environment(void **state)
+{
+    (void)state;
+    clear_env();
     assert_false(gt_release_wanted());
-    unsetenv("GT_SYNC_EXIT");
+    setenv("GT_DEFER_RELEASE", "0", 1);
+    assert_false(gt_release_wanted());
+    setenv("GT_DEFER_RELEASE", "", 1);
+    assert_false(gt_release_wanted());
+    setenv("GT_DEFER_RELEASE", "1", 1);
+    assert_true(gt_release_wanted());
     setenv("LD_PRELOAD", "libsanitizer.so", 1);
     assert_false(gt_release_wanted());
     unsetenv("LD_PRELOAD");
@@ -130,7 +139,38 @@ static void wanted_follows_the_environment(void **state)
     unsetenv("CUDA_INJECTION64_PATH");
     setenv("NVTX_INJECTION64_PATH", "libsanitizer-collection.so", 1); /* as compute-sanitizer does */
     assert_false(gt_release_wanted());
-    unsetenv("NVTX_INJECTION64_PATH");
+    clear_env();
+}
+
+/* in a child: arm with the given environment value and compute mode; the
+ * exit status says whether it armed (1) or not (0) */
+static int armed_in_child(const char *defer, int compute_mode)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        clear_env();
+        if (defer) setenv("GT_DEFER_RELEASE", defer, 1);
+        gt_release_arm(compute_mode);
+        _exit(gt_release_armed() ? 1 : 0);
+    }
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFEXITED(ws));
+    return WEXITSTATUS(ws);
+}
+
+/* by default nothing is armed; asked for, only on a GPU in Default mode
+ * (not Exclusive Process 3, Prohibited 2, nor a mode that could not be read) */
+static void arm_needs_the_request_and_default_mode(void **state)
+{
+    (void)state;
+    assert_int_equal(armed_in_child(NULL, GT_COMPUTE_MODE_DEFAULT), 0);
+    assert_int_equal(armed_in_child("0", GT_COMPUTE_MODE_DEFAULT), 0);
+    assert_int_equal(armed_in_child("1", GT_COMPUTE_MODE_DEFAULT), 1);
+    assert_int_equal(armed_in_child("1", 3), 0);
+    assert_int_equal(armed_in_child("1", 2), 0);
+    assert_int_equal(armed_in_child("1", -1), 0);
 }
 
 static int g_report_fd = -1;
@@ -153,12 +193,10 @@ static void armed_without_driver_files_exits_as_usual(void **state)
     if (pid == 0) {
         close(rep[0]);
         g_report_fd = rep[1];
-        unsetenv("LD_PRELOAD");
-        unsetenv("CUDA_INJECTION64_PATH");
-        unsetenv("NVTX_INJECTION64_PATH");
-        unsetenv("GT_SYNC_EXIT");
+        clear_env();
+        setenv("GT_DEFER_RELEASE", "1", 1);
         atexit(earlier_handler);
-        gt_release_arm();
+        gt_release_arm(GT_COMPUTE_MODE_DEFAULT);
         if (!gt_release_armed()) _exit(92);
         exit(5);
     }
@@ -179,6 +217,7 @@ int main(void)
         cmocka_unit_test(exit_hands_kept_files_to_helper),
         cmocka_unit_test(nothing_kept_returns_and_leaves_no_file),
         cmocka_unit_test(wanted_follows_the_environment),
+        cmocka_unit_test(arm_needs_the_request_and_default_mode),
         cmocka_unit_test(armed_without_driver_files_exits_as_usual),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "gs/gs_grad.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 
 static double now_ms(void)
 {

@@ -23,7 +23,7 @@
 
 #include "gs/gs_grad.h"
 #include "gs_testutil.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 
 /* Device copy of a host gt_gs_raw (upload) or zeroed arrays (src NULL). */
 static void dev_raw(gt_gs_raw *d, const gt_gs_raw *h)

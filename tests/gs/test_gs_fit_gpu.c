@@ -17,7 +17,7 @@
 #include "gt_config.h"
 #include "gt_test.h"
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/gs/gs_fit_cuda.h"
 #endif
 

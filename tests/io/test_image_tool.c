@@ -4,7 +4,7 @@
  *   test_image_tool dump IMAGE WANT16         decoded samples (host order) to stdout
  *   test_image_tool pngx W H C BITS THREADS LEVEL RAW OUT.png
  *                                             the fast encoder (gt_png_encode): 8 or 16-bit
- *                                             (host-order) samples, THREADS bands, zlib LEVEL
+ *                                             (host-order) samples, THREADS bands, LEVEL
  * dump prints "<w> <h> <channels> <bits>" on stderr. */
 #include <stdio.h>
 #include <stdlib.h>

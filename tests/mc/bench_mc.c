@@ -13,7 +13,7 @@
 
 #include "common/device.h"
 #include "common/timer.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/mc/mc_cuda.h"
 #include "mc/mc.h"
 

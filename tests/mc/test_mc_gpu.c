@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "gt_test.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/mc/mc_cuda.h"
 #include "mc/mc.h"
 #include "mc_check.h"

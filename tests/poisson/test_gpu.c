@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "io/ply.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/poisson/pr_gpu.h"
 #include "poisson/pr_adapt.h"
 #include "pr_testutil.h"

@@ -27,7 +27,7 @@
 #include "sparse_testutil.h"
 #if GT_HAVE_CUDA
 #include "common/timer.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/sparse/ilu0_cu.h"
 #include "kernels/sparse/sparse_cu.h"
 

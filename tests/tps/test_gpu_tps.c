@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "io/ply.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/tps/tps_cuda.h"
 #include "tps/linalg.h"
 #include "tps/warp.h"

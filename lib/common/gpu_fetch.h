@@ -7,14 +7,15 @@
  * next piece as the n rows after (the next phase's first rows at a phase's
  * end). A piece's host pointers stay valid until the next gt_cu_fetch_get.
  * Pinned memory comes from gt_cu_pinned_alloc (counted, and failed by the
- * test hook, like every device allocation). Implemented in cu_fetch.cu. */
-#ifndef GT_CU_FETCH_H
-#define GT_CU_FETCH_H
+ * test hook, like every device allocation). Implemented in gpu_fetch.c, over
+ * the CUDA runtime (CUDA builds only); io/ply_gpu.h makes a PLY writer's
+ * source of a device mesh with it. */
+#ifndef GT_GPU_FETCH_H
+#define GT_GPU_FETCH_H
 
 #include <stddef.h>
 
 #include "common/status.h"
-#include "io/ply.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,15 +48,6 @@ double gt_cu_fetch_wait_ms(const gt_cu_fetch *f);
 size_t gt_cu_fetch_bytes(const gt_cu_fetch *f);
 /* Waits for copies still running, frees the buffers. */
 void gt_cu_fetch_destroy(gt_cu_fetch *f);
-
-/* A triangle mesh on the device as a source for gt_ply_write_trisrc: a
- * fetcher (*f, the caller destroys it after the write) whose phase 0 is the
- * vertices (d_xyz, and d_nrm when not NULL: nvert * 3 floats each) and
- * phase 1 the triangles (ntri * 3 ints), in pieces of a million rows
- * (GT_PLY_PIECE_ROWS overrides that: tests), and *src set up to read it. The
- * arrays are complete after the work queued on `after` (see create). */
-gt_status gt_cu_fetch_mesh(const float *d_xyz, const float *d_nrm, size_t nvert, const int32_t *d_tris, size_t ntri,
-                           void *after, gt_cu_fetch **f, gt_ply_trisrc *src);
 
 #ifdef __cplusplus
 }
