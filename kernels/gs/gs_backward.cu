@@ -36,7 +36,7 @@
 #include "gs/gs_grad.h"
 #include "gs/gs_math_grad.h"
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/gs/gs_stages.cuh"
 
 #define ACC 9 // per-Gaussian sums: mean x y, conic a b c, opacity, r g b

@@ -23,7 +23,7 @@
 
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/gs/gs_densify_cuda.h"
 #include "gs/gs_densify_math.h"
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/gs/gs_fit_cuda.h"
 #include "gs/gs_fit.h"
 #include "gs/gs_fit_mcmc.h"

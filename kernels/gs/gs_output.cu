@@ -14,7 +14,7 @@
 #include "gs/gs_math.h"
 #include "io/yuv.h"
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/gs/gs_output.h"
 
 namespace {

@@ -42,7 +42,7 @@
 
 #include "kernels/common/cu_check.h"
 #include "kernels/common/cu_prim.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/gs/gs_cuda.h"
 #include "kernels/gs/gs_stages.cuh"
 #include "common/half.h"

@@ -16,7 +16,7 @@
 #include "gs/gs_fit_priv.h"
 
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #endif
 
 void gt_gs_fit_job_init(gt_gs_fit_job *j)

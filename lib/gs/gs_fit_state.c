@@ -14,7 +14,7 @@
 #include "gs/gs_fit_priv.h"
 
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/gs/gs_densify_cuda.h"
 #endif
 

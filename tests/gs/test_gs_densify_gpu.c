@@ -20,7 +20,7 @@
 #include "gt_config.h"
 #include "gt_test.h"
 #if GT_HAVE_CUDA
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/gs/gs_densify_cuda.h"
 #endif
 
