@@ -57,6 +57,10 @@ static gt_status rotation_model(gt_stitch_calib_result *res, int ncam, int w, in
     res->rotation = true;
     GT_TRY(gt_calib_rot_init(res->pairs, res->npairs, ncam, w, h, &o->chain, &o->rot, res->reference, cams));
     gt_calib_reproj(res->pairs, res->npairs, w, h, cams, false, &res->rms_init, NULL, NULL);
+    /* the distortion joins once the rotations and focal lengths have settled: from the chained rotations a
+     * lens model can run off to a wrong minimum */
+    if (o->rot.distortion)
+        GT_TRY(gt_calib_bundle(res->pairs, res->npairs, ncam, w, h, res->reference, false, o->rot.ba_iters, cams));
     GT_TRY(gt_calib_bundle(res->pairs, res->npairs, ncam, w, h, res->reference, o->rot.distortion, o->rot.ba_iters,
                            cams));
     /* matches the adjusted rig does not explain within RANSAC's inlier threshold (a wrong match that the

@@ -8,8 +8,9 @@
  * their place in the photograph wherever a camera sees, its luma >= 40 dB
  * PSNR against the photograph after the estimated gains. A panning rig of
  * portrait cameras gets a cylinder and is refused a plane; a camera that
- * sees only sky is refused by name; a camera hidden inside another's view
- * owns no pixel and is refused by name. */
+ * sees only sky is refused by name; a lens's distortion is estimated or
+ * taken as given; a camera hidden inside another's view owns no pixel and
+ * is refused by name. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -173,6 +174,54 @@ static void test_pan_cylinder(void **state)
     photo_free(&src);
 }
 
+/* a lens with barrel distortion: estimated (one k1, k2 for the rig) from
+ * the matches with the rotations, or given and held; both place every
+ * camera within 0.1 degree and reproject the inliers within 0.5 px, where
+ * ignoring the distortion does not */
+static void test_distortion(void **state)
+{
+    (void)state;
+    photo_t src;
+    sphere_load(4, &src);
+    sphere_spec s;
+    sphere_spec_ring(&s, 6, 480, 360, 100, 0);
+    s.k1 = -0.08, s.k2 = 0.01;
+    for (int i = 0; i < s.n; i++) s.roll[i] = 0;
+    uint8_t *fr[SPH_MAX];
+    render_all(&src, &s, fr);
+    for (int mode = 0; mode < 3; mode++) { /* estimated, given, ignored */
+        gt_stitch_calib_opts o;
+        calib_opts(&o);
+        o.rot.distortion = mode == 0;
+        if (mode == 1) o.rot.k1 = s.k1, o.rot.k2 = s.k2;
+        gt_stitch_calib_result res;
+        GT_ASSERT_OK(gt_stitch_calibrate_frames((const uint8_t *const *)fr, s.n, s.w, s.h, GT_PIX_YUV444P, &o, &res));
+        double worst = 0;
+        for (int i = 0; i < s.n; i++) {
+            gt_stitch_cam t;
+            sphere_cam(&s, i, &t);
+            double Rt[9], E[9];
+            gt_mat3_transpose(t.R, Rt);
+            gt_stitch_h_mul(res.cams[i].R, Rt, E);
+            worst = fmax(worst, gt_rot_angle_deg(E));
+        }
+        printf("distortion %s: k1 %.4f k2 %.4f (truth %.4f %.4f), RMS %.3f px, largest rotation error %.4f degrees\n",
+               mode == 0 ? "estimated" : mode == 1 ? "given" : "ignored", res.cams[0].k1, res.cams[0].k2, s.k1, s.k2,
+               res.rms, worst);
+        if (mode < 2) {
+            assert_true(res.rig.ray); /* a distorted lens is stitched through rays */
+            assert_true(worst <= 0.1);
+            assert_true(res.rms <= 0.5);
+            assert_float_equal(res.cams[0].k1, s.k1, 0.01);
+        } else {
+            assert_true(res.rms > 0.5); /* the lens model matters */
+        }
+        gt_stitch_calib_result_free(&res);
+    }
+    for (int i = 0; i < s.n; i++) free(fr[i]);
+    photo_free(&src);
+}
+
 /* a narrow camera inside a wide one's view owns no pixel: refused by name */
 static void test_hidden_camera(void **state)
 {
@@ -198,6 +247,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sphere_ground_truth),
         cmocka_unit_test(test_pan_cylinder),
+        cmocka_unit_test(test_distortion),
         cmocka_unit_test(test_hidden_camera),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
