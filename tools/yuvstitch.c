@@ -4,7 +4,9 @@
  * gt_stitch_job (lib/stitch/stream_job.c streams) or a gt_stitch_calib_opts
  * (lib/stitch/calib.c calibrates). */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/cli.h"
@@ -55,14 +57,27 @@ static const char *usage_text =
     "                          (cameras with auto-exposure), each step half-way\n"
     "\n"
     "Calibration (--calibrate; inputs PNG/JPEG, Y4M or raw YUV with --size/--pix-fmt):\n"
-    "      --calibrate         write the rig (homographies, panorama size, gains) to -o\n"
+    "      --calibrate         write the rig (cameras, projection, panorama size, gains) to -o\n"
+    "      --model rotation|homography  cameras turning about one centre (default: rotation,\n"
+    "                          focal length and rotation per camera, adjusted together)\n"
+    "                          or a homography per camera onto a plane (planar scenes)\n"
+    "      --projection auto|plane|cylindrical|spherical  the panorama's projection\n"
+    "                          (default auto: from the cameras' field of view; spherical\n"
+    "                          = equirectangular, the full 360x180 for rigs all around)\n"
+    "      --pano-width W      panorama width in pixels, even (default: the cameras' resolution)\n"
+    "      --focal F           the cameras' focal length in pixels (default: estimated)\n"
+    "      --distortion K1,K2  the lens's radial distortion (default 0,0)\n"
+    "      --estimate-distortion  estimate K1, K2 (one lens for all cameras)\n"
+    "      --no-wave           keep the reference camera's roll and pitch (no horizon\n"
+    "                          straightening)\n"
+    "      --matches FILE      write the inlier matches of every accepted pair (text)\n"
     "      --reference N       camera whose view the panorama keeps (default: the middle)\n"
     "      --frame K           frame of video inputs to use (default 0, the first)\n"
     "      --preview PNG       the stitched panorama with the seams in red\n"
     "      --features N        features per camera (default 2000)\n"
     "      --min-inliers N     inliers a pair needs (default 20)\n"
     "      --seed S            RANSAC seed (default 1; the same seed, the same rig)\n"
-    "      --global-refine     refine all overlapping pairs together (rotating rigs)\n"
+    "      --global-refine     homography model: refine all overlapping pairs together\n"
     "      --no-gains          write gains of 1\n"
     "\n" GT_COMMON_HELP;
 
@@ -85,6 +100,14 @@ enum {
     OPT_SEED,
     OPT_GLOBAL,
     OPT_NOGAINS,
+    OPT_MODEL,
+    OPT_PROJECTION,
+    OPT_PANOW,
+    OPT_FOCAL,
+    OPT_DISTORTION,
+    OPT_ESTDIST,
+    OPT_NOWAVE,
+    OPT_MATCHES,
 };
 
 typedef struct {
@@ -114,6 +137,37 @@ static gt_status set_calib_option(opts_t *o, int c, const char *arg)
         return GT_OK;
     case OPT_GLOBAL: cal->chain.global = true; return GT_OK;
     case OPT_NOGAINS: cal->no_gains = true; return GT_OK;
+    case OPT_MODEL: {
+        static const char *models[] = {"rotation", "homography"};
+        int v;
+        GT_TRY(gt_parse_enum("--model", arg, models, 2, &v));
+        cal->model = (gt_calib_model)v;
+        return GT_OK;
+    }
+    case OPT_PROJECTION: {
+        static const char *projs[] = {"plane", "cylindrical", "spherical", "auto"};
+        int v;
+        GT_TRY(gt_parse_enum("--projection", arg, projs, 4, &v));
+        cal->rot.projection = v == 3 ? -1 : v;
+        return GT_OK;
+    }
+    case OPT_PANOW:
+        GT_TRY(gt_parse_int("--pano-width", arg, 2, 65536, &cal->rot.pano_width));
+        if (cal->rot.pano_width % 2) return gt_usage_error("--pano-width %d: give an even width (4:2:2 and 4:2:0 need one)", cal->rot.pano_width);
+        return GT_OK;
+    case OPT_FOCAL: return gt_parse_double("--focal", arg, 1, 1e7, &cal->rot.focal);
+    case OPT_DISTORTION: {
+        char *end;
+        double k1 = strtod(arg, &end), k2 = 0;
+        if (end == arg || *end != ',' || (k2 = strtod(end + 1, &end), *end) || !isfinite(k1) || !isfinite(k2) ||
+            fabs(k1) > 10 || fabs(k2) > 10)
+            return gt_usage_error("--distortion '%s': give K1,K2 (numbers within -10..10)", arg);
+        cal->rot.k1 = k1, cal->rot.k2 = k2;
+        return GT_OK;
+    }
+    case OPT_ESTDIST: cal->rot.distortion = true; return GT_OK;
+    case OPT_NOWAVE: cal->rot.no_wave = true; return GT_OK;
+    case OPT_MATCHES: return gt_parse_path_once("--matches", arg, &cal->matches);
     default: return gt_usage_error("unknown option (see --help)");
     }
 }
@@ -174,6 +228,17 @@ static gt_status check_args(int argc, char **argv, opts_t *o)
     if (!j->rig && !o->calibrate) return gt_usage_error("missing --rig RIG (or --calibrate)");
     if (o->calibrate && j->start > 0)
         return gt_usage_error("--start is for streaming; --calibrate reads one frame (--frame K)");
+    const gt_calib_rot_opts *ro = &o->cal.rot;
+    bool rot_opts = ro->projection >= 0 || ro->pano_width || ro->focal > 0 || ro->k1 != 0 || ro->k2 != 0 ||
+                    ro->distortion || ro->no_wave;
+    if (!o->calibrate && (rot_opts || o->cal.matches || o->cal.model != GT_CALIB_ROTATION))
+        return gt_usage_error("--model, --projection, --pano-width, --focal, --distortion, --estimate-distortion, "
+                              "--no-wave and --matches are for --calibrate (a rig file carries its projection)");
+    if (o->cal.model == GT_CALIB_HOMOGRAPHY && rot_opts)
+        return gt_usage_error("--projection, --pano-width, --focal, --distortion, --estimate-distortion and --no-wave "
+                              "are for the rotation model (--model homography makes a plane of homographies)");
+    if (o->cal.model == GT_CALIB_ROTATION && o->cal.chain.global)
+        return gt_usage_error("--global-refine is for --model homography (the rotation model always adjusts every pair)");
     if (!j->output) return gt_usage_error("missing -o OUT");
     if (optind >= argc) return gt_usage_error(o->calibrate ? "no camera frames" : "no input streams");
     j->inputs = (const char *const *)(argv + optind);
@@ -216,6 +281,14 @@ static gt_status parse(int argc, char **argv, opts_t *o, bool *exit_ok)
         {"seed", required_argument, 0, OPT_SEED},
         {"global-refine", no_argument, 0, OPT_GLOBAL},
         {"no-gains", no_argument, 0, OPT_NOGAINS},
+        {"model", required_argument, 0, OPT_MODEL},
+        {"projection", required_argument, 0, OPT_PROJECTION},
+        {"pano-width", required_argument, 0, OPT_PANOW},
+        {"focal", required_argument, 0, OPT_FOCAL},
+        {"distortion", required_argument, 0, OPT_DISTORTION},
+        {"estimate-distortion", no_argument, 0, OPT_ESTDIST},
+        {"no-wave", no_argument, 0, OPT_NOWAVE},
+        {"matches", required_argument, 0, OPT_MATCHES},
         GT_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -256,6 +329,7 @@ static gt_status calibrate(opts_t *o)
     }
     gt_guard_output(&g, j->output, "-o", "rig", NULL);
     gt_guard_output(&g, j->preview, "--preview", "png", NULL);
+    gt_guard_output(&g, o->cal.matches, "--matches", NULL, NULL);
     gt_status st = gt_guard_check(&g);
     gt_guard_free(&g);
     GT_TRY(st);

@@ -30,6 +30,7 @@ struct gt_stitch_gpu {
     float *d_mbw[3];                // all levels of one plane, level k at mb_off[p][k] * ncam
     size_t mb_off[3][GT_STITCH_MAX_BANDS], mb_total[3];
     float *d_G[3], *d_B[3];         // multiband scratch per plane (ncam pyramids, one blended pyramid)
+    float *d_tab[3], *d_cam[3];     // rays: the planes' tables and camera parameters
     gt_sk_boxes wbox[3][GT_STITCH_MAX_BANDS]; // per level: where camera i's mask weight is nonzero
     gt_sk_boxes gbox[3][GT_STITCH_MAX_BANDS]; // per level: where camera i's Gaussian level is needed
     uint8_t *h_in[GT_STITCH_SLOTS], *h_out[GT_STITCH_SLOTS]; // pinned
@@ -200,6 +201,14 @@ static gt_status create_plan(const gt_stitch_plan *plan, gt_stitch_gpu *g)
         k->ncam = N;
         k->in_bytes = (long long)plan->in_bytes;
         memcpy(k->P, pl->P, sizeof k->P);
+        k->ray = pl->ray;
+        if (pl->ray) {
+            GT_TRY(upload((void **)&g->d_tab[p], pl->tab, 2 * ((size_t)pl->out.w + pl->out.h) * sizeof(float),
+                          "projection tables"));
+            GT_TRY(upload((void **)&g->d_cam[p], pl->cam, sizeof pl->cam, "camera parameters"));
+            k->tab = g->d_tab[p];
+            k->cam = g->d_cam[p];
+        }
         memcpy(k->gain, pl->gain, sizeof k->gain);
         memcpy(k->bias, pl->bias, sizeof k->bias);
         k->black = pl->black;
@@ -261,6 +270,8 @@ extern "C" void gt_stitch_gpu_destroy(gt_stitch_gpu *g)
         gt_cu_free(g->d_mbw[p]);
         gt_cu_free(g->d_G[p]);
         gt_cu_free(g->d_B[p]);
+        gt_cu_free(g->d_tab[p]);
+        gt_cu_free(g->d_cam[p]);
     }
     for (int s = 0; s < GT_STITCH_SLOTS; s++) {
         gt_cu_pinned_free(g->h_in[s]);

@@ -24,7 +24,10 @@ typedef struct gt_sk_plane {
     gt_sk_view in, out;
     int ncam;
     long long in_bytes;             /* bytes of one camera frame (camera i at in + i*in_bytes) */
-    float P[GT_SK_MAX_CAMS][9];
+    float P[GT_SK_MAX_CAMS][9];     /* homographies (ray == 0) */
+    int ray;                        /* stitched through rays (lib/stitch/stitch_proj.h): */
+    const float *tab;               /*   the plane's tables on the device (A, D per column, B, C per row) */
+    const float *cam;               /*   ncam x 16 camera parameters on the device */
     float gain[GT_SK_MAX_CAMS];     /* sample * gain + bias (stitch.h) */
     float bias[GT_SK_MAX_CAMS];
     float black;

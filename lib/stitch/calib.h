@@ -159,6 +159,15 @@ gt_status gt_calib_lm(int np, double *x, size_t m, gt_calib_resid_fn f, void *ct
  * the overlap under an exposure model I_j = a I_i + b (calib_align.c). */
 gt_status gt_calib_align(const uint8_t *yi, const uint8_t *yj, int w, int h, int pitch, double H[9], int iters);
 
+/* Sub-pixel refinement of n inlier matches (pa in camera i, pb in camera j,
+ * xy pairs, luma planes yi, yj of w x h with one pitch, H camera i -> j):
+ * each pb moved to where the luma patch around its pa, carried through H,
+ * aligns best (shift and exposure, Gauss-Newton); matches that do not
+ * align (correlation below 0.8, a shift beyond 3 px, a flat patch) are
+ * dropped. Returns the number kept, compacted at the front (calib_refine.c). */
+int gt_calib_refine_matches(const uint8_t *yi, const uint8_t *yj, int w, int h, int pitch, const double H[9],
+                            double *pa, double *pb, int n);
+
 /* Distance of H a to b. */
 double gt_calib_transfer(const double H[9], const double a[2], const double b[2]);
 
@@ -177,6 +186,8 @@ typedef struct gt_calib_pair {
                          * in pa, pb): the feature inliers, or after the dense
                          * refinement points of the overlap and their images */
     double *pa, *pb;
+    int nf;             /* the feature inliers (xy pairs in fa, fb), kept for --matches */
+    double *fa, *fb;
 } gt_calib_pair;
 
 typedef struct gt_calib_chain_opts {
@@ -191,6 +202,14 @@ void gt_calib_chain_opts_init(gt_calib_chain_opts *o);
 /* Whether a pair is accepted: inliers >= min_inliers and >= 8 + 0.3 matches. */
 bool gt_calib_pair_ok(const gt_calib_pair *p, int min_inliers);
 
+/* The maximum spanning tree of the accepted pairs (by inliers) grown from
+ * camera ref (Prim's algorithm): order[0] = ref, then the cameras in the
+ * order they join; via[c] is the pair that joined camera c (-1 for ref).
+ * Marks pairs' used (accepted) and tree. GT_ERR_DATA naming a camera that
+ * no accepted pair reaches, its best pair and the fix. */
+gt_status gt_calib_tree(gt_calib_pair *pairs, int npairs, int ncam, const gt_calib_chain_opts *o, int ref, int order[],
+                        int via[]);
+
 /* From the pairs (all i < j of n cameras), place every camera relative to
  * the reference: a maximum spanning tree of accepted pairs by inliers, then
  * (global) Levenberg-Marquardt over all accepted pairs. Hc[i]: camera i ->
@@ -199,11 +218,92 @@ bool gt_calib_pair_ok(const gt_calib_pair *p, int min_inliers);
 gt_status gt_calib_chain(gt_calib_pair *pairs, int npairs, int ncam, const gt_calib_chain_opts *o,
                          double Hc[][9]);
 
+/* The global refinement of the homographies Hc (camera -> a common plane)
+ * over the correspondences (pa, pb) of every accepted pair,
+ * Levenberg-Marquardt on the symmetric transfer error, camera ref held
+ * (what --global-refine runs). */
+gt_status gt_calib_refine_homographies(const gt_calib_pair *pairs, int npairs, int ncam, int ref, double Hc[][9]);
+
 /* Panorama frame: translate so that every camera's warped corners are at
  * non-negative coordinates; the rig's H and size. GT_ERR_DATA when a corner
  * maps to infinity or the panorama exceeds the caps. */
 gt_status gt_calib_frame(double Hc[][9], int ncam, const int *w, const int *h, const gt_calib_chain_opts *o,
                          gt_stitch_rig *rig);
+
+/* ------------------------------------------------------------ the rotation model */
+
+/* A camera turning about the rig's centre (calib_rot.c, calib_ba.c): R
+ * (panorama frame -> camera frame), focal length f, radial distortion k1,
+ * k2, principal point at the frame's centre. */
+typedef struct gt_calib_cam {
+    double R[9];
+    double f, k1, k2;
+} gt_calib_cam;
+
+/* c as a rig camera of w x h frames (principal point at the centre). */
+void gt_calib_cam_model(const gt_calib_cam *c, int w, int h, gt_stitch_cam *s);
+
+typedef struct gt_calib_rot_opts {
+    double focal;       /* focal length in pixels of every camera (0: estimated from the homographies) */
+    double k1, k2;      /* the lens's radial distortion, given (default 0 0) */
+    bool distortion;    /* estimate k1, k2 (one pair for all cameras) in the adjustment */
+    int projection;     /* -1: chosen from the field of view, else a gt_proj_kind */
+    int pano_width;     /* 0: the cameras' own resolution */
+    bool no_wave;       /* keep the reference camera's roll and pitch (no horizon straightening) */
+    int ba_iters;       /* Levenberg-Marquardt iterations (default 100) */
+} gt_calib_rot_opts;
+void gt_calib_rot_opts_init(gt_calib_rot_opts *o);
+
+/* Focal lengths from a homography H between two views of a rotating camera
+ * (pixel coordinates centred on the principal points): from H's rows the
+ * first view's (*fi), from its columns the second's (*fj), as the stitching
+ * literature derives them from the rows and columns of K_j^-1 H K_i being
+ * those of a rotation. Returns a bit mask: 1 when *fi is valid, 2 when *fj. */
+int gt_calib_focal_from_h(const double H[9], double *fi, double *fj);
+
+/* Initial cameras: one focal length (o->focal, else the median of the
+ * accepted pairs' estimates, else the frame's width), principal points at
+ * the centres (w x h frames), rotations chained from the reference (R =
+ * I) along the spanning tree (gt_calib_tree), each edge's rotation the one
+ * nearest K^-1 H K. */
+gt_status gt_calib_rot_init(gt_calib_pair *pairs, int npairs, int ncam, int w, int h, const gt_calib_chain_opts *co,
+                            const gt_calib_rot_opts *o, int ref, gt_calib_cam *cams);
+
+/* Bundle adjustment of the ray error over the inliers of every accepted pair
+ * (Levenberg-Marquardt, dense normal equations): for a match (a in camera i,
+ * b in camera j) the residual sqrt(f_i f_j) (ray_i(a) - ray_j(b)), rays in
+ * the panorama's frame; parameters are each camera's rotation (but the
+ * reference's) and focal length, and (distortion) one k1, k2 for all. */
+gt_status gt_calib_bundle(const gt_calib_pair *pairs, int npairs, int ncam, int w, int h, int ref, bool distortion,
+                          int iters, gt_calib_cam *cams);
+
+/* Reprojection error of the inliers under the cameras: each match's ray
+ * from camera i projected into camera j and back, in pixels; RMS and
+ * largest over all accepted pairs (*rms, *max, may be NULL; *n matches).
+ * With set_pairs, every accepted pair's rms and max are set too. */
+void gt_calib_reproj(gt_calib_pair *pairs, int npairs, int w, int h, const gt_calib_cam *cams, bool set_pairs,
+                     double *rms, double *max, long *n);
+
+/* Drop the accepted pairs' matches whose reprojection error (either way)
+ * exceeds thresh pixels under the cameras; the number dropped. */
+int gt_calib_drop_outliers(gt_calib_pair *pairs, int npairs, int w, int h, const gt_calib_cam *cams, double thresh);
+
+/* Horizon straightening (wave correction): turn the panorama's frame so
+ * that its up axis is the direction most nearly perpendicular to every
+ * camera's x axis (the rig turned about a vertical axis keeps its x axes
+ * level), and its forward axis the reference camera's heading. */
+void gt_calib_wave(gt_calib_cam *cams, int ncam, int ref);
+
+/* The panorama of a rotation-model rig: the projection (o->projection or
+ * chosen: a plane when every camera lies within 55 degrees of the
+ * coverage's centre, else cylindrical when they stay within 55 degrees of
+ * the horizon and do not see all around, else spherical, the full 360 x 180
+ * when the cameras cover 300 degrees or more), its extent over the cameras'
+ * views, the size (o->pano_width, else the cameras' resolution) and the rig
+ * (version 2, gains 1). GT_ERR_DATA when the projection asked for cannot
+ * hold a camera (naming it) or the size exceeds max_side. */
+gt_status gt_calib_frame_rot(gt_calib_cam *cams, int ncam, int w, int h, const gt_calib_rot_opts *o,
+                             const gt_calib_chain_opts *co, gt_stitch_rig *rig);
 
 /* ------------------------------------------------------------ gains */
 
@@ -249,6 +349,11 @@ void gt_stitch_gain_update_free(gt_stitch_gain_update *u);
 
 /* ------------------------------------------------------------ the job */
 
+/* The camera model: cameras turning about one centre (rig 2: R, focal,
+ * projection), or a homography per camera onto a plane (rig 1; planar
+ * scenes, or cameras that move). */
+typedef enum { GT_CALIB_ROTATION = 0, GT_CALIB_HOMOGRAPHY = 1 } gt_calib_model;
+
 typedef struct gt_stitch_calib_opts {
     const char *const *inputs; /* PNG/JPEG, Y4M or raw YUV, one per camera */
     int ninputs;
@@ -260,6 +365,9 @@ typedef struct gt_stitch_calib_opts {
     double ratio;              /* matching ratio test (default 0.8) */
     gt_calib_ransac_opts ransac;
     gt_calib_chain_opts chain;
+    gt_calib_model model;      /* rotation (default) or homography */
+    gt_calib_rot_opts rot;     /* the rotation model's options */
+    const char *matches;       /* file for the inlier matches of every accepted pair, or NULL */
     bool no_gains;             /* write gains of 1 */
     gt_device_kind device;
     int gpu;
@@ -276,6 +384,15 @@ typedef struct gt_stitch_calib_result {
     gt_calib_pair pairs[GT_STITCH_MAX_CAMS * (GT_STITCH_MAX_CAMS - 1) / 2];
     int nfeat[GT_STITCH_MAX_CAMS];
     gt_device_kind device;     /* where detection ran */
+    /* the rotation model: the cameras, and the reprojection error of the
+     * inliers (px) from the chained rotations and after the adjustment */
+    gt_calib_cam cams[GT_STITCH_MAX_CAMS];
+    double rms_init, rms, max; /* rms, max: the final rig's (the adjustment's, or the polished homographies') */
+    double rms_ba;             /* the adjustment's RMS */
+    long nmatch;
+    double ms_ba;              /* the adjustment's time */
+    bool rotation;             /* the rotation model ran (cams, rms_init, rms_ba are set) */
+    bool polished;             /* a plane's homographies polished by the dense refinement (rms, max: theirs) */
 } gt_stitch_calib_result;
 void gt_stitch_calib_result_free(gt_stitch_calib_result *r);
 
@@ -288,9 +405,6 @@ gt_status gt_stitch_calibrate_frames(const uint8_t *const *frames, int ncam, int
 /* The whole job: read one frame per input, calibrate, report on o->report,
  * write the rig file atomically and the preview. */
 gt_status gt_stitch_calibrate(const gt_stitch_calib_opts *o);
-
-/* Write a rig (panorama, cameras with H and their gains) as text. */
-gt_status gt_stitch_rig_write(FILE *f, const gt_stitch_rig *rig);
 
 #ifdef __cplusplus
 }

@@ -92,7 +92,7 @@ static double global_resid(const double *x, double *r, void *ctx)
     return isfinite(cost) ? cost : INFINITY;
 }
 
-static gt_status global_refine(const gt_calib_pair *pairs, int npairs, int ncam, int ref, double Hc[][9])
+gt_status gt_calib_refine_homographies(const gt_calib_pair *pairs, int npairs, int ncam, int ref, double Hc[][9])
 {
     global_ctx c;
     memset(&c, 0, sizeof c);
@@ -131,18 +131,18 @@ static gt_status global_refine(const gt_calib_pair *pairs, int npairs, int ncam,
 
 /* ------------------------------------------------------------ the chain */
 
-gt_status gt_calib_chain(gt_calib_pair *pairs, int npairs, int ncam, const gt_calib_chain_opts *o, double Hc[][9])
+gt_status gt_calib_tree(gt_calib_pair *pairs, int npairs, int ncam, const gt_calib_chain_opts *o, int ref, int order[],
+                        int via[])
 {
-    int ref = o->reference >= 0 ? o->reference : (ncam - 1) / 2;
-    if (ref >= ncam) return gt_fail(GT_ERR_USAGE, "--reference %d: there are %d cameras", ref + 1, ncam);
+    if (ref < 0 || ref >= ncam) return gt_fail(GT_ERR_USAGE, "--reference %d: there are %d cameras", ref + 1, ncam);
     bool placed[GT_STITCH_MAX_CAMS] = {false};
     for (int p = 0; p < npairs; p++) {
         pairs[p].used = gt_calib_pair_ok(&pairs[p], o->min_inliers) && pairs[p].used;
         pairs[p].tree = false;
     }
-    const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-    memcpy(Hc[ref], I, sizeof I);
     placed[ref] = true;
+    order[0] = ref;
+    via[ref] = -1;
     for (int added = 1; added < ncam; added++) {
         int bp = -1;
         for (int p = 0; p < npairs; p++) {
@@ -165,12 +165,31 @@ gt_status gt_calib_chain(gt_calib_pair *pairs, int npairs, int ncam, const gt_ca
             const gt_calib_pair *q = &pairs[best];
             return gt_fail(GT_ERR_DATA,
                            "camera %d cannot be placed: its best pair %d-%d has %d inliers of %d matches (at least "
-                           "%d, and 8 + 0.3 x matches, are needed): do the views overlap?",
+                           "%d, and 8 + 0.3 x matches, are needed): do the views overlap? (more overlap between "
+                           "neighbouring cameras, or --min-inliers)",
                            cam + 1, q->i + 1, q->j + 1, q->inliers, q->matches, o->min_inliers);
         }
         gt_calib_pair *q = &pairs[bp];
         q->tree = true;
-        int from = placed[q->i] ? q->i : q->j, to = placed[q->i] ? q->j : q->i;
+        int to = placed[q->i] ? q->j : q->i;
+        placed[to] = true;
+        order[added] = to;
+        via[to] = bp;
+    }
+    return GT_OK;
+}
+
+gt_status gt_calib_chain(gt_calib_pair *pairs, int npairs, int ncam, const gt_calib_chain_opts *o, double Hc[][9])
+{
+    int ref = o->reference >= 0 ? o->reference : (ncam - 1) / 2;
+    int order[GT_STITCH_MAX_CAMS], via[GT_STITCH_MAX_CAMS];
+    GT_TRY(gt_calib_tree(pairs, npairs, ncam, o, ref, order, via));
+    const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    memcpy(Hc[ref], I, sizeof I);
+    for (int k = 1; k < ncam; k++) {
+        int to = order[k];
+        const gt_calib_pair *q = &pairs[via[to]];
+        int from = q->i == to ? q->j : q->i;
         double Hto_from[9]; /* camera `to` -> camera `from` */
         if (to == q->i) {
             memcpy(Hto_from, q->H, sizeof Hto_from);
@@ -179,9 +198,8 @@ gt_status gt_calib_chain(gt_calib_pair *pairs, int npairs, int ncam, const gt_ca
         }
         gt_stitch_h_mul(Hc[from], Hto_from, Hc[to]);
         normalise9(Hc[to]);
-        placed[to] = true;
     }
-    if (o->global) GT_TRY(global_refine(pairs, npairs, ncam, ref, Hc));
+    if (o->global) GT_TRY(gt_calib_refine_homographies(pairs, npairs, ncam, ref, Hc));
     return GT_OK;
 }
 

@@ -71,13 +71,10 @@ gt_status gt_stitch_gains_create(const gt_stitch_rig *rig, int in_w, int in_h, g
     for (int r = 0; r < gh; r++)
         for (int c = 0; c < gw; c++)
             for (int i = 0; i < N; i++) {
-                const double *Hi = rig->cam[i].Hinv;
-                double x = c * step + 0.5 * (step - 1), y = r * step + 0.5 * (step - 1);
-                double w = Hi[6] * x + Hi[7] * y + Hi[8];
+                double x = c * step + 0.5 * (step - 1), y = r * step + 0.5 * (step - 1), u, v;
                 size_t k = ((size_t)r * gw + c) * N + i;
                 in[k] = 0;
-                if (!(w > 1e-12)) continue;
-                double u = (Hi[0] * x + Hi[1] * y + Hi[2]) / w, v = (Hi[3] * x + Hi[4] * y + Hi[5]) / w;
+                if (!gt_stitch_rig_to_cam(rig, i, x, y, &u, &v)) continue;
                 uv[2 * k] = (float)u, uv[2 * k + 1] = (float)v;
                 in[k] = u >= 2 && v >= 2 && u <= in_w - 3 && v <= in_h - 3;
             }

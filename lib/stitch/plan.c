@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "common/timer.h"
 #include "io/yuv.h"
+#include "stitch/proj.h"
 #include "stitch/stitch.h"
 #include "stitch/stitch_math.h"
 #include "stitch/stitch_priv.h"
@@ -45,6 +46,7 @@ void gt_stitch_plan_free(gt_stitch_plan *plan)
     for (int p = 0; p < 3; p++) {
         free(plan->plane[p].owner);
         free(plan->plane[p].weight);
+        free(plan->plane[p].tab);
         for (int k = 0; k < GT_STITCH_MAX_BANDS; k++) free(plan->plane[p].mbw[k]);
     }
     free(plan->owner_luma);
@@ -68,8 +70,11 @@ static void plane_matrix(const double Hinv[9], const gt_plane_view *pp, const gt
     double T[9], M[9];
     gt_stitch_h_mul(Hinv, Sp, T);
     gt_stitch_h_mul(Sci, T, M);
-    /* normalise so the largest entry of the last row is 1-ish: keeps floats tame */
-    double s = fabs(M[8]) > 0 ? M[8] : 1.0;
+    /* normalise so the largest entry of the last row is 1-ish: keeps floats
+     * tame; by |M[8]|, which keeps the sign of w (Hinv maps the camera's
+     * points to w > 0; M[8] < 0 when the panorama's origin lies behind the
+     * camera, as on a wide plane) */
+    double s = fabs(M[8]) > 0 ? fabs(M[8]) : 1.0;
     for (int k = 0; k < 9; k++) P[k] = (float)(M[k] / s);
 }
 
@@ -90,6 +95,19 @@ static box box_clip(box b, int w, int h)
     return r;
 }
 
+/* The box of a footprint's bounds lo..hi (x, y) grown by margin and
+ * clipped to the panorama; empty when it lies beyond the margin */
+static box grow_clip(double lo[2], double hi[2], int W, int Hh, int margin)
+{
+    /* far off the panorama: keep the numbers in int range */
+    if (hi[0] < -margin || hi[1] < -margin || lo[0] > W + margin || lo[1] > Hh + margin) return (box){0, 0, -1, -1};
+    lo[0] = fmax(lo[0], -margin - 1.0), lo[1] = fmax(lo[1], -margin - 1.0);
+    hi[0] = fmin(hi[0], W + margin + 1.0), hi[1] = fmin(hi[1], Hh + margin + 1.0);
+    box b = {(int)floor(lo[0]) - margin, (int)floor(lo[1]) - margin, (int)ceil(hi[0]) + margin,
+             (int)ceil(hi[1]) + margin};
+    return box_clip(b, W, Hh);
+}
+
 /* Panorama box of camera (H: camera -> panorama) with a cw x ch luma plane:
  * its corners' bounding box grown by `margin`; the whole panorama when a
  * corner maps behind (the footprint is then unbounded). */
@@ -105,20 +123,54 @@ static box footprint_box(const double H[9], int cw, int ch, int W, int Hh, int m
         lo[0] = fmin(lo[0], x), hi[0] = fmax(hi[0], x);
         lo[1] = fmin(lo[1], y), hi[1] = fmax(hi[1], y);
     }
-    /* far off the panorama: keep the numbers in int range */
-    if (hi[0] < -margin || hi[1] < -margin || lo[0] > W + margin || lo[1] > Hh + margin) return (box){0, 0, -1, -1};
-    lo[0] = fmax(lo[0], -margin - 1.0), lo[1] = fmax(lo[1], -margin - 1.0);
-    hi[0] = fmin(hi[0], W + margin + 1.0), hi[1] = fmin(hi[1], Hh + margin + 1.0);
-    box b = {(int)floor(lo[0]) - margin, (int)floor(lo[1]) - margin, (int)ceil(hi[0]) + margin,
-             (int)ceil(hi[1]) + margin};
-    return box_clip(b, W, Hh);
+    return grow_clip(lo, hi, W, Hh, margin);
 }
 
-/* the float test of the plan's region at panorama pixel (x, y) */
-static inline uint8_t in_footprint(const float *P, int in_w, int in_h, int x, int y)
+/* Panorama box of rotation-model camera i of a rig stitched through rays:
+ * its border sampled densely (a straight edge of the view is a curve in the
+ * panorama), the whole width when the curve crosses the panorama's
+ * longitude seam or the camera sees a pole (then also up to that edge), the
+ * whole panorama when a border point cannot be shown; grown by `margin`.
+ * The plan's ring test catches a box that still misses the footprint. */
+static box footprint_box_ray(const gt_stitch_rig *rig, int i, int cw, int ch, int W, int Hh, int margin)
+{
+    enum { S = 512 };
+    box all = {0, 0, W - 1, Hh - 1};
+    double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY}, first = 0, prev = 0;
+    bool wrap = false;
+    for (int k = 0; k < 4 * S; k++) {
+        int e = k / S;
+        double t = (double)(k % S) / S, u, v, X, Y;
+        u = e == 0 ? t * (cw - 1) : e == 1 ? cw - 1 : e == 2 ? (1 - t) * (cw - 1) : 0;
+        v = e == 0 ? 0 : e == 1 ? t * (ch - 1) : e == 2 ? ch - 1 : (1 - t) * (ch - 1);
+        if (!gt_stitch_rig_to_pano(rig, i, u, v, &X, &Y)) return all;
+        if (k == 0) first = X;
+        else if (fabs(X - prev) > W / 2.0) wrap = true;
+        prev = X;
+        lo[0] = fmin(lo[0], X), hi[0] = fmax(hi[0], X);
+        lo[1] = fmin(lo[1], Y), hi[1] = fmax(hi[1], Y);
+    }
+    if (fabs(first - prev) > W / 2.0) wrap = true;
+    for (int pole = -1; pole <= 1; pole += 2) { /* (0, -1, 0) is up */
+        double d[3] = {0, pole, 0}, u, v;
+        if (gt_cam_pixel(&rig->cam[i], d, &u, &v) && u >= 0 && v >= 0 && u <= cw - 1 && v <= ch - 1) {
+            wrap = true;
+            if (pole < 0) lo[1] = -margin - 1.0;
+            else hi[1] = Hh + margin + 1.0;
+        }
+    }
+    if (wrap) lo[0] = -margin - 1.0, hi[0] = W + margin + 1.0;
+    return grow_clip(lo, hi, W, Hh, margin);
+}
+
+/* the float test of the plan's region at panorama pixel (x, y): camera i of
+ * the luma plane maps it into its view */
+static inline uint8_t in_footprint(const gt_stitch_plane *pl, int i, int in_w, int in_h, int x, int y)
 {
     float u, v;
-    int ok = gt_sm_project(P, (float)x, (float)y, &u, &v);
+    int ok = pl->ray ? gt_sp_map(pl->cam[i], pl->tab[x], pl->tab[pl->out.w + x], pl->tab[2 * pl->out.w + y],
+                                 pl->tab[2 * pl->out.w + pl->out.h + y], &u, &v)
+                     : gt_sm_project(pl->P[i], (float)x, (float)y, &u, &v);
     return ok && u >= 0 && v >= 0 && u <= (float)(in_w - 1) && v <= (float)(in_h - 1);
 }
 
@@ -150,8 +202,10 @@ static void row_interval(const float *P, int in_w, int in_h, int y, double *lo, 
  * off its exact value by far less than a pixel), the float test is
  * evaluated only within EDGE pixels of each row's exact interval: inside
  * and outside beyond those are certain. */
-static void region_in(const float *P, int in_w, int in_h, const uint8_t *mask, int W, box b, bool tame, uint8_t *r)
+static void region_in(const gt_stitch_plane *pl, int i, int in_w, int in_h, const uint8_t *mask, int W, box b, bool tame,
+                      uint8_t *r)
 {
+    const float *P = pl->P[i];
     enum { EDGE = 4 };
     int bw = b.x1 - b.x0 + 1;
 #pragma omp parallel for schedule(static)
@@ -165,7 +219,7 @@ static void region_in(const float *P, int in_w, int in_h, const uint8_t *mask, i
             uint8_t in;
             if (tame && (xd < lo - EDGE || xd > hi + EDGE)) in = 0;
             else if (tame && xd > lo + EDGE && xd < hi - EDGE) in = 1;
-            else in = in_footprint(P, in_w, in_h, x, y);
+            else in = in_footprint(pl, i, in_w, in_h, x, y);
             o[x] = in && (!m || m[x]);
         }
     }
@@ -264,7 +318,8 @@ static gt_status regions_and_distances(gt_stitch_plan *plan, const gt_stitch_rig
     box all = {0, 0, W - 1, Hh - 1};
     for (int i = 0; i < N; i++) { /* from Hinv, which the region test uses (as the frames do) */
         double Hf[9];
-        cb[i] = gt_stitch_h_invert(rig->cam[i].Hinv, Hf) ? all : footprint_box(Hf, plan->in_w, plan->in_h, W, Hh, 3);
+        if (plan->plane[0].ray) cb[i] = footprint_box_ray(rig, i, plan->in_w, plan->in_h, W, Hh, 3);
+        else cb[i] = gt_stitch_h_invert(rig->cam[i].Hinv, Hf) ? all : footprint_box(Hf, plan->in_w, plan->in_h, W, Hh, 3);
     }
     /* panorama-sized (a box may grow to the whole panorama); only the boxes' pages are touched */
     uint8_t *region = gt_malloc(NP, "camera region");
@@ -273,13 +328,14 @@ static gt_status regions_and_distances(gt_stitch_plan *plan, const gt_stitch_rig
     gt_status st = region && sq && dist ? GT_OK : GT_ERR_RUNTIME;
     for (int i = 0; i < N && !st; i++) {
         double t0 = gt_now_ms();
-        const float *P = plan->plane[0].P[i];
+        const gt_stitch_plane *l0 = &plan->plane[0];
         if (box_empty(cb[i])) continue;
-        region_in(P, plan->in_w, plan->in_h, o->masks[i], W, cb[i], tame_box(P, cb[i], all), region);
+        bool tame = !l0->ray && tame_box(l0->P[i], cb[i], all);
+        region_in(l0, i, plan->in_w, plan->in_h, o->masks[i], W, cb[i], tame, region);
         if (!ring_outside(region, cb[i], W, Hh)) { /* not bounded by its corners: the whole panorama */
             gt_info("plan: camera %d: region reaches its corner box's edge, computed on the whole panorama", i + 1);
             cb[i] = all;
-            region_in(P, plan->in_w, plan->in_h, o->masks[i], W, cb[i], false, region);
+            region_in(l0, i, plan->in_w, plan->in_h, o->masks[i], W, cb[i], false, region);
         }
         double t1 = gt_now_ms();
         *t_region += t1 - t0;
@@ -460,7 +516,17 @@ gt_status gt_stitch_plan_build(const gt_stitch_rig *rig, int in_w, int in_h, gt_
         pl->in = ip[p];
         pl->out = op[p];
         pl->black = p == 0 ? 16.0f : 128.0f;
-        for (int i = 0; i < N; i++) plane_matrix(rig->cam[i].Hinv, &op[p], &ip[p], pl->P[i]);
+        pl->ray = rig->ray;
+        if (!rig->ray) {
+            for (int i = 0; i < N; i++) plane_matrix(rig->cam[i].Hinv, &op[p], &ip[p], pl->P[i]);
+            continue;
+        }
+        if (!(pl->tab = gt_malloc_array(2 * ((size_t)op[p].w + op[p].h), sizeof(float), "projection tables"))) {
+            gt_stitch_plan_free(plan);
+            return GT_ERR_RUNTIME;
+        }
+        gt_proj_tables(&rig->proj, W, H, &op[p], pl->tab);
+        for (int i = 0; i < N; i++) gt_cam_params(&rig->cam[i], &ip[p], pl->cam[i]);
     }
     float gains[3][GT_STITCH_MAX_CAMS];
     for (int i = 0; i < N; i++) { /* 0: not set (a rig made in code), 1 */

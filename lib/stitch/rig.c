@@ -9,6 +9,7 @@
 #include "common/output.h"
 #include "io/reader.h"
 #include "stitch/stitch.h"
+#include "stitch/stitch_priv.h"
 
 void gt_stitch_h_mul(const double A[9], const double B[9], double C[9])
 {
@@ -129,16 +130,135 @@ static char *rest_of_line(tok_t *t)
     return n ? s : NULL;
 }
 
+/* n numbers into v (what: for messages) */
+static gt_status tok_doubles(tok_t *t, const char *what, double *v, int n)
+{
+    for (int k = 0; k < n; k++) GT_TRY(tok_double(t, what, &v[k]));
+    return GT_OK;
+}
+
+/* the keywords that need 'rig 2' */
+static bool v2_keyword(const char *s)
+{
+    static const char *kw[] = {"projection", "size", "focal", "centre", "R", "distortion"};
+    for (size_t k = 0; k < sizeof kw / sizeof *kw; k++)
+        if (!strcmp(s, kw[k])) return true;
+    return false;
+}
+
+/* 'projection KIND L R T B' */
+static gt_status parse_projection(tok_t *t, gt_stitch_rig *rig)
+{
+    char *s = next_tok(t);
+    if (!s) return t->err ? t->err : gt_fail_at(GT_ERR_DATA, t->name, t->lineno, "unexpected end of file, expected a projection");
+    if (!strcmp(s, "plane")) rig->proj.kind = GT_PROJ_PLANE;
+    else if (!strcmp(s, "cylindrical")) rig->proj.kind = GT_PROJ_CYLINDRICAL;
+    else if (!strcmp(s, "spherical")) rig->proj.kind = GT_PROJ_SPHERICAL;
+    else return gt_fail_at(GT_ERR_DATA, t->name, t->lineno, "unknown projection '%s' (expected plane, cylindrical or spherical)", s);
+    double e[4];
+    GT_TRY(tok_doubles(t, "projection extent (left right top bottom, degrees)", e, 4));
+    rig->proj.left = e[0], rig->proj.right = e[1], rig->proj.top = e[2], rig->proj.bottom = e[3];
+    return GT_OK;
+}
+
+/* one camera keyword s (the camera exists) */
+static gt_status parse_camera_kw(tok_t *t, gt_stitch_rig *rig, const char *s, bool *have_h)
+{
+    gt_stitch_cam *c = &rig->cam[rig->ncam - 1];
+    long l0 = t->lineno;
+    if (!strcmp(s, "H")) {
+        GT_TRY(tok_doubles(t, "H entry", c->H, 9));
+        if (gt_stitch_h_invert(c->H, c->Hinv)) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", gt_errmsg());
+            return gt_fail_at(GT_ERR_DATA, t->name, l0, "camera %d: %s", rig->ncam, why);
+        }
+        *have_h = true;
+    } else if (!strcmp(s, "R")) {
+        GT_TRY(tok_doubles(t, "R entry", c->R, 9));
+        c->rot = true;
+    } else if (!strcmp(s, "size")) {
+        double v[2];
+        GT_TRY(tok_doubles(t, "camera size", v, 2));
+        if (v[0] < 1 || v[1] < 1 || v[0] > 65536 || v[1] > 65536 || v[0] != floor(v[0]) || v[1] != floor(v[1]))
+            return gt_fail_at(GT_ERR_DATA, t->name, l0, "camera size %gx%g is not a whole size in 1..65536", v[0], v[1]);
+        c->w = (int)v[0], c->h = (int)v[1];
+    } else if (!strcmp(s, "focal")) {
+        GT_TRY(tok_double(t, "focal length", &c->f));
+        if (!(c->f > 0) || c->f > 1e7)
+            return gt_fail_at(GT_ERR_DATA, t->name, l0, "focal length %g out of range (0, 1e7] pixels", c->f);
+    } else if (!strcmp(s, "centre")) {
+        double v[2];
+        GT_TRY(tok_doubles(t, "principal point", v, 2));
+        c->cx = v[0], c->cy = v[1];
+    } else if (!strcmp(s, "distortion")) {
+        double v[2];
+        GT_TRY(tok_doubles(t, "distortion coefficient", v, 2));
+        if (fabs(v[0]) > 100 || fabs(v[1]) > 100)
+            return gt_fail_at(GT_ERR_DATA, t->name, l0, "distortion %g %g out of range [-100, 100]", v[0], v[1]);
+        c->k1 = v[0], c->k2 = v[1];
+    } else if (!strcmp(s, "mask")) {
+        char *p = rest_of_line(t);
+        if (!p) return gt_fail_at(GT_ERR_DATA, t->name, t->lineno, "'mask' needs a path");
+        free(c->mask_path);
+        if (!(c->mask_path = strdup(p))) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    } else {
+        /* s points into the line buffer, which the next token may refill */
+        const char *kw = s[4] == 0 ? "gain" : s[5] == 'u' ? "gain_u" : "gain_v";
+        float *dst = s[4] == 0 ? &c->gain : s[5] == 'u' ? &c->gain_u : &c->gain_v;
+        double g;
+        GT_TRY(tok_double(t, kw, &g));
+        if (!(g > 0) || g > 100) return gt_fail_at(GT_ERR_DATA, t->name, t->lineno, "%s %g out of range (0, 100]", kw, g);
+        *dst = (float)g;
+    }
+    return GT_OK;
+}
+/* a camera is complete: H, or (rig 2) size, focal and R */
+static gt_status camera_complete(const tok_t *t, const gt_stitch_rig *rig, int i, bool have_h)
+{
+    const gt_stitch_cam *c = &rig->cam[i];
+    if (!c->rot && !have_h) return gt_fail_at(GT_ERR_DATA, t->name, c->line, "camera %d has no H", i + 1);
+    if (c->rot && have_h)
+        return gt_fail_at(GT_ERR_DATA, t->name, c->line, "camera %d has both H and R: give one model", i + 1);
+    if (c->rot && (c->w == 0 || !(c->f > 0)))
+        return gt_fail_at(GT_ERR_DATA, t->name, c->line, "camera %d has R but no %s (a rotation-model camera needs size, focal and R)",
+                          i + 1, c->w == 0 ? "size" : "focal");
+    if (!c->rot && (c->w || c->f > 0 || !isnan(c->cx) || c->k1 != 0 || c->k2 != 0))
+        return gt_fail_at(GT_ERR_DATA, t->name, c->line,
+                          "camera %d has H and camera intrinsics (size, focal, centre, distortion): those go with R", i + 1);
+    return GT_OK;
+}
+
+static const char *rig_keywords = "rig, panorama, projection, camera, H, size, focal, centre, R, distortion, mask, gain, gain_u or gain_v";
+
 gt_status gt_stitch_rig_parse(FILE *f, const char *name, gt_stitch_rig *rig)
 {
     memset(rig, 0, sizeof *rig);
+    rig->version = 1;
     tok_t t = {.name = name ? name : "-"};
     gt_status st = gt_rd_wrap(&t.rd, f, t.name);
     if (st) return st;
-    int have_pano = 0, have_h = 1;
+    int have_pano = 0, ntok = 0;
+    bool have_h = true;
     char *s;
     while ((s = next_tok(&t))) {
-        if (!strcmp(s, "panorama")) {
+        ntok++;
+        if (!strcmp(s, "rig")) {
+            double v;
+            if (ntok != 1) {
+                st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "'rig N' must come first");
+                goto fail;
+            }
+            if ((st = tok_double(&t, "rig version", &v))) goto fail;
+            if (v != 1 && v != 2) {
+                st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "rig version %g is not supported (this yuvstitch reads 1 and 2)", v);
+                goto fail;
+            }
+            rig->version = (int)v;
+        } else if (v2_keyword(s) && rig->version < 2) {
+            st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "'%s' needs 'rig 2' as the file's first line", s);
+            goto fail;
+        } else if (!strcmp(s, "panorama")) {
             double w, h;
             if ((st = tok_double(&t, "panorama width", &w)) || (st = tok_double(&t, "panorama height", &h)))
                 goto fail;
@@ -149,64 +269,33 @@ gt_status gt_stitch_rig_parse(FILE *f, const char *name, gt_stitch_rig *rig)
             rig->pano_w = (int)w;
             rig->pano_h = (int)h;
             have_pano = 1;
-        } else if (!strcmp(s, "camera")) {
-            if (!have_h) {
-                st = gt_fail_at(GT_ERR_DATA, t.name, rig->cam[rig->ncam - 1].line, "camera %d has no H", rig->ncam);
+        } else if (!strcmp(s, "projection")) {
+            if (rig->ncam) {
+                st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "'projection' after the first 'camera'");
                 goto fail;
             }
+            rig->proj_line = t.lineno;
+            if ((st = parse_projection(&t, rig))) goto fail;
+        } else if (!strcmp(s, "camera")) {
+            if (rig->ncam && (st = camera_complete(&t, rig, rig->ncam - 1, have_h))) goto fail;
             if (rig->ncam == GT_STITCH_MAX_CAMS) {
                 st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "more than %d cameras", GT_STITCH_MAX_CAMS);
                 goto fail;
             }
             gt_stitch_cam *c = &rig->cam[rig->ncam++];
             c->gain = c->gain_u = c->gain_v = 1.0f;
+            c->cx = c->cy = NAN; /* the size's centre unless given */
             c->line = t.lineno;
-            have_h = 0;
+            have_h = false;
         } else if (!strcmp(s, "H") || !strcmp(s, "mask") || !strcmp(s, "gain") || !strcmp(s, "gain_u") ||
-                   !strcmp(s, "gain_v")) {
+                   !strcmp(s, "gain_v") || v2_keyword(s)) {
             if (rig->ncam == 0) {
                 st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "'%s' before the first 'camera'", s);
                 goto fail;
             }
-            gt_stitch_cam *c = &rig->cam[rig->ncam - 1];
-            if (s[0] == 'H') {
-                long l0 = t.lineno;
-                for (int k = 0; k < 9; k++)
-                    if ((st = tok_double(&t, "H entry", &c->H[k]))) goto fail;
-                if ((st = gt_stitch_h_invert(c->H, c->Hinv))) {
-                    char why[256];
-                    snprintf(why, sizeof why, "%s", gt_errmsg());
-                    st = gt_fail_at(GT_ERR_DATA, t.name, l0, "camera %d: %s", rig->ncam, why);
-                    goto fail;
-                }
-                have_h = 1;
-            } else if (s[0] == 'm') {
-                char *p = rest_of_line(&t);
-                if (!p) {
-                    st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "'mask' needs a path");
-                    goto fail;
-                }
-                free(c->mask_path);
-                c->mask_path = strdup(p);
-                if (!c->mask_path) {
-                    st = gt_fail(GT_ERR_RUNTIME, "out of memory");
-                    goto fail;
-                }
-            } else {
-                /* s points into the line buffer, which the next token may refill */
-                const char *kw = s[4] == 0 ? "gain" : s[5] == 'u' ? "gain_u" : "gain_v";
-                float *dst = s[4] == 0 ? &c->gain : s[5] == 'u' ? &c->gain_u : &c->gain_v;
-                double g;
-                if ((st = tok_double(&t, kw, &g))) goto fail;
-                if (!(g > 0) || g > 100) {
-                    st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "%s %g out of range (0, 100]", kw, g);
-                    goto fail;
-                }
-                *dst = (float)g;
-            }
+            if ((st = parse_camera_kw(&t, rig, s, &have_h))) goto fail;
         } else {
-            st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno,
-                            "unknown keyword '%s' (expected panorama, camera, H, mask, gain, gain_u or gain_v)", s);
+            st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "unknown keyword '%s' (expected %s)", s, rig_keywords);
             goto fail;
         }
     }
@@ -219,10 +308,8 @@ gt_status gt_stitch_rig_parse(FILE *f, const char *name, gt_stitch_rig *rig)
         st = gt_fail_at(GT_ERR_DATA, t.name, t.lineno, "no cameras");
         goto fail;
     }
-    if (!have_h) {
-        st = gt_fail_at(GT_ERR_DATA, t.name, rig->cam[rig->ncam - 1].line, "camera %d has no H", rig->ncam);
-        goto fail;
-    }
+    if ((st = camera_complete(&t, rig, rig->ncam - 1, have_h))) goto fail;
+    if ((st = gt_stitch_rig_finish_named(rig, t.name))) goto fail;
     gt_rd_close(&t.rd);
     return GT_OK;
 fail:

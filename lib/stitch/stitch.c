@@ -289,10 +289,13 @@ void gt_stitch_expand(const float *src, int w, int h, float *dst, int ow, int oh
 
 /* ------------------------------------------------------------ CPU frame */
 
-static inline float sample_cam(const gt_stitch_plane *pl, const uint8_t *in, int i, float x, float y)
+static inline float sample_cam(const gt_stitch_plane *pl, const uint8_t *in, int i, int x, int y)
 {
+    if (pl->ray)
+        return gt_sm_sample_ray(pl->cam[i], pl->tab, pl->out.w, pl->out.h, in + pl->in.off, pl->in.pitch, pl->in.step,
+                                pl->in.w, pl->in.h, pl->gain + i, pl->bias + i, x, y);
     return gt_sm_sample(pl->P[i], in + pl->in.off, pl->in.pitch, pl->in.step, pl->in.w, pl->in.h, pl->gain + i,
-                        pl->bias + i, x, y);
+                        pl->bias + i, (float)x, (float)y);
 }
 
 static gt_status multiband_plane(const gt_stitch_plan *plan, const gt_stitch_plane *pl,
@@ -315,7 +318,7 @@ static gt_status multiband_plane(const gt_stitch_plan *plan, const gt_stitch_pla
 #pragma omp parallel for schedule(static)
         for (int y = 0; y < pl->lh[0]; y++)
             for (int x = 0; x < pl->lw[0]; x++)
-                G[(size_t)y * pl->lw[0] + x] = sample_cam(pl, in[i], i, (float)x, (float)y);
+                G[(size_t)y * pl->lw[0] + x] = sample_cam(pl, in[i], i, x, y);
         for (int k = 1; k < L; k++) gt_stitch_reduce(G + off[k - 1], pl->lw[k - 1], pl->lh[k - 1], G + off[k]);
         for (int k = 0; k < L; k++) {
             size_t nk = (size_t)pl->lw[k] * pl->lh[k];
@@ -366,14 +369,14 @@ gt_status gt_stitch_frame_cpu(const gt_stitch_plan *plan, const uint8_t *const *
                 uint8_t *o = out + pl->out.off + (size_t)y * pl->out.pitch + (size_t)x * pl->out.step;
                 if (plan->blend == GT_BLEND_NONE) {
                     int i = pl->owner[j];
-                    *o = i == 255 ? (uint8_t)pl->black : gt_sm_quant(sample_cam(pl, in[i], i, (float)x, (float)y));
+                    *o = i == 255 ? (uint8_t)pl->black : gt_sm_quant(sample_cam(pl, in[i], i, x, y));
                 } else {
                     float acc = 0;
                     int any = 0;
                     for (int i = 0; i < plan->ncam; i++) {
                         float w = pl->weight[n * i + j];
                         if (w > 0) {
-                            acc = fmaf(w, sample_cam(pl, in[i], i, (float)x, (float)y), acc);
+                            acc = fmaf(w, sample_cam(pl, in[i], i, x, y), acc);
                             any = 1;
                         }
                     }

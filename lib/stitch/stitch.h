@@ -45,9 +45,31 @@ extern "C" {
 #define GT_STITCH_MAX_CAMS 16
 #define GT_STITCH_MAX_BANDS 12
 
+/* The panorama's projection (rig files of version 2). The extent is in
+ * degrees: the longitudes of the panorama's left and right edges and the
+ * elevations of its top and bottom edges, positive up (for the plane, the
+ * angles of those edges seen from the centre along the axes, within
+ * (-90, 90)). Pixel centres at integers: luma sample x of a panorama W wide
+ * is at the fraction (x + 0.5) / W of the way from left to right, linear in
+ * longitude (cylindrical, spherical) or in tan (plane); rows likewise from
+ * top to bottom, linear in elevation (spherical) or in tan (cylindrical,
+ * plane). A full equirectangular panorama is spherical -180 180 90 -90. */
+typedef enum { GT_PROJ_PLANE = 0, GT_PROJ_CYLINDRICAL = 1, GT_PROJ_SPHERICAL = 2 } gt_proj_kind;
+typedef struct gt_stitch_proj {
+    gt_proj_kind kind;
+    double left, right, top, bottom;
+} gt_stitch_proj;
+
 typedef struct gt_stitch_cam {
-    double H[9];      /* camera -> panorama, row-major */
+    double H[9];      /* camera -> panorama, row-major (planar rigs) */
     double Hinv[9];   /* panorama -> camera */
+    /* the rotation model (rig 2): a camera at the panorama's centre */
+    bool rot;         /* R, f, cx, cy, k1, k2, w, h given */
+    double R[9];      /* panorama frame -> camera frame (x right, y down, z forward), row-major */
+    double f;         /* focal length, luma pixels */
+    double cx, cy;    /* principal point, luma pixels (centres at integers) */
+    double k1, k2;    /* radial distortion of the normalised coordinates */
+    int w, h;         /* the frames this camera model is for */
     char *mask_path;  /* NULL: seams from footprints; relative paths are resolved against the rig's folder */
     float gain;       /* luma gain, default 1 */
     float gain_u, gain_v; /* chroma gains about 128, default 1 */
@@ -55,23 +77,66 @@ typedef struct gt_stitch_cam {
 } gt_stitch_cam;
 
 typedef struct gt_stitch_rig {
+    int version;      /* 1 (homographies) or 2 */
     int pano_w, pano_h;
+    gt_stitch_proj proj; /* version 1: plane */
+    bool ray;         /* stitched through rays (stitch_proj.h): a cylindrical or spherical
+                       * panorama or a distorted lens; otherwise through H (a plane without
+                       * distortion: rotation-model cameras get H = the plane's K R^T K_i^-1) */
     int ncam;
     gt_stitch_cam cam[GT_STITCH_MAX_CAMS];
     char *path;
+    long proj_line;   /* rig line of 'projection' (0: none) */
 } gt_stitch_rig;
 
 /* Rig file (text, '#' comments, blank lines ignored, keywords case-sensitive):
+ *   rig 2                   optional first line: the format version (1 when absent);
+ *                           the keywords marked [2] need it
  *   panorama W H
+ *   projection KIND L R T B [2] plane, cylindrical or spherical and the extent
+ *                           (gt_stitch_proj; default plane, no extent needed
+ *                           for homographies)
  *   camera                  starts a camera (at most 16)
  *   H h00 h01 h02 h10 h11 h12 h20 h21 h22   (the 9 numbers may span lines)
+ *   size W H            [2] the camera's frame size (the stitcher checks the inputs)
+ *   focal F             [2] focal length in pixels
+ *   centre CX CY        [2] principal point (default ((W-1)/2, (H-1)/2))
+ *   R r00 r01 ... r22   [2] rotation, panorama frame -> camera frame
+ *   distortion K1 K2    [2] radial distortion (default 0 0)
  *   mask PATH               optional, PNG of panorama size, nonzero = owned
  *   gain G                  optional, > 0
  *   gain_u G, gain_v G      optional chroma gains, > 0
- * Errors are GT_ERR_DATA "<what> (<file>:<line>)"; a singular H is an error. */
+ * A camera has H (a plane only) or size, focal and R. Errors are
+ * GT_ERR_DATA "<what> (<file>:<line>)"; a singular H, an R that is not a
+ * rotation, a distortion that folds the view within its corners are errors. */
 gt_status gt_stitch_rig_parse(FILE *f, const char *name, gt_stitch_rig *rig);
 gt_status gt_stitch_rig_load(const char *path, gt_stitch_rig *rig);
 void gt_stitch_rig_free(gt_stitch_rig *rig);
+/* Write a rig as text (version 1 when rig->version is 1, else 2), numbers
+ * with enough digits to read back the same. */
+gt_status gt_stitch_rig_write(FILE *f, const gt_stitch_rig *rig);
+/* Complete a rig made in code (or parsed): check the projection and every
+ * rotation-model camera, derive H and Hinv for a plane without distortion,
+ * set rig->ray. GT_ERR_DATA naming the camera (and its rig line when it has
+ * one). */
+gt_status gt_stitch_rig_finish(gt_stitch_rig *rig);
+/* The mapping of camera i in double precision (host): panorama luma
+ * position (X, Y) -> camera luma position (*u, *v), and back. 0 when the
+ * camera does not see that direction (behind it, or beyond its lens's
+ * range) or the panorama cannot show the camera's point. */
+int gt_stitch_rig_to_cam(const gt_stitch_rig *rig, int i, double X, double Y, double *u, double *v);
+int gt_stitch_rig_to_pano(const gt_stitch_rig *rig, int i, double u, double v, double *X, double *Y);
+/* The stitcher's checks of a rig against its inputs (in_w x in_h), before
+ * the plan: a camera whose 'size' differs from the inputs; under a planar
+ * homography, a camera whose view folds (a point at or past the horizon),
+ * is mirrored, or is stretched more than GT_STITCH_MAX_STRETCH (the largest
+ * magnification over its image over the smallest). GT_ERR_DATA naming the
+ * camera, its rig line and the fix. */
+#define GT_STITCH_MAX_STRETCH 8.0
+gt_status gt_stitch_rig_check(const gt_stitch_rig *rig, const char *name, int in_w, int in_h);
+/* The stretch of camera i's homography (see gt_stitch_rig_check): INFINITY
+ * when it folds or mirrors. */
+double gt_stitch_h_stretch(const double H[9], int w, int h);
 
 /* Inverse of a 3x3 (double); GT_ERR_DATA when |det| is tiny relative to the
  * entries (condition check), message "singular homography". */
@@ -104,7 +169,12 @@ gt_status gt_stitch_planes(gt_pixfmt f, int w, int h, gt_plane_view pv[3]);
 /* Per-plane data of a plan. */
 typedef struct gt_stitch_plane {
     gt_plane_view in, out;     /* camera plane, panorama plane */
-    float P[GT_STITCH_MAX_CAMS][9]; /* panorama plane -> camera plane */
+    float P[GT_STITCH_MAX_CAMS][9]; /* panorama plane -> camera plane (homographies) */
+    /* rays (rig->ray, stitch_proj.h): the panorama plane's tables (A, D per
+     * column, B, C per row) and each camera's parameters for this plane */
+    bool ray;
+    float *tab;
+    float cam[GT_STITCH_MAX_CAMS][16];
     /* direct: owner per panorama sample (0..ncam-1, 255 = none) */
     uint8_t *owner;
     /* feather: normalized weights ncam x (w*h), sum 1 where covered; camera
@@ -156,6 +226,19 @@ void gt_stitch_plan_free(gt_stitch_plan *plan);
 /* Set the per-plane gains (gains[0] Y, [1] U, [2] V, per camera) and their
  * biases; the GPU stitcher takes them with gt_stitch_gpu_set_gains. */
 void gt_stitch_plan_set_gains(gt_stitch_plan *plan, const float gains[3][GT_STITCH_MAX_CAMS]);
+
+/* Every camera must own panorama samples: GT_ERR_DATA naming the first
+ * that owns none (its rig line when `name` is the rig file) and the fix. */
+gt_status gt_stitch_plan_check_owners(const gt_stitch_plan *plan, const gt_stitch_rig *rig, const char *name);
+/* The same check on a copy of the rig scaled to a panorama at most max_w
+ * wide (no masks), for calibration before any plan exists. */
+gt_status gt_stitch_rig_check_owners(const gt_stitch_rig *rig, int in_w, int in_h, int max_w);
+
+/* Previews: camera i's colour (RGB), and every camera's footprint (the
+ * border of its region) outlined in its colour on the panorama's RGB
+ * image (pano_w x pano_h). */
+const uint8_t *gt_stitch_palette(int i);
+void gt_stitch_draw_footprints(const gt_stitch_plan *plan, uint8_t *rgb);
 
 /* CPU reference: stitch one frame set (in[i]: plan->in_bytes each) into out
  * (plan->out_bytes). */
@@ -209,6 +292,12 @@ void gt_stitch_gpu_stage_ms(gt_stitch_gpu *g, double ms[4], long *frames);
  * not blend multiband or p, k are out of range. */
 gt_status gt_stitch_gpu_masks(gt_stitch_gpu *g, int p, int k, float *out);
 void gt_stitch_gpu_destroy(gt_stitch_gpu *g);
+/* The measurement behind the ray warp (kernels/stitch/warp_map.cu): the
+ * multiband float warp of a ray plan's three planes per frame, ms[0] with
+ * each sample's camera position computed in the kernel (the stitcher's
+ * way), ms[1] read from a per-sample map computed beforehand; on random
+ * frames, `iters` frames each. GT_ERR_USAGE for other plans. */
+gt_status gt_stitch_gpu_bench_warp(const gt_stitch_plan *plan, int iters, double ms[2]);
 
 /* ---- the yuvstitch job (stream_job.c): what the program does, as one call ----
  * Fill a gt_stitch_job (defaults from gt_stitch_job_init: all frames, the

@@ -70,6 +70,12 @@ void gt_stitch_gpu_destroy(gt_stitch_gpu *g)
 {
     (void)g;
 }
+gt_status gt_stitch_gpu_bench_warp(const gt_stitch_plan *plan, int iters, double ms[2])
+{
+    (void)plan, (void)iters;
+    ms[0] = ms[1] = 0;
+    return gt_fail(GT_ERR_GPU, "this build has no CUDA support");
+}
 #else
 typedef int gt_stitch_gpu_c_unused;
 #endif

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "common/hostdev.h"
+#include "stitch/stitch_proj.h"
 
 /* Map (x, y) through the 3x3 row-major P. Returns 0 when the point lies
  * behind the camera (w <= 1e-8): then (*u, *v) are set far outside. */
@@ -56,6 +57,18 @@ GT_HD float gt_sm_sample(const float *P, const uint8_t *base, int pitch, int ste
 {
     float u, v;
     gt_sm_project(P, x, y, &u, &v);
+    float s = gt_sm_bilinear(base, pitch, step, w, h, u, v);
+    return fmaf(s, *gain, *bias);
+}
+
+/* gt_sm_sample for a rig stitched through rays (stitch_proj.h): camera c's
+ * sample at panorama plane sample (x, y), tab the plane's tables (pw columns,
+ * ph rows). */
+GT_HD float gt_sm_sample_ray(const float *c, const float *tab, int pw, int ph, const uint8_t *base, int pitch,
+                             int step, int w, int h, const float *gain, const float *bias, int x, int y)
+{
+    float u, v;
+    gt_sp_map(c, tab[x], tab[pw + x], tab[2 * pw + y], tab[2 * pw + ph + y], &u, &v);
     float s = gt_sm_bilinear(base, pitch, step, w, h, u, v);
     return fmaf(s, *gain, *bias);
 }

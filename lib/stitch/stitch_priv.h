@@ -19,4 +19,8 @@ gt_status gt_stitch_edt_ws(const uint8_t *inside, int w, int h, float far, float
  * gt_stitch_reduce computes it. */
 void gt_stitch_reduce_box(const float *src, int w, int h, float *dst, const int box[4]);
 
+/* gt_stitch_rig_finish with the rig file's name for messages at its lines
+ * (NULL: messages without a place) */
+gt_status gt_stitch_rig_finish_named(gt_stitch_rig *rig, const char *name);
+
 #endif

@@ -9,9 +9,10 @@
  *       in a row (4.7 times). y4m/yuv (yuv420p) carry FRAMES
  *       frames (default 1) in which, for the demo, camera 3's exposure
  *       drifts (for --gain-update).
- *   calib_views eval TRUTH RIG [MAX_ERROR [GAIN_TOL]]
+ *   calib_views eval TRUTH RIG [MAX_ERROR [GAIN_TOL [REF]]]
  *       mean corner reprojection error of RIG in its reference camera's view
- *       (the camera whose H is a translation) and the gains against the
+ *       (camera REF; default: the camera whose H is a translation, else
+ *       the middle one, calibration's default) and the gains against the
  *       truth; exit 1 when above MAX_ERROR px or GAIN_TOL (relative). */
 #include <errno.h>
 #include <stdbool.h>
@@ -134,29 +135,32 @@ static int eval(int argc, char **argv)
     gt_stitch_rig rig;
     if (gt_stitch_rig_load(argv[1], &rig)) return fprintf(stderr, "%s\n", gt_errmsg()), 2;
     if (rig.ncam != n) return fprintf(stderr, "the rig has %d cameras, the truth %d\n", rig.ncam, n), 1;
-    int ref = -1;
+    /* the reference: given, else (rig 1) the camera whose H is a pure
+     * translation, (rig 2) the middle one, calibration's default */
+    int ref = argc > 4 ? atoi(argv[4]) - 1 : rig.version >= 2 ? (n - 1) / 2 : -1;
     for (int i = 0; i < n && ref < 0; i++) {
         const double *R = rig.cam[i].H;
         if (fabs(R[0] - 1) < 1e-9 && fabs(R[1]) < 1e-9 && fabs(R[3]) < 1e-9 && fabs(R[4] - 1) < 1e-9 && fabs(R[6]) < 1e-12 &&
             fabs(R[7]) < 1e-12)
             ref = i;
     }
-    if (ref < 0) return fprintf(stderr, "no camera of the rig is a pure translation (the reference)\n"), 1;
-    double Rinv[9], Tinv[9], sum = 0, worst = 0;
-    gt_stitch_h_invert(rig.cam[ref].H, Rinv);
+    if (ref < 0) ref = (n - 1) / 2; /* a plane of the rotation model: calibration's default reference */
+    double Tinv[9], sum = 0, worst = 0;
     gt_stitch_h_invert(H[ref], Tinv);
     int m = 0;
     for (int i = 0; i < n; i++) {
         if (i == ref) continue;
-        double T[9], E[9];
+        double T[9];
         gt_stitch_h_mul(Tinv, H[i], T);
-        gt_stitch_h_mul(Rinv, rig.cam[i].H, E);
         double cx[4] = {0, w - 1.0, w - 1.0, 0}, cy[4] = {0, 0, h - 1.0, h - 1.0};
         for (int k = 0; k < 4; k++) {
             double a[2] = {cx[k], cy[k]}, b[2], d = T[6] * a[0] + T[7] * a[1] + T[8];
             b[0] = (T[0] * a[0] + T[1] * a[1] + T[2]) / d;
             b[1] = (T[3] * a[0] + T[4] * a[1] + T[5]) / d;
-            double e = gt_calib_transfer(E, a, b);
+            /* the rig's: camera i -> panorama -> the reference camera (either model) */
+            double X, Y, u, v, e = 1e9;
+            if (gt_stitch_rig_to_pano(&rig, i, a[0], a[1], &X, &Y) && gt_stitch_rig_to_cam(&rig, ref, X, Y, &u, &v))
+                e = hypot(u - b[0], v - b[1]);
             sum += e, m++;
             worst = fmax(worst, e);
         }
@@ -183,6 +187,6 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "make")) return make(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "eval")) return eval(argc - 2, argv + 2);
     fprintf(stderr, "usage: calib_views make DIR [ci|bench|demo] [png|jpg|y4m|yuv] [FRAMES]\n"
-                    "       calib_views eval TRUTH RIG [MAX_ERROR [GAIN_TOL]]\n");
+                    "       calib_views eval TRUTH RIG [MAX_ERROR [GAIN_TOL [REF]]]\n");
     return 2;
 }

@@ -1,10 +1,12 @@
 #!/bin/bash
 # CLI tests of yuvstitch --calibrate on views of a real photograph with known
-# homographies (calib_views, the CI rig of calib_views.h): the rig it writes
-# is accurate (calib_views eval: mean corner error <= 0.5 px, gains within
-# 3 %), deterministic, streams (with --gain-update), from Y4M, raw YUV and
-# PNG; bad requests are refused with the documented exit code, a message and
-# no output file.
+# homographies (calib_views, the CI rig of calib_views.h): the rig it writes,
+# with the rotation model (default; these narrow views get a plane whose
+# homographies the dense refinement polishes) and the homography model, is
+# accurate (calib_views eval: mean corner error <= 0.5 px, gains within 3 %),
+# deterministic, streams (with --gain-update), from Y4M, raw YUV and PNG; bad
+# requests are refused with the documented exit code, a message and no
+# output file. (Wide rigs: cli_wide.sh.)
 set -u
 Y=${1:?usage: cli_calibrate.sh YUVSTITCH CALIB_VIEWS}
 V=${2:?usage: cli_calibrate.sh YUVSTITCH CALIB_VIEWS}
@@ -27,7 +29,7 @@ D=${CALIB_DEVICE:-cpu}
 "$V" make "$T/p" ci png >/dev/null || { echo "FAIL making views"; exit 1; }
 
 # Y4M, the second frame
-"$Y" --calibrate "$T"/y/cam{1,2,3,4}.y4m --frame 1 -o "$T/rig.txt" --device $D 2>"$T/e"; check "calibrate y4m" 0 $?
+"$Y" --calibrate "$T"/y/cam{1,2,3,4}.y4m --frame 1 -o "$T/rig.txt" --device $D 2>"$T/e"; check "calibrate y4m (rotation model)" 0 $?
 has "report: pairs" "$T/e" "pair 1-2: [0-9]* matches, [0-9]* inliers, reprojection error RMS"
 has "report: reference and size" "$T/e" "reference camera 2, panorama [0-9]*x[0-9]*"
 has "report: gains" "$T/e" "gains U:"
@@ -36,11 +38,21 @@ has "rig: chroma gains" "$T/rig.txt" "gain_u"
 cat "$T/ev"
 "$Y" --calibrate "$T"/y/cam{1,2,3,4}.y4m --frame 1 -o "$T/rig2.txt" --device $D -q
 cmp -s "$T/rig.txt" "$T/rig2.txt" && echo "ok   deterministic (the same rig twice)" || { echo "FAIL rig differs between runs"; fail=1; }
-"$Y" --calibrate "$T"/y/cam{1,2,3,4}.y4m --frame 1 -o "$T/rigg.txt" --global-refine --device $D -q; check "--global-refine" 0 $?
+has "a narrow rig gets a plane" "$T/e" "^projection plane"
+has "its homographies polished" "$T/e" "a plane: its homographies polished by the dense refinement"
+grep -q "^rig" "$T/rig.txt" && { echo "FAIL a plane of homographies is not version 1"; fail=1; } || echo "ok   a plane of homographies: rig version 1"
+has "report: the adjustment's error" "$T/e" "bundle adjustment: [0-9]* inlier matches, reprojection error RMS"
+# the homography model: rig 1, as before
+"$Y" --calibrate "$T"/y/cam{1,2,3,4}.y4m --frame 1 -o "$T/righ.txt" --model homography --device $D -q; check "--model homography" 0 $?
+"$V" eval "$T/y/truth.txt" "$T/righ.txt" 0.5 0.03 >/dev/null; check "--model homography accuracy" 0 $?
+grep -q "^rig" "$T/righ.txt" && { echo "FAIL homography rig is not version 1"; fail=1; } || echo "ok   homography rig is version 1"
+"$Y" --calibrate "$T"/y/cam{1,2,3,4}.y4m --frame 1 -o "$T/rigg.txt" --model homography --global-refine --device $D -q; check "--global-refine" 0 $?
 "$V" eval "$T/y/truth.txt" "$T/rigg.txt" 0.5 0.03 >/dev/null; check "--global-refine accuracy" 0 $?
-"$Y" --calibrate "$T"/y/cam{1,2,3,4}.y4m -o "$T/rig1.txt" --reference 1 --device $D -q; check "--reference 1" 0 $?
+"$Y" --calibrate "$T"/y/cam{1,2,3,4}.y4m -o "$T/rig1.txt" --model homography --reference 1 --device $D -q; check "--reference 1" 0 $?
 "$V" eval "$T/y/truth.txt" "$T/rig1.txt" 0.5 0.03 >"$T/ev1"; check "--reference 1 accuracy" 0 $?
 has "--reference 1 is the panorama's frame" "$T/ev1" "reference camera 1:"
+"$Y" --calibrate "$T"/y/cam{1,2,3,4}.y4m -o "$T/rig1r.txt" --reference 1 --device $D -q; check "rotation --reference 1" 0 $?
+"$V" eval "$T/y/truth.txt" "$T/rig1r.txt" 0.5 0.03 1 >/dev/null; check "rotation --reference 1 accuracy" 0 $?
 
 # the rig streams, also with the gains re-estimated
 "$Y" --rig "$T/rig.txt" "$T"/y/cam{1,2,3,4}.y4m -o "$T/pano.y4m" --gain-update 1 --device $D -q; check "stream with --gain-update" 0 $?
@@ -48,7 +60,7 @@ read -r W H < <(awk '/^panorama/ { print $2, $3 }' "$T/rig.txt")
 head -c 64 "$T/pano.y4m" | grep -q "YUV4MPEG2 W$W H$H" && echo "ok   panorama is ${W}x$H" || { echo "FAIL panorama header"; fail=1; }
 
 # raw YUV and PNG inputs, the preview
-"$Y" --calibrate "$T"/r/cam{1,2,3,4}.yuv --size 256x192 --pix-fmt yuv420p -o "$T/rigr.txt" --device $D -q; check "calibrate raw" 0 $?
+"$Y" --calibrate "$T"/r/cam{1,2,3,4}.yuv --size 256x192 --pix-fmt yuv420p -o "$T/rigr.txt" --model homography --device $D -q; check "calibrate raw" 0 $?
 "$V" eval "$T/r/truth.txt" "$T/rigr.txt" 0.5 0.03 >/dev/null; check "raw accuracy" 0 $?
 "$Y" --calibrate "$T"/p/cam{1,2}.png -o "$T/rigp.txt" --preview "$T/seams.png" --device $D -q; check "calibrate png + preview" 0 $?
 head -c 8 "$T/seams.png" | grep -q PNG && echo "ok   preview is a PNG" || { echo "FAIL preview"; fail=1; }

@@ -15,6 +15,17 @@
 
 #include "stitch/stitch.h"
 
+/* the largest |a[i] - b[i]| over n bytes, and where (*where) */
+static inline int stitch_max_diff(const uint8_t *a, const uint8_t *b, size_t n, size_t *where)
+{
+    int m = 0;
+    for (size_t i = 0; i < n; i++) {
+        int d = abs((int)a[i] - (int)b[i]);
+        if (d > m) m = d, *where = i;
+    }
+    return m;
+}
+
 /* 8-bit rounding and clamping of a sample value */
 static inline uint8_t stitch_q(double v)
 {

@@ -121,6 +121,9 @@ static void test_recovers(void **state)
         gt_stitch_calib_opts o;
         gt_stitch_calib_opts_init(&o);
         o.device = GT_DEVICE_CPU;
+        /* the default, the rotation model: these narrow rigs (24 degrees)
+         * get a plane, whose homographies are polished by the dense
+         * refinement (test_calib_sphere.c holds wide rigs to their truth) */
         gt_stitch_calib_result res;
         GT_ASSERT_OK(gt_stitch_calibrate_frames((const uint8_t *const *)frames, s.n, s.w, s.h, GT_PIX_YUV444P, &o, &res));
         int ref = res.reference;

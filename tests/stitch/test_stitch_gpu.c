@@ -21,15 +21,6 @@ static size_t fbytes(gt_pixfmt f, int w, int h)
     return f == GT_PIX_YUV420P || f == GT_PIX_NV12 ? (size_t)w * h * 3 / 2 : (size_t)w * h * 2;
 }
 
-static int max_diff(const uint8_t *a, const uint8_t *b, size_t n, size_t *where)
-{
-    int m = 0;
-    for (size_t i = 0; i < n; i++) {
-        int d = abs((int)a[i] - (int)b[i]);
-        if (d > m) m = d, *where = i;
-    }
-    return m;
-}
 
 static const char *fmt_names[] = {"yuyv422", "uyvy422", "yuv420p", "nv12", "yuv422p", "yuv444p"};
 
@@ -127,7 +118,7 @@ static void run_case_with(gt_pixfmt f, gt_blend_mode b, int noise, bool pre)
     const uint8_t *in0[4] = {cam[0][0], cam[0][1], cam[0][2], cam[0][3]};
     GT_ASSERT_OK(gt_stitch_gpu_frame(g, in0, got));
     size_t where = 0;
-    int d = max_diff(ref[0], got, plan.out_bytes, &where);
+    int d = stitch_max_diff(ref[0], got, plan.out_bytes, &where);
     printf("%s blend %d %s: max |gpu-cpu| = %d\n", fmt_names[f], b, noise ? "noise" : "scene", d);
     if (d > 1) fail_msg("sample %zu: cpu %d gpu %d", where, ref[0][where], got[where]);
     /* streaming: two slots in flight */
@@ -141,7 +132,7 @@ static void run_case_with(gt_pixfmt f, gt_blend_mode b, int noise, bool pre)
         if (s > 0) {
             int slot = (s - 1) & 1;
             GT_ASSERT_OK(gt_stitch_gpu_wait(g, slot));
-            d = max_diff(ref[s - 1], gt_stitch_gpu_out_buf(g, slot), plan.out_bytes, &where);
+            d = stitch_max_diff(ref[s - 1], gt_stitch_gpu_out_buf(g, slot), plan.out_bytes, &where);
             if (d > 1) fail_msg("streamed set %d sample %zu: cpu %d gpu %d", s - 1, where, ref[s - 1][where],
                                 gt_stitch_gpu_out_buf(g, slot)[where]);
         }
@@ -227,7 +218,7 @@ static void test_gpu_photo(void **state)
                 check_masks(&plan, g);
                 GT_ASSERT_OK(gt_stitch_gpu_frame(g, in, got));
                 size_t where = 0;
-                int d = max_diff(ref, got, plan.out_bytes, &where);
+                int d = stitch_max_diff(ref, got, plan.out_bytes, &where);
                 gt_plane_view pv[3];
                 gt_stitch_planes(f, photo.w, photo.h, pv);
                 double se = 0;

@@ -57,7 +57,7 @@ static void expect_error(const char *text, const char *needle)
 static void test_rig_parse_errors(void **state)
 {
     (void)state;
-    expect_error("panorama 10 10\ncamera\nH 1 0 0 0 1 0 0 0 1\nfoo 3\n", "unknown keyword 'foo' (expected panorama, camera, H, mask, gain, gain_u or gain_v) (t.rig:4)");
+    expect_error("panorama 10 10\ncamera\nH 1 0 0 0 1 0 0 0 1\nfoo 3\n", "unknown keyword 'foo' (expected rig, panorama, projection, camera, H, size, focal, centre, R, distortion, mask, gain, gain_u or gain_v) (t.rig:4)");
     expect_error("panorama 10 10\ncamera\nH 1 2 3 2 4 6 0 0 1\n", "singular homography");
     expect_error("panorama 10 10\ncamera\nH 1 2 3 2 4 6 0 0 1\n", "(t.rig:3)");
     expect_error("panorama 10 10\ncamera\nH 1 0 0 0 1 x 0 0 1\n", "bad H entry 'x' (expected a number) (t.rig:3)");
