@@ -14,7 +14,7 @@
 #include <cstring>
 
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "stitch/calib.h"
 
 namespace {

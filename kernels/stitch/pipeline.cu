@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/stitch/stitch_cu.h"
 #include "common/log.h"
 #include "common/pin_prefault.h"
