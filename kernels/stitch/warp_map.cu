@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "kernels/common/cu_check.h"
-#include "kernels/common/cu_runtime.h"
+#include "common/gpu_runtime.h"
 #include "kernels/stitch/stitch_cu.h"
 #include "stitch/stitch.h"
 #include "stitch/stitch_math.h"
