@@ -111,15 +111,30 @@ static gt_status dense_pairs(gt_stitch_calib_result *res, const uint8_t *const *
 }
 
 /* A plane of rotation-model cameras without distortion: its homographies
- * (H = A R^T K^-1) polished by the pairs' dense refinement and the global
- * refinement of the homography model over every accepted pair, the
- * reference held; the cameras keep H only (a rig of version 1). The feature
- * inliers' RMS error is then that of the homographies (both ways). */
+ * (H = A R^T K^-1) polished by the global refinement of the homography
+ * model over every accepted pair, on the overlap's points under the pair's
+ * densely refined homography together with the sub-pixel feature inliers,
+ * the reference held; the cameras keep H only (a rig of version 1). The
+ * feature inliers' RMS error is then that of the homographies (both ways). */
 static gt_status polish_plane(gt_stitch_calib_result *res, int ncam, const uint8_t *const *Y, int w, int h, int pitch,
                               const gt_stitch_calib_opts *o)
 {
     double t0 = gt_now_ms();
     GT_TRY(dense_pairs(res, Y, w, h, pitch, o));
+    /* the correspondences: the overlap's points under the densely refined H, and the sub-pixel feature
+     * inliers, which hold the homographies to what the features show */
+    for (int q = 0; q < res->npairs; q++) {
+        gt_calib_pair *p = &res->pairs[q];
+        if (!p->used || !p->nf) continue;
+        double *a = realloc(p->pa, sizeof(double) * 2 * ((size_t)p->n + p->nf));
+        if (a) p->pa = a;
+        double *b = realloc(p->pb, sizeof(double) * 2 * ((size_t)p->n + p->nf));
+        if (b) p->pb = b;
+        if (!a || !b) return gt_fail(GT_ERR_RUNTIME, "out of memory (pair points)");
+        memcpy(p->pa + 2 * p->n, p->fa, sizeof(double) * 2 * (size_t)p->nf);
+        memcpy(p->pb + 2 * p->n, p->fb, sizeof(double) * 2 * (size_t)p->nf);
+        p->n += p->nf;
+    }
     double Hc[GT_STITCH_MAX_CAMS][9];
     for (int i = 0; i < ncam; i++) memcpy(Hc[i], res->rig.cam[i].H, sizeof Hc[i]);
     GT_TRY(gt_calib_refine_homographies(res->pairs, res->npairs, ncam, res->reference, Hc));
