@@ -111,15 +111,30 @@ static gt_status dense_pairs(gt_stitch_calib_result *res, const uint8_t *const *
 }
 
 /* A plane of rotation-model cameras without distortion: its homographies
- * (H = A R^T K^-1) polished by the pairs' dense refinement and the global
- * refinement of the homography model over every accepted pair, the
- * reference held; the cameras keep H only (a rig of version 1). The feature
- * inliers' RMS error is then that of the homographies (both ways). */
+ * (H = A R^T K^-1) polished by the global refinement of the homography
+ * model over every accepted pair, on the overlap's points under the pair's
+ * densely refined homography together with the sub-pixel feature inliers,
+ * the reference held; the cameras keep H only (a rig of version 1). The
+ * feature inliers' RMS error is then that of the homographies (both ways). */
 static gt_status polish_plane(gt_stitch_calib_result *res, int ncam, const uint8_t *const *Y, int w, int h, int pitch,
                               const gt_stitch_calib_opts *o)
 {
     double t0 = gt_now_ms();
     GT_TRY(dense_pairs(res, Y, w, h, pitch, o));
+    /* the correspondences: the overlap's points under the densely refined H, and the sub-pixel feature
+     * inliers, which hold the homographies to what the features show */
+    for (int q = 0; q < res->npairs; q++) {
+        gt_calib_pair *p = &res->pairs[q];
+        if (!p->used || !p->nf) continue;
+        double *a = realloc(p->pa, sizeof(double) * 2 * ((size_t)p->n + p->nf));
+        if (a) p->pa = a;
+        double *b = realloc(p->pb, sizeof(double) * 2 * ((size_t)p->n + p->nf));
+        if (b) p->pb = b;
+        if (!a || !b) return gt_fail(GT_ERR_RUNTIME, "out of memory (pair points)");
+        memcpy(p->pa + 2 * p->n, p->fa, sizeof(double) * 2 * (size_t)p->nf);
+        memcpy(p->pb + 2 * p->n, p->fb, sizeof(double) * 2 * (size_t)p->nf);
+        p->n += p->nf;
+    }
     double Hc[GT_STITCH_MAX_CAMS][9];
     for (int i = 0; i < ncam; i++) memcpy(Hc[i], res->rig.cam[i].H, sizeof Hc[i]);
     GT_TRY(gt_calib_refine_homographies(res->pairs, res->npairs, ncam, res->reference, Hc));
@@ -211,8 +226,9 @@ gt_status gt_stitch_calibrate_frames(const uint8_t *const *frames, int ncam, int
     if (!st) {
 #pragma omp parallel for schedule(dynamic, 1)
         for (int q = 0; q < res->npairs; q++)
-            fst[q] = gt_calib_fit_pair(&feat[res->pairs[q].i], &feat[res->pairs[q].j], mt[q], nm[q], o, w, h,
-                              o->ransac.seed + 0x9E3779B97F4A7C15ull * (uint64_t)q, &res->pairs[q]);
+            fst[q] = gt_calib_fit_pair(&feat[res->pairs[q].i], &feat[res->pairs[q].j], mt[q], nm[q], o,
+                                       Y[res->pairs[q].i], Y[res->pairs[q].j], w, h, pitch,
+                                       o->ransac.seed + 0x9E3779B97F4A7C15ull * (uint64_t)q, &res->pairs[q]);
         for (int q = 0; q < res->npairs && !st; q++)
             if (fst[q]) st = gt_fail(fst[q], "out of memory (pairs)");
     }
@@ -220,19 +236,9 @@ gt_status gt_stitch_calibrate_frames(const uint8_t *const *frames, int ncam, int
     for (int i = 0; i < ncam; i++) gt_calib_feat_free(&feat[i]);
     /* the homography model: dense refinement of the accepted pairs */
     if (!st && o->model == GT_CALIB_HOMOGRAPHY) st = dense_pairs(res, Y, w, h, pitch, o);
-    /* the rotation model: the inlier matches to sub-pixel accuracy (the
-     * bundle adjustment's input, what --matches writes) */
-    for (int q = 0; q < res->npairs && !st && o->model == GT_CALIB_ROTATION; q++) {
-        gt_calib_pair *p = &res->pairs[q];
-        if (!p->used || !gt_calib_pair_ok(p, o->chain.min_inliers)) continue;
-        p->n = gt_calib_refine_matches(Y[p->i], Y[p->j], w, h, pitch, p->H, p->pa, p->pb, p->n);
-        memcpy(p->fa, p->pa, sizeof(double) * 2 * (size_t)p->n);
-        memcpy(p->fb, p->pb, sizeof(double) * 2 * (size_t)p->n);
-        p->nf = p->n;
-    }
     double t4 = gt_now_ms();
-    gt_info("calibrate: matching %.1f ms, RANSAC %.1f ms, %s %.1f ms", t2 - t1, t3 - t2,
-            o->model == GT_CALIB_ROTATION ? "sub-pixel matches" : "dense refinement", t4 - t3);
+    gt_info("calibrate: matching %.1f ms, %s %.1f ms, dense refinement %.1f ms", t2 - t1,
+            o->model == GT_CALIB_ROTATION ? "sub-pixel matches and RANSAC" : "RANSAC", t3 - t2, t4 - t3);
     res->reference = o->chain.reference >= 0 ? o->chain.reference : (ncam - 1) / 2;
     if (!st && res->reference >= ncam)
         st = gt_fail(GT_ERR_USAGE, "--reference %d: there are %d cameras", res->reference + 1, ncam);

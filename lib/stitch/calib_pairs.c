@@ -96,7 +96,8 @@ static int guided(const gt_calib_feat *fi, const gt_calib_feat *fj, const double
 }
 
 gt_status gt_calib_fit_pair(const gt_calib_feat *fi, const gt_calib_feat *fj, const gt_calib_match *m0, int nm0,
-                          const gt_stitch_calib_opts *o, int w, int h, uint64_t seed, gt_calib_pair *p)
+                            const gt_stitch_calib_opts *o, const uint8_t *yi, const uint8_t *yj, int w, int h,
+                            int pitch, uint64_t seed, gt_calib_pair *p)
 {
     p->matches = nm0;
     if (nm0 < 4) return GT_OK;
@@ -134,7 +135,16 @@ gt_status gt_calib_fit_pair(const gt_calib_feat *fi, const gt_calib_feat *fj, co
         a[2 * k] = fi->kp[m[k].a].x, a[2 * k + 1] = fi->kp[m[k].a].y;
         b[2 * k] = fj->kp[m[k].b].x, b[2 * k + 1] = fj->kp[m[k].b].y;
     }
-    if (gt_calib_ransac(a, b, nm, &ro, p->H, in, &p->inliers) == GT_OK) {
+    /* the rotation model: every match to sub-pixel accuracy through the first
+     * model before the final RANSAC, which then keeps the true matches that
+     * a coarse level's keypoint put more than its threshold off (the views
+     * of a wide rig overlap where their perspective differs most); a match
+     * whose patches do not align is not counted */
+    if (o->model == GT_CALIB_ROTATION && yi && yj) {
+        nm = gt_calib_refine_matches(yi, yj, w, h, pitch, p->H, a, b, nm);
+        p->matches = nm;
+    }
+    if (nm >= 4 && gt_calib_ransac(a, b, nm, &ro, p->H, in, &p->inliers) == GT_OK) {
         p->pa = malloc(sizeof(double) * 2 * (size_t)p->inliers + 1);
         p->pb = malloc(sizeof(double) * 2 * (size_t)p->inliers + 1);
         if (!p->pa || !p->pb) {

@@ -38,6 +38,21 @@ static void render_all(const photo_t *src, const sphere_spec *s, uint8_t **fr)
     }
 }
 
+/* the largest angle (degrees) between a calibrated camera's rotation and the truth's */
+static double worst_rotation(const sphere_spec *s, const gt_calib_cam *cams)
+{
+    double worst = 0;
+    for (int i = 0; i < s->n; i++) {
+        gt_stitch_cam t;
+        sphere_cam(s, i, &t);
+        double Rt[9], E[9];
+        gt_mat3_transpose(t.R, Rt);
+        gt_stitch_h_mul(cams[i].R, Rt, E);
+        worst = fmax(worst, gt_rot_angle_deg(E));
+    }
+    return worst;
+}
+
 static void calib_opts(gt_stitch_calib_opts *o)
 {
     gt_stitch_calib_opts_init(o);
@@ -69,14 +84,8 @@ static void test_sphere_ground_truth(void **state)
     printf("bundle adjustment: %ld matches, RMS %.3f px (chained %.3f px), max %.3f px\n", res.nmatch, res.rms,
            res.rms_init, res.max);
     assert_true(res.rms <= 1.0);
-    double worst = 0;
+    double worst = worst_rotation(&s, res.cams);
     for (int i = 0; i < s.n; i++) {
-        gt_stitch_cam t;
-        sphere_cam(&s, i, &t);
-        double Rt[9], E[9];
-        gt_mat3_transpose(t.R, Rt);
-        gt_stitch_h_mul(rig->cam[i].R, Rt, E);
-        worst = fmax(worst, gt_rot_angle_deg(E));
         assert_float_equal(rig->cam[i].f, s.f, 0.01 * s.f);
         for (int p = 0; p < 3; p++) { /* gains against the truth's, within 3 % */
             double g = p == 0 ? rig->cam[i].gain : p == 1 ? rig->cam[i].gain_u : rig->cam[i].gain_v;
@@ -196,15 +205,7 @@ static void test_distortion(void **state)
         if (mode == 1) o.rot.k1 = s.k1, o.rot.k2 = s.k2;
         gt_stitch_calib_result res;
         GT_ASSERT_OK(gt_stitch_calibrate_frames((const uint8_t *const *)fr, s.n, s.w, s.h, GT_PIX_YUV444P, &o, &res));
-        double worst = 0;
-        for (int i = 0; i < s.n; i++) {
-            gt_stitch_cam t;
-            sphere_cam(&s, i, &t);
-            double Rt[9], E[9];
-            gt_mat3_transpose(t.R, Rt);
-            gt_stitch_h_mul(res.cams[i].R, Rt, E);
-            worst = fmax(worst, gt_rot_angle_deg(E));
-        }
+        double worst = worst_rotation(&s, res.cams);
         printf("distortion %s: k1 %.4f k2 %.4f (truth %.4f %.4f), RMS %.3f px, largest rotation error %.4f degrees\n",
                mode == 0 ? "estimated" : mode == 1 ? "given" : "ignored", res.cams[0].k1, res.cams[0].k2, s.k1, s.k2,
                res.rms, worst);
