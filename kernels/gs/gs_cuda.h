@@ -7,6 +7,7 @@
 
 #include "common/status.h"
 #include "common/timer.h"
+#include "gs/gs.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -14,11 +15,6 @@ extern "C" {
 
 typedef struct gt_gs_cu gt_gs_cu;
 
-typedef struct gt_gs_cu_cam {
-    int width, height;
-    float fx, fy, cx, cy; /* cx, cy: principal point (gt_gs_camera's convention) */
-    float R[9], t[3], campos[3];
-} gt_gs_cu_cam;
 
 /* Upload a scene: pos n*3, scale n*3 (linear), rot n*4 (w x y z, unit),
  * opacity n, sh n*sh_k*3. The 3-D covariances (scale * modifier) are
@@ -33,7 +29,7 @@ gt_status gt_gs_cu_create(size_t n, int sh_k, const float *pos, const float *sca
 /* Render one view. Host outputs may be NULL (not downloaded): rgb w*h*3,
  * alpha w*h, depth w*h, rgba8 w*h*4. *pairs gets the (Gaussian, tile)
  * pair count. */
-gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *cam, int sh_deg, const float bg[3],
+gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_camera *cam, int sh_deg, const float bg[3],
                           float *rgb, float *alpha, float *depth, uint8_t *rgba8, gt_timings *tm,
                           size_t *pairs);
 void gt_gs_cu_destroy(gt_gs_cu *g);

@@ -553,7 +553,7 @@ static void stage_end(gt_timer *t, gt_timings *tm, const char *name)
     if (tm) gt_timings_add(tm, name, ms);
 }
 
-extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_cu_cam *c, int sh_deg, const float bg[3],
+extern "C" gt_status gt_gs_cu_render(gt_gs_cu *g, const gt_gs_camera *c, int sh_deg, const float bg[3],
                                      float *rgb, float *alpha, float *depth, uint8_t *rgba8,
                                      gt_timings *tm, size_t *pairs)
 {

@@ -56,18 +56,8 @@ gt_status gt_gs_gpu_create(const gt_gs_scene *s, const gt_gs_params *p, gt_gs_gp
 static gt_status cu_render(gt_gs_gpu *g, const gt_gs_camera *c, float *rgb, float *alpha, float *depth,
                            uint8_t *rgba8, gt_timings *tm)
 {
-    gt_gs_cu_cam cam;
-    cam.width = c->width;
-    cam.height = c->height;
-    cam.fx = c->fx;
-    cam.fy = c->fy;
-    cam.cx = c->cx;
-    cam.cy = c->cy;
-    memcpy(cam.R, c->R, sizeof cam.R);
-    memcpy(cam.t, c->t, sizeof cam.t);
-    memcpy(cam.campos, c->campos, sizeof cam.campos);
     int deg = gt_gs_effective_degree(g->scene, &g->params);
-    gt_status st = gt_gs_cu_render(g->cu, &cam, deg, g->params.bg, rgb, alpha, depth, rgba8, tm, &g->last_pairs);
+    gt_status st = gt_gs_cu_render(g->cu, c, deg, g->params.bg, rgb, alpha, depth, rgba8, tm, &g->last_pairs);
     /* beyond the scene, a view needs its image buffers and its Gaussian/tile
      * pairs, both growing with the image area; frames render one at a time */
     if (gt_gpu_oom(st))
