@@ -43,7 +43,9 @@ static const char *USAGE =
     "      --eye X,Y,Z --target X,Y,Z [--up X,Y,Z] [--fovy DEG] [--size WxH]\n"
     "                          look-at camera (defaults: up 0,1,0, fovy 50, 1280x720)\n"
     "      --orbit N           N views on a circle around --target (default: the\n"
-    "                          scene's centre, the median position), axis --up\n"
+    "                          scene's centre, the median position), axis --up;\n"
+    "                          with --cameras (a capture's): around the point they\n"
+    "                          look at, at their median distance, height and fovy\n"
     "      --orbit-radius R    default 2.5 x the scene's radius (75th percentile of\n"
     "                          the distances to the centre)\n"
     "      --orbit-elevation D degrees above the orbit plane (default 20)\n"
@@ -330,13 +332,17 @@ static gt_status set_option(gt_gs_job *j, int c, const char *arg)
     case O_EYE: st = gt_parse_vec("--eye", arg, 3, j->eye), j->have_eye = true; break;
     case O_TARGET: st = gt_parse_vec("--target", arg, 3, j->target), j->have_target = true; break;
     case O_UP: st = gt_parse_vec("--up", arg, 3, j->up), j->have_up = true; break;
-    case O_FOVY: st = gt_parse_double("--fovy", arg, 1e-3, 179.0, &j->fovy); break;
+    case O_FOVY: st = gt_parse_double("--fovy", arg, 1e-3, 179.0, &j->fovy), j->have_fovy = true; break;
     case O_SIZE:
         st = gt_parse_wxh("--size", arg, GT_GS_MAX_SIZE, &j->width, &j->height), j->have_size = true;
         break;
     case O_ORBIT: st = gt_parse_int("--orbit", arg, 1, 1000000, &j->orbit); break;
-    case O_ORADIUS: st = gt_parse_double("--orbit-radius", arg, 1e-9, 1e12, &j->orbit_radius); break;
-    case O_OELEV: st = gt_parse_double("--orbit-elevation", arg, -89.9, 89.9, &j->orbit_elevation); break;
+    case O_ORADIUS:
+        st = gt_parse_double("--orbit-radius", arg, 1e-9, 1e12, &j->orbit_radius), j->have_radius = true;
+        break;
+    case O_OELEV:
+        st = gt_parse_double("--orbit-elevation", arg, -89.9, 89.9, &j->orbit_elevation), j->have_elevation = true;
+        break;
     case O_FRAMES: st = parse_frames(j, arg); break;
     case O_BG:
         st = gt_parse_vec("--background", arg, 3, v3);

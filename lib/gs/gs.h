@@ -90,6 +90,15 @@ gt_status gt_gs_camera_orbit(gt_gs_camera *c, const double centre[3], const doub
                              double radius, double elev_deg, int i, int n, double fovy_deg, int w,
                              int h);
 
+/* The orbit that goes around where n cameras look (a capture's): centre
+ * the point nearest to all their optical axes (least squares), radius the
+ * median distance of their centres from it, elev_deg their median elevation
+ * above the plane through it orthogonal to up (unit), fovy_deg the first
+ * camera's vertical field of view. false (nothing set) when the axes are
+ * nearly parallel (a forward-facing capture has no such point) or n < 2. */
+bool gt_gs_cameras_orbit(const gt_gs_camera *c, int n, const double up[3], double centre[3], double *radius,
+                         double *elev_deg, double *fovy_deg);
+
 /* cameras.json of the reference training (array of objects with id,
  * img_name, width, height, position, rotation, fx, fy; optional cx, cy, the
  * principal point in pixels, else width/2, height/2), parsed by cJSON. A
@@ -263,6 +272,7 @@ typedef struct gt_gs_job {
     int frame_end;        /* exclusive; < 0: to the orbit's end (gt_gs_job_init: -1) */
     double orbit_radius;  /* <= 0: 2.5 x the scene's radius */
     double orbit_elevation; /* degrees above the orbit plane */
+    bool have_elevation, have_fovy, have_radius; /* set by the user (else, with cameras, from them) */
     int fps;              /* frame rate in the Y4M header */
     gt_gs_params render;  /* background, SH degree, scale modifier, antialias, binning */
     gt_device_kind device;/* auto, cuda or cpu */

@@ -233,6 +233,64 @@ gt_status gt_gs_camera_orbit(gt_gs_camera *c, const double centre[3], const doub
     return gt_gs_camera_lookat(c, eye, centre, u, fovy_deg, w, h);
 }
 
+/* Solve the symmetric 3x3 system A x = b (Cramer); false when A is nearly
+ * singular relative to its size. */
+static bool solve3(const double A[9], const double b[3], double x[3])
+{
+    double c0 = A[4] * A[8] - A[5] * A[7], c1 = A[5] * A[6] - A[3] * A[8], c2 = A[3] * A[7] - A[4] * A[6];
+    double det = A[0] * c0 + A[1] * c1 + A[2] * c2, tr = A[0] + A[4] + A[8];
+    if (!(tr > 0) || !(fabs(det) > 0.02 * (tr / 3) * (tr / 3) * (tr / 3))) return false;
+    double inv[9] = {c0, A[2] * A[7] - A[1] * A[8], A[1] * A[5] - A[2] * A[4],
+                     c1, A[0] * A[8] - A[2] * A[6], A[2] * A[3] - A[0] * A[5],
+                     c2, A[1] * A[6] - A[0] * A[7], A[0] * A[4] - A[1] * A[3]};
+    for (int i = 0; i < 3; i++) x[i] = (inv[3 * i] * b[0] + inv[3 * i + 1] * b[1] + inv[3 * i + 2] * b[2]) / det;
+    return true;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+bool gt_gs_cameras_orbit(const gt_gs_camera *c, int n, const double up[3], double centre[3], double *radius,
+                         double *elev_deg, double *fovy_deg)
+{
+    if (n < 2) return false;
+    /* sum_i (I - d_i d_i^T) (x - p_i) = 0, d_i the i-th optical axis (the
+     * third row of R: camera z in world), p_i its centre */
+    double A[9] = {0}, b[3] = {0}, x[3];
+    for (int i = 0; i < n; i++) {
+        const float *d = c[i].R + 6;
+        for (int r = 0; r < 3; r++)
+            for (int q = 0; q < 3; q++) {
+                double m = (r == q) - (double)d[r] * d[q];
+                A[3 * r + q] += m;
+                b[r] += m * c[i].campos[q];
+            }
+    }
+    if (!solve3(A, b, x)) return false;
+    double *dist = malloc(sizeof *dist * (size_t)n), *el = malloc(sizeof *el * (size_t)n);
+    if (!dist || !el) {
+        free(dist), free(el);
+        return false;
+    }
+    for (int i = 0; i < n; i++) {
+        double v[3] = {c[i].campos[0] - x[0], c[i].campos[1] - x[1], c[i].campos[2] - x[2]};
+        dist[i] = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        double h = v[0] * up[0] + v[1] * up[1] + v[2] * up[2];
+        el[i] = dist[i] > 0 ? asin(fmax(-1.0, fmin(1.0, h / dist[i]))) * 180.0 / M_PI : 0.0;
+    }
+    qsort(dist, (size_t)n, sizeof *dist, cmp_double);
+    qsort(el, (size_t)n, sizeof *el, cmp_double);
+    memcpy(centre, x, sizeof x);
+    *radius = dist[n / 2];
+    *elev_deg = fmax(-89.9, fmin(89.9, el[n / 2]));
+    *fovy_deg = 2.0 * atan(c[0].height / (2.0 * c[0].fy)) * 180.0 / M_PI;
+    free(dist), free(el);
+    return *radius > 0;
+}
+
 /* ------------------------------------------------------------ SH, preprocess */
 
 void gt_gs_sh_eval(int deg, const float *sh, const float dir[3], float rgb[3])

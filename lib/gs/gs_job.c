@@ -266,6 +266,7 @@ typedef struct {
     gt_gs_scene scene;
     gt_gs_gpu *g;
     double centre[3], up[3], radius; /* the orbit (or default view) */
+    double elevation, fovy;
     int W, H, nframes;               /* nframes: of this run (the slice) */
     int first;                       /* the slice's first frame in the orbit */
     gt_gs_image im, im2[2];          /* one view; the orbit's two buffers */
@@ -357,6 +358,17 @@ static void orbit_geometry(job_ctx *c, int *w, int *h)
         *w = c->cams[0].width;
         *h = c->cams[0].height;
     }
+    /* with cameras (a capture's): around where they look, at their distance,
+     * height and field of view, unless the options say otherwise */
+    double cc[3], r, el, fovy;
+    c->elevation = j->orbit_elevation;
+    c->fovy = j->fovy;
+    if (c->ncams > 0 && gt_gs_cameras_orbit(c->cams, c->ncams, c->up, cc, &r, &el, &fovy)) {
+        if (!j->have_target) memcpy(c->centre, cc, sizeof cc);
+        if (!j->have_radius && !(j->orbit_radius > 0)) c->radius = r;
+        if (!j->have_elevation) c->elevation = el;
+        if (!j->have_fovy) c->fovy = fovy;
+    }
 }
 
 /* Cameras, scene, geometry, image buffers, the GPU context and the Y4M
@@ -386,7 +398,7 @@ static gt_status job_setup(job_ctx *c)
     c->nframes = end - c->first;
     if (c->list) w = c->cams[c->first].width, h = c->cams[c->first].height;
     if (c->one && !j->cameras && !j->have_eye)
-        GT_TRY(gt_gs_camera_orbit(&c->single, c->centre, c->up, c->radius, j->orbit_elevation, 0, 1, j->fovy,
+        GT_TRY(gt_gs_camera_orbit(&c->single, c->centre, c->up, c->radius, c->elevation, 0, 1, c->fovy,
                                   w, h));
     c->W = c->one ? c->single.width : w;
     c->H = c->one ? c->single.height : h;
@@ -461,8 +473,8 @@ static gt_status render_frames(job_ctx *c, frame_writer *w)
         if (werr) break;
         gt_gs_camera cam; /* a camera of the list, or at the angle of its place in the whole orbit */
         if (c->list) cam = c->cams[c->first + f];
-        else st = gt_gs_camera_orbit(&cam, c->centre, c->up, c->radius, j->orbit_elevation, c->first + f, j->orbit,
-                                     j->fovy, c->W, c->H);
+        else st = gt_gs_camera_orbit(&cam, c->centre, c->up, c->radius, c->elevation, c->first + f, j->orbit,
+                                     c->fovy, c->W, c->H);
         if (st != GT_OK) break;
         gt_gs_image *im = &c->im2[f % 2];
         if (im->w != cam.width || im->h != cam.height) { /* PNGs of a list: each camera its size */

@@ -344,6 +344,31 @@ static void test_principal_point_shift(void **state)
     gt_gs_scene_free(&s);
 }
 
+/* The orbit of a ring of cameras looking at a point: that point, the
+ * ring's radius, its elevation and the cameras' field of view come back;
+ * cameras all looking the same way have no such point. */
+static void test_cameras_orbit(void **state)
+{
+    (void)state;
+    const double centre[3] = {0.4, -1.2, 2.0}, up[3] = {0, 1, 0};
+    gt_gs_camera cam[12];
+    for (int i = 0; i < 12; i++) /* radius 3.5, 25 degrees up, fovy 40 */
+        GT_ASSERT_OK(gt_gs_camera_orbit(&cam[i], centre, up, 3.5, 25.0, i, 12, 40.0, 64, 48));
+    cam[5].campos[0] += 0.01f; /* not exactly a ring */
+    double c[3], r, el, fovy;
+    assert_true(gt_gs_cameras_orbit(cam, 12, up, c, &r, &el, &fovy));
+    for (int k = 0; k < 3; k++) assert_float_equal(c[k], centre[k], 2e-3);
+    assert_float_equal(r, 3.5, 2e-3);
+    assert_float_equal(el, 25.0, 0.05);
+    assert_float_equal(fovy, 40.0, 1e-3);
+    /* a forward-facing capture: every camera looks along +z */
+    for (int i = 0; i < 12; i++) {
+        double eye[3] = {0.1 * i, 0.05 * (i % 3), 0}, tgt[3] = {0.1 * i, 0.05 * (i % 3), 5};
+        GT_ASSERT_OK(gt_gs_camera_lookat(&cam[i], eye, tgt, up, 50, 64, 48));
+    }
+    assert_false(gt_gs_cameras_orbit(cam, 12, up, c, &r, &el, &fovy));
+}
+
 /* --antialias: the centre alpha is o * sqrt(det(cov)/det(cov + 0.3 I)) */
 static void test_antialias_compensation(void **state)
 {
@@ -480,7 +505,7 @@ int main(void)
         cmocka_unit_test(test_order_independent),    cmocka_unit_test(test_sh_against_direct),
         cmocka_unit_test(test_camera_conventions),   cmocka_unit_test(test_antialias_compensation),
         cmocka_unit_test(test_cameras_json_errors),  cmocka_unit_test(test_orbit),
-        cmocka_unit_test(test_splat_reader),         cmocka_unit_test(test_principal_point_shift),
+        cmocka_unit_test(test_splat_reader),         cmocka_unit_test(test_principal_point_shift), cmocka_unit_test(test_cameras_orbit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
