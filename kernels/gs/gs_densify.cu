@@ -32,15 +32,6 @@
 
 // ----------------------------------------------------------------- raw arrays
 
-static void groups(const gt_gs_raw *r, float *a[5], size_t len[5])
-{
-    a[0] = r->pos, len[0] = 3 * r->n;
-    a[1] = r->log_scale, len[1] = 3 * r->n;
-    a[2] = r->rot, len[2] = 4 * r->n;
-    a[3] = r->logit_opacity, len[3] = r->n;
-    a[4] = r->sh, len[4] = r->n * (size_t)r->sh_k * 3;
-}
-
 extern "C" void gt_gs_cu_raw_free(gt_gs_raw *d)
 {
     gt_cu_free(d->pos), gt_cu_free(d->log_scale), gt_cu_free(d->rot), gt_cu_free(d->logit_opacity);
@@ -54,7 +45,7 @@ extern "C" gt_status gt_gs_cu_raw_alloc(gt_gs_raw *d, size_t n, int sh_degree, c
     d->n = n, d->sh_degree = sh_degree, d->sh_k = (sh_degree + 1) * (sh_degree + 1);
     float *a[5];
     size_t len[5];
-    groups(d, a, len);
+    gt_gs_raw_groups(d, a, len);
     float **dst[5] = {&d->pos, &d->log_scale, &d->rot, &d->logit_opacity, &d->sh};
     for (int k = 0; k < 5; k++) {
         size_t b = (len[k] ? len[k] : 1) * sizeof(float);
@@ -76,8 +67,8 @@ extern "C" gt_status gt_gs_cu_raw_copy(gt_gs_raw *dst, const gt_gs_raw *src, int
     size_t len[5];
     gt_gs_raw dl = *dst;
     dl.n = lim.n;
-    groups(&dl, a, len);
-    groups(&lim, b, len);
+    gt_gs_raw_groups(&dl, a, len);
+    gt_gs_raw_groups(&lim, b, len);
     const cudaMemcpyKind k = kind == 0 ? cudaMemcpyHostToDevice : kind == 1 ? cudaMemcpyDeviceToHost
                                                                             : cudaMemcpyDeviceToDevice;
     for (int g = 0; g < 5; g++)

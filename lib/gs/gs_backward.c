@@ -49,14 +49,21 @@ void gt_gs_raw_free(gt_gs_raw *r)
     memset(r, 0, sizeof *r);
 }
 
+void gt_gs_raw_groups(const gt_gs_raw *r, float *a[5], size_t len[5])
+{
+    a[0] = r->pos, len[0] = 3 * r->n;
+    a[1] = r->log_scale, len[1] = 3 * r->n;
+    a[2] = r->rot, len[2] = 4 * r->n;
+    a[3] = r->logit_opacity, len[3] = r->n;
+    a[4] = r->sh, len[4] = r->n * (size_t)r->sh_k * 3;
+}
+
 void gt_gs_raw_zero(gt_gs_raw *r)
 {
-    size_t n = r->n;
-    memset(r->pos, 0, n * 3 * sizeof(float));
-    memset(r->log_scale, 0, n * 3 * sizeof(float));
-    memset(r->rot, 0, n * 4 * sizeof(float));
-    memset(r->logit_opacity, 0, n * sizeof(float));
-    memset(r->sh, 0, n * (size_t)r->sh_k * 3 * sizeof(float));
+    float *a[5];
+    size_t len[5];
+    gt_gs_raw_groups(r, a, len);
+    for (int k = 0; k < 5; k++) memset(a[k], 0, len[k] * sizeof(float));
 }
 
 gt_status gt_gs_raw_from_scene(const gt_gs_scene *s, gt_gs_raw *r)

@@ -30,17 +30,6 @@
 /* Loss sums fetched from the GPU every this many iterations. */
 #define FETCH_EVERY 16
 
-/* The five parameter groups of r as arrays (pos, log_scale, rot, logit
- * opacity, SH). */
-static void groups(const gt_gs_raw *r, float *a[5], size_t len[5])
-{
-    a[0] = r->pos, len[0] = 3 * r->n;
-    a[1] = r->log_scale, len[1] = 3 * r->n;
-    a[2] = r->rot, len[2] = 4 * r->n;
-    a[3] = r->logit_opacity, len[3] = r->n;
-    a[4] = r->sh, len[4] = r->n * (size_t)r->sh_k * 3;
-}
-
 /* ---- the loss of an iteration, once known ---- */
 /* Its log row; test_psnr: the held-out PSNR evaluated after it (NAN: none). */
 static gt_status account(fit_ctx *c, const fit_pending *p, double test_psnr)
@@ -98,8 +87,8 @@ static gt_status account_held(fit_ctx *c, double test_psnr)
 
 /* ---- one training step ---- */
 /* One iteration on view cam. stats: gather the densification statistics;
- * no_step: the parameter groups (bit k: group k of groups()) that take no
- * Adam step this iteration. */
+ * no_step: the parameter groups (bit k: group k of gt_gs_raw_groups) that
+ * take no Adam step this iteration. */
 static gt_status train_step(fit_ctx *c, int cam, int deg, int it, bool stats, unsigned no_step)
 {
     const gt_gs_fit_job *j = c->j;
@@ -115,7 +104,8 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, bool stats, un
         int period = c->dr.sh_k * 3;
         float *a[5], *g[5], *m[5], *v[5];
         size_t len[5];
-        groups(&c->dr, a, len), groups(&c->dg, g, len), groups(&c->dm, m, len), groups(&c->dv, v, len);
+        gt_gs_raw_groups(&c->dr, a, len), gt_gs_raw_groups(&c->dg, g, len);
+        gt_gs_raw_groups(&c->dm, m, len), gt_gs_raw_groups(&c->dv, v, len);
         gs_fit_stage_start(c);
         for (int k = 0; k < 5; k++) GT_TRY(gt_cu_memset(g[k], 0, len[k] * sizeof(float), NULL));
         GT_TRY(gt_gs_diff_forward(c->diff, &c->dr, deg, cm, &j->render, c->drgb));
@@ -141,7 +131,8 @@ static gt_status train_step(fit_ctx *c, int cam, int deg, int it, bool stats, un
     int period = c->raw.sh_k * 3;
     float *a[5], *g[5], *m[5], *v[5];
     size_t len[5];
-    groups(&c->raw, a, len), groups(&c->grad, g, len), groups(&c->m, m, len), groups(&c->v, v, len);
+    gt_gs_raw_groups(&c->raw, a, len), gt_gs_raw_groups(&c->grad, g, len);
+    gt_gs_raw_groups(&c->m, m, len), gt_gs_raw_groups(&c->v, v, len);
     gs_fit_stage_start(c);
     gt_gs_raw_zero(&c->grad);
     GT_TRY(gt_gs_forward_cpu(&c->raw, deg, cm, &j->render, c->rgb));

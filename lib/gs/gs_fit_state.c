@@ -167,7 +167,7 @@ static gt_status gpu_setup(fit_ctx *c)
     GT_TRY(gt_gs_cu_raw_alloc(&c->dm, c->raw.n, c->raw.sh_degree, "Adam first moments"));
     GT_TRY(gt_gs_cu_raw_alloc(&c->dv, c->raw.n, c->raw.sh_degree, "Adam second moments"));
     GT_TRY(gt_gs_cu_raw_copy(&c->dr, &c->raw, 0, NULL));
-    bool bytes;
+    bool bytes = false;
     GT_TRY(upload_images(c, &bytes));
     size_t maxpx = 3 * (size_t)c->max_w * c->max_h;
     if (bytes) GT_TRY(gt_cu_malloc((void **)&c->dtarget, maxpx * sizeof(float), "training image"));

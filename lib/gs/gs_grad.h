@@ -39,6 +39,9 @@ typedef struct gt_gs_raw {
 gt_status gt_gs_raw_alloc(gt_gs_raw *r, size_t n, int sh_degree);
 void gt_gs_raw_free(gt_gs_raw *r);
 void gt_gs_raw_zero(gt_gs_raw *r);
+/* The five parameter groups as arrays and their lengths in floats: pos,
+ * log_scale, rot, logit_opacity, sh (the order of the optimiser's groups). */
+void gt_gs_raw_groups(const gt_gs_raw *r, float *a[5], size_t len[5]);
 /* scene (activated values) <-> raw parameters (log, logit; quaternion as is). */
 gt_status gt_gs_raw_from_scene(const gt_gs_scene *s, gt_gs_raw *r);
 gt_status gt_gs_raw_to_scene(const gt_gs_raw *r, gt_gs_scene *s);
