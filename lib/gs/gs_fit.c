@@ -13,7 +13,7 @@
 #include "common/log.h"
 #include "common/output.h"
 #include "gs/gs_capture.h"
-#include "gs/gs_fit_priv.h"
+#include "gs/gs_fit_internal.h"
 
 #if GT_HAVE_CUDA
 #include "common/gpu_runtime.h"

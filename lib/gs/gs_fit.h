@@ -12,7 +12,7 @@
  *                     MCMC's relocation and growth
  *   gs_fit_mcmc.h     MCMC's per-Gaussian noise and regularisers (CPU and GPU)
  *   gs_ply_write.c    raw parameters -> standard 3DGS PLY
- *   gs_fit.c          the job (gs_fit_priv.h: gs_fit_state.c, gs_fit_loop.c,
+ *   gs_fit.c          the job (gs_fit_internal.h: gs_fit_state.c, gs_fit_loop.c,
  *                     gs_fit_eval.c: the state, the iterations, the held-out
  *                     views)
  *   kernels/gs/gs_fit.cu      loss, SSIM and Adam on the GPU

@@ -20,7 +20,7 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/rng.h"
-#include "gs/gs_fit_priv.h"
+#include "gs/gs_fit_internal.h"
 
 #if GT_HAVE_CUDA
 #include "common/gpu_runtime.h"

@@ -11,7 +11,7 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "gs/gs_capture.h"
-#include "gs/gs_fit_priv.h"
+#include "gs/gs_fit_internal.h"
 
 #if GT_HAVE_CUDA
 #include "common/gpu_runtime.h"

@@ -1,4 +1,4 @@
-/* The yuvstitch job's stages on the host (stream_priv.h): the path checks,
+/* The yuvstitch job's stages on the host (stream_internal.h): the path checks,
  * the inputs (opened, read in parallel, skipped to the first frame), the
  * rig's masks and checks, the plan, the output and the first frame's
  * preview, and the gain updates. */
@@ -12,7 +12,7 @@
 #include "common/guard.h"
 #include "common/log.h"
 #include "common/pin_prefault.h"
-#include "stitch/stream_priv.h"
+#include "stitch/stream_internal.h"
 
 static bool ends_with(const char *s, const char *suf)
 {

@@ -16,7 +16,7 @@
  * Split by stage: this file runs the job (set-up, the GPU and CPU frame
  * loops, the finish); stream_io.c holds the host stages (paths, inputs,
  * masks, plan, output), stream_threads.c the writer and CUDA threads;
- * stream_priv.h the state they share (job_ctx).
+ * stream_internal.h the state they share (job_ctx).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@
 #include "common/progress.h"
 #include "common/timer.h"
 #include "common/trace.h"
-#include "stitch/stream_priv.h"
+#include "stitch/stream_internal.h"
 
 void gt_stitch_job_init(gt_stitch_job *j)
 {

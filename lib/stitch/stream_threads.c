@@ -1,4 +1,4 @@
-/* The yuvstitch job's helper threads (stream_priv.h): the writer, which
+/* The yuvstitch job's helper threads (stream_internal.h): the writer, which
  * takes the stitched frames in order and writes them while the next ones
  * are read and stitched, and the CUDA thread, which starts the context and
  * then allocates the GPU's frame buffers as soon as the inputs' sizes are
@@ -9,7 +9,7 @@
 #include "common/log.h"
 #include "common/pin_prefault.h"
 #include "common/timer.h"
-#include "stitch/stream_priv.h"
+#include "stitch/stream_internal.h"
 
 static void *sj_writer_main(void *arg)
 {

@@ -6,8 +6,8 @@
  *                   steps, the schedule, the log and the progress bar
  *   gs_fit_eval.c   the held-out views' PSNR and SSIM, the metrics file,
  *                   the PLYs saved on the way */
-#ifndef GT_GS_FIT_PRIV_H
-#define GT_GS_FIT_PRIV_H
+#ifndef GT_GS_FIT_INTERNAL_H
+#define GT_GS_FIT_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
