@@ -301,19 +301,22 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
     gt_guard_output(&g, f->output, "-o", "ply", NULL);
     gt_guard_output(&g, f->log, "--log", NULL, NULL);
     gt_guard_output(&g, f->metrics, "--metrics", NULL, NULL);
-    char *cams_out[2] = {NULL, NULL};
-    if (!f->cameras) { /* a capture's views are written beside OUT */
-        size_t l = strlen(f->output) - (strlen(f->output) >= 4 && !strcmp(f->output + strlen(f->output) - 4, ".ply") ? 4 : 0);
-        const char *suffix[2] = {".cameras.json", ".test.json"};
-        for (int k = 0; k < 2; k++) {
-            cams_out[k] = malloc(l + 16);
-            if (!cams_out[k]) continue;
-            snprintf(cams_out[k], l + 16, "%.*s%s", (int)l, f->output, suffix[k]);
-            gt_guard_output(&g, cams_out[k], "-o's cameras", NULL, NULL);
-        }
+    /* what the fit writes beside OUT: a capture's views, the --save-at PLYs */
+    char *beside[2 + GT_GS_FIT_MAX_AT] = {NULL};
+    int nb = 0;
+    if (!f->cameras) {
+        beside[nb++] = gt_gs_fit_beside(f->output, ".cameras.json");
+        beside[nb++] = gt_gs_fit_beside(f->output, ".test.json");
     }
+    for (int k = 0; k < f->n_save_at; k++) {
+        char suffix[24];
+        snprintf(suffix, sizeof suffix, "-%d.ply", f->save_at[k]);
+        beside[nb++] = gt_gs_fit_beside(f->output, suffix);
+    }
+    for (int k = 0; k < nb; k++) gt_guard_output(&g, beside[k], k < 2 && !f->cameras ? "-o's cameras" : "--save-at",
+                                                 NULL, NULL);
     gt_status st = gt_guard_check(&g);
-    free(cams_out[0]), free(cams_out[1]);
+    for (int k = 0; k < nb; k++) free(beside[k]);
     gt_guard_free(&g);
     if (st == GT_OK) st = gt_gs_fit_run(f, NULL);
     gt_device_shutdown();

@@ -79,25 +79,6 @@ extern "C" gt_status gt_gs_cu_raw_copy(gt_gs_raw *dst, const gt_gs_raw *src, int
 
 // ----------------------------------------------------------------- per Gaussian
 
-__device__ __forceinline__ void copy_one(const gt_gs_raw &dst, size_t di, const gt_gs_raw &src, size_t si)
-{
-    for (int a = 0; a < 3; a++) dst.pos[3 * di + a] = src.pos[3 * si + a];
-    for (int a = 0; a < 3; a++) dst.log_scale[3 * di + a] = src.log_scale[3 * si + a];
-    for (int a = 0; a < 4; a++) dst.rot[4 * di + a] = src.rot[4 * si + a];
-    dst.logit_opacity[di] = src.logit_opacity[si];
-    const size_t k3 = (size_t)src.sh_k * 3;
-    for (size_t k = 0; k < k3; k++) dst.sh[k3 * di + k] = src.sh[k3 * si + k];
-}
-
-__device__ __forceinline__ void zero_one(const gt_gs_raw &x, size_t i)
-{
-    for (int a = 0; a < 3; a++) x.pos[3 * i + a] = 0.0f, x.log_scale[3 * i + a] = 0.0f;
-    for (int a = 0; a < 4; a++) x.rot[4 * i + a] = 0.0f;
-    x.logit_opacity[i] = 0.0f;
-    const size_t k3 = (size_t)x.sh_k * 3;
-    for (size_t k = 0; k < k3; k++) x.sh[k3 * i + k] = 0.0f;
-}
-
 // ----------------------------------------------------------------- densify and prune
 
 // g = the mean screen gradient; a candidate reaches the threshold. key: the
@@ -169,18 +150,18 @@ __global__ void k_dens_place(size_t n, gt_gs_raw r, gt_gs_raw m, gt_gs_raw v, co
     FOR_EACH(i, n)
     {
         if (cs[i]) { // survivors keep their moments
-            copy_one(tr, os[i], r, i);
-            copy_one(tm, os[i], m, i);
-            copy_one(tv, os[i], v, i);
+            gs_raw_copy_one(&tr, os[i], &r, i);
+            gs_raw_copy_one(&tm, os[i], &m, i);
+            gs_raw_copy_one(&tv, os[i], &v, i);
         }
-        if (cc[i]) copy_one(tr, S + oc[i], r, i); // clones: moments zero (the allocation's)
+        if (cc[i]) gs_raw_copy_one(&tr, S + oc[i], &r, i); // clones: moments zero (the allocation's)
         if (act[i] == 2) {
             size_t w = S + C + ok[i];
             for (int k = 0; k < 2; k++) {
                 float p[3], ls[3];
                 gs_dens_child(r.pos + 3 * i, r.log_scale + 3 * i, r.rot + 4 * i, seed, i, k, p, ls);
                 if (gs_dens_pruned(ls, r.logit_opacity[i], minop, prune_big, ext)) continue;
-                copy_one(tr, w, r, i);
+                gs_raw_copy_one(&tr, w, &r, i);
                 for (int a = 0; a < 3; a++) tr.pos[3 * w + a] = p[a], tr.log_scale[3 * w + a] = ls[a];
                 w++;
             }
@@ -352,10 +333,10 @@ __global__ void k_mcmc_copy(size_t count, const uint32_t *__restrict__ dead, siz
     FOR_EACH(k, count)
     {
         size_t d = dead ? dead[k] : base + k;
-        copy_one(r, d, r, src[k]);
+        gs_raw_copy_one(&r, d, &r, src[k]);
         if (dead) {
-            zero_one(m, d), zero_one(v, d);
-            zero_one(m, src[k]), zero_one(v, src[k]);
+            gs_raw_zero_one(&m, d), gs_raw_zero_one(&v, d);
+            gs_raw_zero_one(&m, src[k]), gs_raw_zero_one(&v, src[k]);
         }
     }
 }

@@ -25,7 +25,30 @@
 
 #include "common/hostdev.h"
 #include "gs/gs_fit_mcmc.h"
+#include "gs/gs_grad.h"
 #include "gs/gs_math.h"
+
+/* Gaussian si of src -> di of dst, every parameter group (the arrays of
+ * gt_gs_raw, host or device alike). */
+GT_HD void gs_raw_copy_one(const gt_gs_raw *dst, size_t di, const gt_gs_raw *src, size_t si)
+{
+    for (int a = 0; a < 3; a++) dst->pos[3 * di + a] = src->pos[3 * si + a];
+    for (int a = 0; a < 3; a++) dst->log_scale[3 * di + a] = src->log_scale[3 * si + a];
+    for (int a = 0; a < 4; a++) dst->rot[4 * di + a] = src->rot[4 * si + a];
+    dst->logit_opacity[di] = src->logit_opacity[si];
+    const size_t k3 = (size_t)src->sh_k * 3;
+    for (size_t k = 0; k < k3; k++) dst->sh[k3 * di + k] = src->sh[k3 * si + k];
+}
+
+/* Gaussian i of x zeroed (Adam moments restarted). */
+GT_HD void gs_raw_zero_one(const gt_gs_raw *x, size_t i)
+{
+    for (int a = 0; a < 3; a++) x->pos[3 * i + a] = 0.0f, x->log_scale[3 * i + a] = 0.0f;
+    for (int a = 0; a < 4; a++) x->rot[4 * i + a] = 0.0f;
+    x->logit_opacity[i] = 0.0f;
+    const size_t k3 = (size_t)x->sh_k * 3;
+    for (size_t k = 0; k < k3; k++) x->sh[k3 * i + k] = 0.0f;
+}
 
 /* Uniform in [0, 1): 53 bits of draw `counter` of stream `seed`. */
 GT_HD double gs_dens_unit(uint64_t seed, uint64_t counter)

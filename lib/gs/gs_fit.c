@@ -94,8 +94,7 @@ static gt_status read_capture(fit_ctx *c, bool gpu)
     return st;
 }
 
-/* OUT without ".ply", plus `suffix` (malloc'ed). */
-static char *beside(const char *out, const char *suffix)
+char *gt_gs_fit_beside(const char *out, const char *suffix)
 {
     size_t l = strlen(out);
     if (l >= 4 && !strcmp(out + l - 4, ".ply")) l -= 4;
@@ -110,7 +109,7 @@ static char *beside(const char *out, const char *suffix)
 static gt_status write_cameras(const fit_ctx *c)
 {
     const char *out = c->j->output;
-    char *all = beside(out, ".cameras.json"), *test = beside(out, ".test.json");
+    char *all = gt_gs_fit_beside(out, ".cameras.json"), *test = gt_gs_fit_beside(out, ".test.json");
     gt_gs_camera *held = malloc(sizeof *held * (size_t)(c->ntest ? c->ntest : 1));
     gt_status st = all && test && held ? GT_OK : gt_fail(GT_ERR_RUNTIME, "out of memory");
     for (int t = 0; st == GT_OK && t < c->ntest; t++) held[t] = c->cams[c->test[t]];

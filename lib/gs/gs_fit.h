@@ -230,6 +230,10 @@ void gt_gs_fit_job_init(gt_gs_fit_job *j);
  * no_densify or MCMC; a scene refined: 2000 iterations, no view held out,
  * SH from the scene's degree). Fields the caller set are kept. */
 void gt_gs_fit_job_defaults(gt_gs_fit_job *j, bool no_densify);
+/* A file the fit writes beside OUT: OUT without its ".ply", then `suffix`
+ * (".cameras.json", ".test.json", "-7000.ply"); malloc'ed, NULL when out of
+ * memory. */
+char *gt_gs_fit_beside(const char *out, const char *suffix);
 /* What one training iteration reports (for callers and tests). */
 typedef struct gt_gs_fit_result {
     int iterations;

@@ -58,17 +58,6 @@ int gt_gs_densify_until(const gt_gs_densify_opts *o, int iterations)
     return u < 15000 ? u : 15000;
 }
 
-/* Gaussian si of src -> di of dst, every group. */
-static void copy_one(gt_gs_raw *dst, size_t di, const gt_gs_raw *src, size_t si)
-{
-    size_t k3 = (size_t)src->sh_k * 3;
-    memcpy(dst->pos + 3 * di, src->pos + 3 * si, 3 * sizeof(float));
-    memcpy(dst->log_scale + 3 * di, src->log_scale + 3 * si, 3 * sizeof(float));
-    memcpy(dst->rot + 4 * di, src->rot + 4 * si, 4 * sizeof(float));
-    dst->logit_opacity[di] = src->logit_opacity[si];
-    memcpy(dst->sh + k3 * di, src->sh + k3 * si, k3 * sizeof(float));
-}
-
 typedef struct cand {
     float g;
     uint32_t i;
@@ -143,14 +132,14 @@ gt_status gt_gs_densify_prune(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt
     for (size_t i = 0; i < n; i++) {
         bool gone = gs_dens_pruned(r->log_scale + 3 * i, r->logit_opacity[i], minop, prune_big, fext);
         if (act[i] != 2 && !gone) /* survivors keep their moments */
-            copy_one(&tr, ws, r, i), copy_one(&tm, ws, m, i), copy_one(&tv, ws, v, i), ws++;
-        if (act[i] == 1 && !gone) copy_one(&tr, wc++, r, i); /* clones: moments zero (calloc) */
+            gs_raw_copy_one(&tr, ws, r, i), gs_raw_copy_one(&tm, ws, m, i), gs_raw_copy_one(&tv, ws, v, i), ws++;
+        if (act[i] == 1 && !gone) gs_raw_copy_one(&tr, wc++, r, i); /* clones: moments zero (calloc) */
         if (act[i] == 2)
             for (int k = 0; k < 2; k++) {
                 float p[3], ls[3];
                 gs_dens_child(r->pos + 3 * i, r->log_scale + 3 * i, r->rot + 4 * i, seed, i, k, p, ls);
                 if (gs_dens_pruned(ls, r->logit_opacity[i], minop, prune_big, fext)) continue;
-                copy_one(&tr, wk, r, i);
+                gs_raw_copy_one(&tr, wk, r, i);
                 memcpy(tr.pos + 3 * wk, p, sizeof p);
                 memcpy(tr.log_scale + 3 * wk, ls, sizeof ls);
                 wk++;
@@ -191,16 +180,6 @@ uint64_t gt_gs_mcmc_stream(uint64_t seed, int which)
     return gs_mcmc_mix(seed + 0x6d636d6372656c6full * (uint64_t)(which + 1));
 }
 
-static void zero_one(gt_gs_raw *x, size_t i)
-{
-    size_t k3 = (size_t)x->sh_k * 3;
-    memset(x->pos + 3 * i, 0, 3 * sizeof(float));
-    memset(x->log_scale + 3 * i, 0, 3 * sizeof(float));
-    memset(x->rot + 4 * i, 0, 4 * sizeof(float));
-    x->logit_opacity[i] = 0;
-    memset(x->sh + k3 * i, 0, k3 * sizeof(float));
-}
-
 /* Draw `count` sources among `cand` (indices; weights their opacities,
  * gs_mcmc_weight) with stream `stream`; each drawn source's opacity and
  * scale are shared among itself and its copies; src[k] gets draw k. */
@@ -239,7 +218,7 @@ static gt_status grow(gt_gs_raw *x, size_t n_new)
 {
     gt_gs_raw t;
     GT_TRY(gt_gs_raw_alloc(&t, n_new, x->sh_degree));
-    for (size_t i = 0; i < x->n; i++) copy_one(&t, i, x, i);
+    for (size_t i = 0; i < x->n; i++) gs_raw_copy_one(&t, i, x, i);
     gt_gs_raw_free(x);
     *x = t;
     return GT_OK;
@@ -276,9 +255,9 @@ gt_status gt_gs_mcmc_relocate(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt
         st = src ? draw_sources(r, live, nl, nd, gt_gs_mcmc_stream(seed, 0), minop, src)
                  : gt_fail(GT_ERR_RUNTIME, "out of memory (relocation)");
         for (size_t k = 0; st == GT_OK && k < nd; k++) {
-            copy_one(r, dead[k], r, src[k]);
-            zero_one(m, dead[k]), zero_one(v, dead[k]);
-            zero_one(m, src[k]), zero_one(v, src[k]);
+            gs_raw_copy_one(r, dead[k], r, src[k]);
+            gs_raw_zero_one(m, dead[k]), gs_raw_zero_one(v, dead[k]);
+            gs_raw_zero_one(m, src[k]), gs_raw_zero_one(v, src[k]);
         }
         free(src);
         out->relocated = nd;
@@ -295,7 +274,7 @@ gt_status gt_gs_mcmc_relocate(gt_gs_raw *r, gt_gs_raw *m, gt_gs_raw *v, const gt
         if (st == GT_OK) st = grow(r, target);
         if (st == GT_OK) st = grow(m, target);
         if (st == GT_OK) st = grow(v, target);
-        for (size_t k = 0; st == GT_OK && k < add; k++) copy_one(r, n + k, r, src[k]);
+        for (size_t k = 0; st == GT_OK && k < add; k++) gs_raw_copy_one(r, n + k, r, src[k]);
         free(src);
         if (st == GT_OK) out->added = add;
     }

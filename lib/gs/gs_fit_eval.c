@@ -71,12 +71,10 @@ gt_status gs_fit_evaluate(fit_ctx *c, int it, int deg, double *mean_psnr, double
 
 gt_status gs_fit_save_at(fit_ctx *c, int it)
 {
-    const char *out = c->j->output;
-    size_t l = strlen(out);
-    bool ply = l >= 4 && !strcmp(out + l - 4, ".ply");
-    char *path = malloc(l + 24);
+    char suffix[24];
+    snprintf(suffix, sizeof suffix, "-%d.ply", it);
+    char *path = gt_gs_fit_beside(c->j->output, suffix);
     if (!path) return gt_fail(GT_ERR_RUNTIME, "out of memory");
-    snprintf(path, l + 24, "%.*s-%d.ply", (int)(ply ? l - 4 : l), out, it);
     gt_status st = gs_fit_download(c);
     if (st == GT_OK) st = gt_gs_raw_write_ply(path, &c->raw);
     if (st == GT_OK) gt_info("iteration %d: %zu Gaussians saved to %s", it, c->raw.n, path);

@@ -89,4 +89,8 @@ $G --fit "$T/cap" --cameras "$T/o.cameras.json" -o "$T/x.ply" 2>"$T/e"
 check "--cameras without a scene" 2 $?
 $G --fit "$T/cap" -o "$T/x.ply" --eval-at 10,x 2>"$T/e"
 check "--eval-at with a word" 2 $?
+cp "$T/o.ply" "$T/start-5.ply"
+$G --fit "$T/cap" "$T/start-5.ply" -o "$T/start.ply" --save-at 5 --iterations 6 2>"$T/e"
+check "a --save-at PLY over the starting scene refused" 2 $?
+has "the --save-at file named" "$T/e" "start-5.ply"
 exit $fail
