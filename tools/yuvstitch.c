@@ -67,8 +67,12 @@ static const char *usage_text =
     "                          = equirectangular, the full 360x180 for rigs all around)\n"
     "      --pano-width W      panorama width in pixels, even (default: the cameras' resolution)\n"
     "      --focal F           the cameras' focal length in pixels (default: estimated)\n"
-    "      --distortion K1,K2  the lens's radial distortion (default 0,0)\n"
-    "      --estimate-distortion  estimate K1, K2 (one lens for all cameras)\n"
+    "      --distortion K1,K2  the lens's radial distortion, held (default: --lens auto)\n"
+    "      --estimate-distortion  estimate K1, K2 (one lens for all cameras; --lens distortion)\n"
+    "      --lens auto|none|distortion|full  the lens the adjustment estimates (one for all\n"
+    "                          cameras): auto (default) keeps K1, K2 and then the principal\n"
+    "                          point when each lowers the error clearly; none: the pinhole\n"
+    "                          (K1, K2 as given); distortion: K1, K2; full: both\n"
     "      --no-wave           keep the reference camera's roll and pitch (no horizon\n"
     "                          straightening)\n"
     "      --matches FILE      write the inlier matches of every accepted pair (text)\n"
@@ -109,12 +113,14 @@ enum {
     OPT_ESTDIST,
     OPT_NOWAVE,
     OPT_MATCHES,
+    OPT_LENS,
 };
 
 typedef struct {
     gt_stitch_job job;       /* streaming; its inputs, output and preview serve --calibrate too */
     bool calibrate;
     gt_stitch_calib_opts cal;
+    bool lens_set, dist_given; /* --lens given; --distortion given (held unless --lens says otherwise) */
     gt_common_opts common;
 } opts_t;
 
@@ -164,9 +170,15 @@ static gt_status set_calib_option(opts_t *o, int c, const char *arg)
             fabs(k1) > 10 || fabs(k2) > 10)
             return gt_usage_error("--distortion '%s': give K1,K2 (numbers within -10..10)", arg);
         cal->rot.k1 = k1, cal->rot.k2 = k2;
+        o->dist_given = true;
         return GT_OK;
     }
     case OPT_ESTDIST: cal->rot.distortion = true; return GT_OK;
+    case OPT_LENS: {
+        static const char *lenses[] = {"auto", "none", "distortion", "full"};
+        o->lens_set = true;
+        return gt_parse_enum("--lens", arg, lenses, 4, &cal->rot.lens);
+    }
     case OPT_NOWAVE: cal->rot.no_wave = true; return GT_OK;
     case OPT_MATCHES: return gt_parse_path_once("--matches", arg, &cal->matches);
     default: return gt_usage_error("unknown option (see --help)");
@@ -231,12 +243,13 @@ static gt_status check_args(int argc, char **argv, opts_t *o)
         return gt_usage_error("--start is for streaming; --calibrate reads one frame (--frame K)");
     const gt_calib_rot_opts *ro = &o->cal.rot;
     bool rot_opts = ro->projection >= 0 || ro->pano_width || ro->focal > 0 || ro->k1 != 0 || ro->k2 != 0 ||
-                    ro->distortion || ro->no_wave;
+                    ro->distortion || ro->no_wave || o->lens_set;
+    if (o->dist_given && !o->lens_set) o->cal.rot.lens = GT_CALIB_LENS_NONE; /* the lens given is held */
     if (!o->calibrate && (rot_opts || o->cal.matches || o->cal.model != GT_CALIB_ROTATION))
         return gt_usage_error("--model, --projection, --pano-width, --focal, --distortion, --estimate-distortion, "
-                              "--no-wave and --matches are for --calibrate (a rig file carries its projection)");
+                              "--lens, --no-wave and --matches are for --calibrate (a rig file carries its projection)");
     if (o->cal.model == GT_CALIB_HOMOGRAPHY && rot_opts)
-        return gt_usage_error("--projection, --pano-width, --focal, --distortion, --estimate-distortion and --no-wave "
+        return gt_usage_error("--projection, --pano-width, --focal, --distortion, --estimate-distortion, --lens and --no-wave "
                               "are for the rotation model (--model homography makes a plane of homographies)");
     if (o->cal.model == GT_CALIB_ROTATION && o->cal.chain.global)
         return gt_usage_error("--global-refine is for --model homography (the rotation model always adjusts every pair)");
@@ -288,6 +301,7 @@ static gt_status parse(int argc, char **argv, opts_t *o, bool *exit_ok)
         {"focal", required_argument, 0, OPT_FOCAL},
         {"distortion", required_argument, 0, OPT_DISTORTION},
         {"estimate-distortion", no_argument, 0, OPT_ESTDIST},
+        {"lens", required_argument, 0, OPT_LENS},
         {"no-wave", no_argument, 0, OPT_NOWAVE},
         {"matches", required_argument, 0, OPT_MATCHES},
         GT_COMMON_LONGOPTS,

@@ -49,6 +49,55 @@ void gt_stitch_calib_result_free(gt_stitch_calib_result *r)
 
 /* ------------------------------------------------------------ calibrate */
 
+/* matches the adjusted rig does not explain within RANSAC's inlier threshold (a wrong match that the pair's
+ * homography let through, a moving object, parallax) leave, and the rig is adjusted again without them */
+static gt_status drop_rounds(gt_stitch_calib_result *res, int ncam, int w, int h, const gt_stitch_calib_opts *o,
+                             int lens, gt_calib_cam *cams, int *drop)
+{
+    for (int round = 0; round < 3; round++) {
+        int d = gt_calib_drop_outliers(res->pairs, res->npairs, w, h, cams, o->ransac.threshold);
+        if (!d) break;
+        *drop += d;
+        GT_TRY(gt_calib_bundle(res->pairs, res->npairs, ncam, w, h, res->reference, lens, o->rot.ba_iters, cams));
+    }
+    return GT_OK;
+}
+
+/* a lens the automatic choice may keep: monotonic over the frame, its centre within 10 % of the frame's */
+static bool lens_plausible(const gt_calib_cam *c, int w, int h)
+{
+    gt_stitch_cam s;
+    gt_calib_cam_model(c, w, h, &s);
+    return gt_cam_distortion_ok(&s) && fabs(c->dcx) <= 0.1 * w && fabs(c->dcy) <= 0.1 * h;
+}
+
+/* GT_CALIB_LENS_AUTO: from the adjusted cameras without a lens model (the inliers they explain), the
+ * adjustment with k1, k2 and then with the principal point, each kept when it lowers the inliers' RMS
+ * error by 5 % and 0.02 px with a plausible lens; the GT_CALIB_BA_* bits kept */
+static gt_status choose_lens(gt_stitch_calib_result *res, int ncam, int w, int h, const gt_stitch_calib_opts *o,
+                             gt_calib_cam *cams, int *lens)
+{
+    double best;
+    gt_calib_reproj(res->pairs, res->npairs, w, h, cams, false, &best, NULL, NULL);
+    const int step[2] = {GT_CALIB_BA_K, GT_CALIB_BA_CENTRE};
+    for (int k = 0; k < 2; k++) {
+        gt_calib_cam t[GT_STITCH_MAX_CAMS];
+        memcpy(t, cams, sizeof(gt_calib_cam) * ncam);
+        int bits = *lens | step[k];
+        GT_TRY(gt_calib_bundle(res->pairs, res->npairs, ncam, w, h, res->reference, bits, o->rot.ba_iters, t));
+        double rms;
+        gt_calib_reproj(res->pairs, res->npairs, w, h, t, false, &rms, NULL, NULL);
+        bool ok = lens_plausible(&t[0], w, h) && rms < 0.95 * best && best - rms > 0.02;
+        gt_info("calibrate: the lens's %s: RMS %.3f -> %.3f px (k1 %.4f k2 %.4f, centre %+.1f %+.1f px): %s",
+                k ? "principal point" : "distortion", best, rms, t[0].k1, t[0].k2, t[0].dcx, t[0].dcy,
+                ok ? "kept" : "not kept");
+        if (!ok) continue;
+        memcpy(cams, t, sizeof(gt_calib_cam) * ncam);
+        best = rms, *lens = bits;
+    }
+    return GT_OK;
+}
+
 /* the rotation model: cameras from the pairs, adjusted, the panorama */
 static gt_status rotation_model(gt_stitch_calib_result *res, int ncam, int w, int h, const gt_stitch_calib_opts *o)
 {
@@ -57,23 +106,32 @@ static gt_status rotation_model(gt_stitch_calib_result *res, int ncam, int w, in
     res->rotation = true;
     GT_TRY(gt_calib_rot_init(res->pairs, res->npairs, ncam, w, h, &o->chain, &o->rot, res->reference, cams));
     gt_calib_reproj(res->pairs, res->npairs, w, h, cams, false, &res->rms_init, NULL, NULL);
-    /* the distortion joins once the rotations and focal lengths have settled: from the chained rotations a
-     * lens model can run off to a wrong minimum */
-    if (o->rot.distortion)
-        GT_TRY(gt_calib_bundle(res->pairs, res->npairs, ncam, w, h, res->reference, false, o->rot.ba_iters, cams));
-    GT_TRY(gt_calib_bundle(res->pairs, res->npairs, ncam, w, h, res->reference, o->rot.distortion, o->rot.ba_iters,
-                           cams));
-    /* matches the adjusted rig does not explain within RANSAC's inlier threshold (a wrong match that the
-     * pair's homography let through, a moving object, parallax) leave, and the rig is adjusted again
-     * without them: the inliers of the report */
+    int mode = o->rot.distortion ? GT_CALIB_LENS_DISTORTION : o->rot.lens;
+    int lens = mode == GT_CALIB_LENS_DISTORTION ? GT_CALIB_BA_K
+               : mode == GT_CALIB_LENS_FULL     ? GT_CALIB_BA_K | GT_CALIB_BA_CENTRE
+                                                : 0;
+    /* the lens joins once the rotations and focal lengths have settled: from the chained rotations a lens
+     * model can run off to a wrong minimum */
+    GT_TRY(gt_calib_bundle(res->pairs, res->npairs, ncam, w, h, res->reference, 0, o->rot.ba_iters, cams));
+    if (lens) GT_TRY(gt_calib_bundle(res->pairs, res->npairs, ncam, w, h, res->reference, lens, o->rot.ba_iters, cams));
     int drop = 0;
-    for (int round = 0; round < 3; round++) {
-        int d = gt_calib_drop_outliers(res->pairs, res->npairs, w, h, cams, o->ransac.threshold);
-        if (!d) break;
-        drop += d;
-        GT_TRY(gt_calib_bundle(res->pairs, res->npairs, ncam, w, h, res->reference, o->rot.distortion,
-                               o->rot.ba_iters, cams));
+    GT_TRY(drop_rounds(res, ncam, w, h, o, lens, cams, &drop));
+    if (mode == GT_CALIB_LENS_AUTO) {
+        GT_TRY(choose_lens(res, ncam, w, h, o, cams, &lens));
+        if (lens) { /* the inliers again, as the chosen lens sees them: from RANSAC's */
+            for (int q = 0; q < res->npairs; q++) {
+                gt_calib_pair *p = &res->pairs[q];
+                if (!p->used) continue;
+                memcpy(p->pa, p->fa, sizeof(double) * 2 * (size_t)p->nf);
+                memcpy(p->pb, p->fb, sizeof(double) * 2 * (size_t)p->nf);
+                p->n = p->nf;
+            }
+            drop = 0;
+            GT_TRY(gt_calib_bundle(res->pairs, res->npairs, ncam, w, h, res->reference, lens, o->rot.ba_iters, cams));
+            GT_TRY(drop_rounds(res, ncam, w, h, o, lens, cams, &drop));
+        }
     }
+    res->lens = lens;
     if (drop) {
         gt_info("calibrate: %d matches more than %.2f px off the adjusted rig dropped", drop, o->ransac.threshold);
         for (int q = 0; q < res->npairs; q++) { /* --matches writes what the adjustment used */

@@ -7,8 +7,9 @@
  * r the unit ray of a pixel in the panorama's frame, r = R^T n(K^-1 p)
  * with the distortion undone; s turns the angle into pixels. A camera's
  * rotation moves by R <- R exp([w]x), under which r <- exp(-[w]x) r, so
- * de/dw_i = s [r_i]x and de/dw_j = -s [r_j]x exactly; the focal lengths and
- * the distortion by central differences of the rays. The reference camera's
+ * de/dw_i = s [r_i]x and de/dw_j = -s [r_j]x exactly; the focal lengths,
+ * the distortion and the principal point by central differences of the
+ * rays. The reference camera's
  * rotation is fixed (the frame's gauge). */
 #include <math.h>
 #include <stdlib.h>
@@ -18,43 +19,53 @@
 #include "stitch/calib.h"
 #include "stitch/proj.h"
 
-enum { MAXP = 4 * GT_STITCH_MAX_CAMS + 2 };
+enum { MAXP = 4 * GT_STITCH_MAX_CAMS + 4 };
 
 typedef struct {
     int ncam, ref, w, h;
-    bool dist;
+    bool dist, centre;
     int rot[GT_STITCH_MAX_CAMS]; /* first rotation parameter, -1: fixed */
     int foc[GT_STITCH_MAX_CAMS];
     int kd;                      /* k1 (k2 after it), -1: fixed */
+    int kc;                      /* the principal point's dcx (dcy after it), -1: fixed */
     int np;
 } layout;
 
-/* unit ray (panorama frame) of pixel (u, v) of camera c with f, k1, k2 */
-static void ray(const layout *L, const gt_calib_cam *c, double f, double k1, double k2, double u, double v, double r[3])
+/* unit ray (panorama frame) of pixel (u, v) of camera c */
+static void ray(const layout *L, const gt_calib_cam *c, double u, double v, double r[3])
 {
-    gt_calib_cam m = *c;
-    m.f = f, m.k1 = k1, m.k2 = k2;
     gt_stitch_cam s;
-    gt_calib_cam_model(&m, L->w, L->h, &s);
+    gt_calib_cam_model(c, L->w, L->h, &s);
     gt_cam_ray(&s, u, v, r);
 }
 
-/* the ray and its derivatives by f, k1, k2 (central differences) */
-static void ray_d(const layout *L, const gt_calib_cam *c, const double *p, double r[3], double drf[3], double drk[2][3])
+/* the derivative of the ray of p by the parameter *x of m (a copy of the camera), step h */
+static void ray_dx(const layout *L, gt_calib_cam *m, double *x, double h, const double *p, double dr[3])
 {
-    ray(L, c, c->f, c->k1, c->k2, p[0], p[1], r);
-    double hf = 1e-6 * c->f, a[3], b[3];
-    ray(L, c, c->f + hf, c->k1, c->k2, p[0], p[1], a);
-    ray(L, c, c->f - hf, c->k1, c->k2, p[0], p[1], b);
-    for (int k = 0; k < 3; k++) drf[k] = (a[k] - b[k]) / (2 * hf);
-    if (!L->dist) return;
-    const double hk = 1e-6;
-    ray(L, c, c->f, c->k1 + hk, c->k2, p[0], p[1], a);
-    ray(L, c, c->f, c->k1 - hk, c->k2, p[0], p[1], b);
-    for (int k = 0; k < 3; k++) drk[0][k] = (a[k] - b[k]) / (2 * hk);
-    ray(L, c, c->f, c->k1, c->k2 + hk, p[0], p[1], a);
-    ray(L, c, c->f, c->k1, c->k2 - hk, p[0], p[1], b);
-    for (int k = 0; k < 3; k++) drk[1][k] = (a[k] - b[k]) / (2 * hk);
+    double x0 = *x, a[3], b[3];
+    *x = x0 + h;
+    ray(L, m, p[0], p[1], a);
+    *x = x0 - h;
+    ray(L, m, p[0], p[1], b);
+    *x = x0;
+    for (int k = 0; k < 3; k++) dr[k] = (a[k] - b[k]) / (2 * h);
+}
+
+/* the ray and its derivatives by f, k1, k2 and the principal point (central differences) */
+static void ray_d(const layout *L, const gt_calib_cam *c, const double *p, double r[3], double drf[3], double drk[2][3],
+                  double drc[2][3])
+{
+    gt_calib_cam m = *c;
+    ray(L, c, p[0], p[1], r);
+    ray_dx(L, &m, &m.f, 1e-6 * c->f, p, drf);
+    if (L->dist) {
+        ray_dx(L, &m, &m.k1, 1e-6, p, drk[0]);
+        ray_dx(L, &m, &m.k2, 1e-6, p, drk[1]);
+    }
+    if (L->centre) {
+        ray_dx(L, &m, &m.dcx, 1e-3, p, drc[0]);
+        ray_dx(L, &m, &m.dcy, 1e-3, p, drc[1]);
+    }
 }
 
 /* cost, and (JtJ, g = J^T e) when JtJ is not NULL */
@@ -70,13 +81,13 @@ static double accumulate(const layout *L, const gt_calib_pair *pairs, int npairs
         const gt_calib_cam *ci = &cams[pr->i], *cj = &cams[pr->j];
         double s = sqrt(ci->f * cj->f);
         for (int t = 0; t < pr->n; t++) {
-            double ri[3], rj[3], dfi[3], dfj[3], dki[2][3], dkj[2][3];
+            double ri[3], rj[3], dfi[3], dfj[3], dki[2][3], dkj[2][3], dci[2][3], dcj[2][3];
             if (!JtJ) {
-                ray(L, ci, ci->f, ci->k1, ci->k2, pr->pa[2 * t], pr->pa[2 * t + 1], ri);
-                ray(L, cj, cj->f, cj->k1, cj->k2, pr->pb[2 * t], pr->pb[2 * t + 1], rj);
+                ray(L, ci, pr->pa[2 * t], pr->pa[2 * t + 1], ri);
+                ray(L, cj, pr->pb[2 * t], pr->pb[2 * t + 1], rj);
             } else {
-                ray_d(L, ci, pr->pa + 2 * t, ri, dfi, dki);
-                ray_d(L, cj, pr->pb + 2 * t, rj, dfj, dkj);
+                ray_d(L, ci, pr->pa + 2 * t, ri, dfi, dki, dci);
+                ray_d(L, cj, pr->pb + 2 * t, rj, dfj, dkj, dcj);
             }
             double e[3];
             for (int k = 0; k < 3; k++) {
@@ -85,8 +96,8 @@ static double accumulate(const layout *L, const gt_calib_pair *pairs, int npairs
             }
             if (!JtJ) continue;
             /* the nonzero columns of this match's 3 rows */
-            int col[12], nc = 0;
-            double J[3][12];
+            int col[14], nc = 0;
+            double J[3][14];
             if (L->rot[pr->i] >= 0) { /* s [ri]x */
                 const double X[3][3] = {{0, -ri[2], ri[1]}, {ri[2], 0, -ri[0]}, {-ri[1], ri[0], 0}};
                 for (int c = 0; c < 3; c++, nc++) {
@@ -111,6 +122,11 @@ static double accumulate(const layout *L, const gt_calib_pair *pairs, int npairs
                 for (int c = 0; c < 2; c++, nc++) {
                     col[nc] = L->kd + c;
                     for (int k = 0; k < 3; k++) J[k][nc] = s * (dki[c][k] - dkj[c][k]);
+                }
+            if (L->centre)
+                for (int c = 0; c < 2; c++, nc++) {
+                    col[nc] = L->kc + c;
+                    for (int k = 0; k < 3; k++) J[k][nc] = s * (dci[c][k] - dcj[c][k]);
                 }
             for (int a = 0; a < nc; a++) {
                 double ga = 0;
@@ -139,6 +155,7 @@ static void apply(const layout *L, const gt_calib_cam *from, const double *d, gt
         }
         to[i].f = from[i].f + d[L->foc[i]];
         if (L->dist) to[i].k1 = from[i].k1 + d[L->kd], to[i].k2 = from[i].k2 + d[L->kd + 1];
+        if (L->centre) to[i].dcx = from[i].dcx + d[L->kc], to[i].dcy = from[i].dcy + d[L->kc + 1];
     }
 }
 
@@ -146,6 +163,7 @@ static bool plausible(const layout *L, const gt_calib_cam *c)
 {
     for (int i = 0; i < L->ncam; i++) {
         if (!(c[i].f > 0.05 * L->w) || !(c[i].f < 100.0 * L->w)) return false;
+        if (!(fabs(c[i].dcx) <= 0.5 * L->w) || !(fabs(c[i].dcy) <= 0.5 * L->h)) return false;
         if (L->dist) {
             gt_stitch_cam s;
             gt_calib_cam_model(&c[i], L->w, L->h, &s);
@@ -155,12 +173,13 @@ static bool plausible(const layout *L, const gt_calib_cam *c)
     return true;
 }
 
-gt_status gt_calib_bundle(const gt_calib_pair *pairs, int npairs, int ncam, int w, int h, int ref, bool distortion,
+gt_status gt_calib_bundle(const gt_calib_pair *pairs, int npairs, int ncam, int w, int h, int ref, int lens,
                           int iters, gt_calib_cam *cams)
 {
     layout L;
     memset(&L, 0, sizeof L);
-    L.ncam = ncam, L.ref = ref, L.w = w, L.h = h, L.dist = distortion;
+    bool distortion = lens & GT_CALIB_BA_K;
+    L.ncam = ncam, L.ref = ref, L.w = w, L.h = h, L.dist = distortion, L.centre = lens & GT_CALIB_BA_CENTRE;
     for (int i = 0; i < ncam; i++) {
         L.rot[i] = i == ref ? -1 : L.np;
         L.np += i == ref ? 0 : 3;
@@ -168,6 +187,8 @@ gt_status gt_calib_bundle(const gt_calib_pair *pairs, int npairs, int ncam, int 
     }
     L.kd = distortion ? L.np : -1;
     if (distortion) L.np += 2;
+    L.kc = L.centre ? L.np : -1;
+    if (L.centre) L.np += 2;
     int np = L.np;
     double *JtJ = gt_malloc_array((size_t)np * np * 2 + 3 * (size_t)np, sizeof(double), "bundle adjustment");
     if (!JtJ) return GT_ERR_RUNTIME;
@@ -206,8 +227,12 @@ gt_status gt_calib_bundle(const gt_calib_pair *pairs, int npairs, int ncam, int 
         if (rel < 1e-12) break;
     }
     /* keep the rotations exactly orthonormal */
-    for (int i = 0; i < ncam; i++) gt_rot_nearest(cur[i].R, cams[i].R), cams[i].f = cur[i].f, cams[i].k1 = cur[i].k1,
-                                   cams[i].k2 = cur[i].k2;
+    for (int i = 0; i < ncam; i++) {
+        double R[9];
+        gt_rot_nearest(cur[i].R, R);
+        cams[i] = cur[i];
+        memcpy(cams[i].R, R, sizeof R);
+    }
     free(JtJ);
     return GT_OK;
 }

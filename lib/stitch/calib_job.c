@@ -102,6 +102,8 @@ static void report(FILE *f, const gt_stitch_calib_result *r, int ncam, bool plac
             double roll = n > 1e-9 ? atan2(-x[1], (x[0] * lv[0] + x[2] * lv[2]) / n) / CAL_DEG : 0;
             fprintf(f, "camera %d: focal %.2f px, yaw %.2f, pitch %.2f, roll %.2f degrees", i + 1, c->f, yaw, pitch, roll);
             if (c->k1 != 0 || c->k2 != 0) fprintf(f, ", distortion %.5f %.5f", c->k1, c->k2);
+            if (r->cams[i].dcx != 0 || r->cams[i].dcy != 0)
+                fprintf(f, ", principal point %+.2f %+.2f px off the centre", r->cams[i].dcx, r->cams[i].dcy);
             fprintf(f, "\n");
         }
         fprintf(f, "projection %s %.2f %.2f %.2f %.2f (left right top bottom, degrees)\n", gt_proj_name(g->proj.kind),

@@ -84,6 +84,7 @@ gt_status gt_calib_rot_init(gt_calib_pair *pairs, int npairs, int ncam, int w, i
     for (int i = 0; i < ncam; i++) {
         cams[i].f = f;
         cams[i].k1 = o->k1, cams[i].k2 = o->k2;
+        cams[i].dcx = cams[i].dcy = 0;
     }
     const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     memcpy(cams[ref].R, I, sizeof I);
@@ -121,7 +122,7 @@ void gt_calib_cam_model(const gt_calib_cam *c, int w, int h, gt_stitch_cam *s)
     s->rot = true;
     s->f = c->f, s->k1 = c->k1, s->k2 = c->k2;
     s->w = w, s->h = h;
-    s->cx = (w - 1) / 2.0, s->cy = (h - 1) / 2.0;
+    s->cx = (w - 1) / 2.0 + c->dcx, s->cy = (h - 1) / 2.0 + c->dcy;
 }
 
 /* pixel distance of b from a's ray seen by camera cb (1e3 when it cannot see it) */

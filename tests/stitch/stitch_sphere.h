@@ -96,6 +96,7 @@ static inline void sphere_rotation(double yaw, double pitch, double roll, double
 typedef struct {
     int n, w, h;
     double f, k1, k2;
+    double dcx, dcy; /* the principal point off the frame's centre (pixels) */
     double yaw[SPH_MAX], pitch[SPH_MAX], roll[SPH_MAX];
     double gain[SPH_MAX][3];
 } sphere_spec;
@@ -109,7 +110,7 @@ static inline void sphere_cam(const sphere_spec *s, int i, gt_stitch_cam *c)
     sphere_rotation(s->yaw[i], s->pitch[i], s->roll[i], c->R);
     c->f = s->f, c->k1 = s->k1, c->k2 = s->k2;
     c->w = s->w, c->h = s->h;
-    c->cx = (s->w - 1) / 2.0, c->cy = (s->h - 1) / 2.0;
+    c->cx = (s->w - 1) / 2.0 + s->dcx, c->cy = (s->h - 1) / 2.0 + s->dcy;
     c->gain = c->gain_u = c->gain_v = 1.0f;
 }
 
