@@ -12,69 +12,13 @@
 #include <string.h>
 
 #include "gs/gs_math.h"
-#include "io/yuv.h"
 #include "kernels/common/cu_check.h"
 #include "common/gpu_runtime.h"
 #include "kernels/gs/gs_output.h"
 
 namespace {
 
-struct Loc {
-    size_t off, stride, step;
-};
-
-struct Conv {
-    double kr, kg, kb, yo, ys, cs;
-    int w, h, sx, sy;
-    Loc l[3];
-};
-
-// yuv_format.c's subsampling, coefs, colour_setup and locate
-gt_status conv_setup(int fmt, int w, int h, int matrix, int range, Conv *c, size_t *bytes)
-{
-    gt_pixfmt f = (gt_pixfmt)fmt;
-    GT_TRY(gt_pixfmt_check_size(f, w, h));
-    *bytes = gt_pixfmt_frame_bytes(f, w, h);
-    c->sx = f == GT_PIX_YUV444P ? 1 : 2;
-    c->sy = (f == GT_PIX_YUV420P || f == GT_PIX_NV12) ? 2 : 1;
-    if (matrix == GT_BT709) {
-        c->kr = 0.2126;
-        c->kb = 0.0722;
-    } else {
-        c->kr = 0.299;
-        c->kb = 0.114;
-    }
-    c->kg = 1.0 - c->kr - c->kb;
-    c->yo = range == GT_RANGE_FULL ? 0.0 : 16.0;
-    c->ys = range == GT_RANGE_FULL ? 255.0 : 219.0;
-    c->cs = range == GT_RANGE_FULL ? 255.0 : 224.0;
-    c->w = w;
-    c->h = h;
-    size_t cw = (size_t)(w / c->sx), ch = (size_t)(h / c->sy), luma = (size_t)w * (size_t)h;
-    switch (f) {
-    case GT_PIX_YUYV422:
-        c->l[0] = {0, (size_t)w * 2, 2};
-        c->l[1] = {1, (size_t)w * 2, 4};
-        c->l[2] = {3, (size_t)w * 2, 4};
-        break;
-    case GT_PIX_UYVY422:
-        c->l[0] = {1, (size_t)w * 2, 2};
-        c->l[1] = {0, (size_t)w * 2, 4};
-        c->l[2] = {2, (size_t)w * 2, 4};
-        break;
-    case GT_PIX_NV12:
-        c->l[0] = {0, (size_t)w, 1};
-        c->l[1] = {luma, cw * 2, 2};
-        c->l[2] = {luma + 1, cw * 2, 2};
-        break;
-    default:
-        c->l[0] = {0, (size_t)w, 1};
-        c->l[1] = {luma, cw, 1};
-        c->l[2] = {luma + cw * ch, cw, 1};
-        break;
-    }
-    return GT_OK;
-}
+using Conv = gt_gs_yuv_planes;
 
 __device__ __forceinline__ uint8_t clamp8(double v)
 {
@@ -113,7 +57,7 @@ __global__ void k_rgb_to_yuv(const T *__restrict__ rgb, Conv c, uint8_t *__restr
                 const double R = __ddiv_rn((double)p[0], 255.0), G = __ddiv_rn((double)p[1], 255.0),
                              B = __ddiv_rn((double)p[2], 255.0);
                 const double Y = __dadd_rn(__dadd_rn(__dmul_rn(c.kr, R), __dmul_rn(c.kg, G)), __dmul_rn(c.kb, B));
-                d[c.l[0].off + (size_t)y * c.l[0].stride + (size_t)x * c.l[0].step] =
+                d[c.off[0] + (size_t)y * c.stride[0] + (size_t)x * c.step[0]] =
                     clamp8(__dadd_rn(c.yo, __dmul_rn(c.ys, Y)));
                 cb = __dadd_rn(cb, __ddiv_rn(__dadd_rn(B, -Y), dkb));
                 cr = __dadd_rn(cr, __ddiv_rn(__dadd_rn(R, -Y), dkr));
@@ -121,8 +65,8 @@ __global__ void k_rgb_to_yuv(const T *__restrict__ rgb, Conv c, uint8_t *__restr
         const double nb = (double)(c.sx * c.sy);
         cb = __ddiv_rn(cb, nb);
         cr = __ddiv_rn(cr, nb);
-        d[c.l[1].off + (size_t)cy * c.l[1].stride + (size_t)cx * c.l[1].step] = clamp8(__dadd_rn(128.0, __dmul_rn(c.cs, cb)));
-        d[c.l[2].off + (size_t)cy * c.l[2].stride + (size_t)cx * c.l[2].step] = clamp8(__dadd_rn(128.0, __dmul_rn(c.cs, cr)));
+        d[c.off[1] + (size_t)cy * c.stride[1] + (size_t)cx * c.step[1]] = clamp8(__dadd_rn(128.0, __dmul_rn(c.cs, cb)));
+        d[c.off[2] + (size_t)cy * c.stride[2] + (size_t)cx * c.step[2]] = clamp8(__dadd_rn(128.0, __dmul_rn(c.cs, cr)));
     }
 }
 
@@ -139,7 +83,6 @@ gt_status launch(const T *rgb, const Conv &c, uint8_t *d, cudaStream_t st)
 
 struct gt_gs_cu_yuv {
     Conv c;
-    size_t bytes;
     int device;
     cudaStream_t down;
     uint8_t *d_frame[GT_GS_YUV_SLOTS];
@@ -162,16 +105,16 @@ extern "C" void gt_gs_cu_yuv_destroy(gt_gs_cu_yuv *y)
     free(y);
 }
 
-static gt_status yuv_create(int w, int h, int fmt, int matrix, int range, gt_gs_cu_yuv *y)
+static gt_status yuv_create(const Conv *p, gt_gs_cu_yuv *y)
 {
-    GT_TRY(conv_setup(fmt, w, h, matrix, range, &y->c, &y->bytes));
+    y->c = *p;
     GT_CU(cudaGetDevice(&y->device));
     void *s;
     GT_TRY(gt_cu_stream_create(&s));
     y->down = (cudaStream_t)s;
     for (int k = 0; k < GT_GS_YUV_SLOTS; k++) {
-        GT_TRY(gt_cu_malloc((void **)&y->d_frame[k], y->bytes, "YUV frame"));
-        GT_TRY(gt_cu_pinned_alloc((void **)&y->h_frame[k], y->bytes, "YUV frame (pinned)"));
+        GT_TRY(gt_cu_malloc((void **)&y->d_frame[k], y->c.bytes, "YUV frame"));
+        GT_TRY(gt_cu_pinned_alloc((void **)&y->h_frame[k], y->c.bytes, "YUV frame (pinned)"));
         GT_CU(cudaEventCreateWithFlags(&y->converted[k], cudaEventDisableTiming));
         GT_CU(cudaEventCreate(&y->down0[k]));
         GT_CU(cudaEventCreate(&y->down1[k]));
@@ -179,12 +122,12 @@ static gt_status yuv_create(int w, int h, int fmt, int matrix, int range, gt_gs_
     return GT_OK;
 }
 
-extern "C" gt_status gt_gs_cu_yuv_create(int w, int h, int fmt, int matrix, int range, gt_gs_cu_yuv **out)
+extern "C" gt_status gt_gs_cu_yuv_create(const gt_gs_yuv_planes *p, gt_gs_cu_yuv **out)
 {
     *out = NULL;
     gt_gs_cu_yuv *y = (gt_gs_cu_yuv *)calloc(1, sizeof *y);
     if (!y) return gt_fail(GT_ERR_RUNTIME, "out of memory (YUV output)");
-    gt_status st = yuv_create(w, h, fmt, matrix, range, y);
+    gt_status st = yuv_create(p, y);
     if (st != GT_OK) {
         gt_gs_cu_yuv_destroy(y);
         return st;
@@ -195,7 +138,7 @@ extern "C" gt_status gt_gs_cu_yuv_create(int w, int h, int fmt, int matrix, int 
 
 extern "C" size_t gt_gs_cu_yuv_frame_bytes(const gt_gs_cu_yuv *y)
 {
-    return y->bytes;
+    return y->c.bytes;
 }
 
 extern "C" gt_status gt_gs_cu_yuv_submit(gt_gs_cu_yuv *y, const float *rgb, void *stream, int slot, gt_timings *tm)
@@ -212,7 +155,7 @@ extern "C" gt_status gt_gs_cu_yuv_submit(gt_gs_cu_yuv *y, const float *rgb, void
     GT_CU(cudaEventRecord(y->converted[slot], st));
     GT_CU(cudaStreamWaitEvent(y->down, y->converted[slot], 0));
     GT_CU(cudaEventRecord(y->down0[slot], y->down));
-    GT_CU(cudaMemcpyAsync(y->h_frame[slot], y->d_frame[slot], y->bytes, cudaMemcpyDeviceToHost, y->down));
+    GT_CU(cudaMemcpyAsync(y->h_frame[slot], y->d_frame[slot], y->c.bytes, cudaMemcpyDeviceToHost, y->down));
     GT_CU(cudaEventRecord(y->down1[slot], y->down));
     return GT_OK;
 }
@@ -231,12 +174,12 @@ extern "C" gt_status gt_gs_cu_yuv_wait(gt_gs_cu_yuv *y, int slot, const uint8_t 
     return GT_OK;
 }
 
-extern "C" gt_status gt_gs_cu_rgb_to_yuv(const uint8_t *rgb8, const float *rgbf, int w, int h, int fmt, int matrix,
-                                         int range, uint8_t *frame)
+extern "C" gt_status gt_gs_cu_rgb_to_yuv(const uint8_t *rgb8, const float *rgbf, const gt_gs_yuv_planes *p,
+                                         uint8_t *frame)
 {
-    Conv c;
-    size_t bytes;
-    GT_TRY(conv_setup(fmt, w, h, matrix, range, &c, &bytes));
+    const Conv &c = *p;
+    const size_t bytes = c.bytes;
+    const int w = c.w, h = c.h;
     size_t in = (size_t)w * h * 3 * (rgb8 ? 1 : sizeof(float));
     void *d_in = NULL, *d_out = NULL;
     gt_status st = gt_cu_malloc(&d_in, in, "test image");

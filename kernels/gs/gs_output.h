@@ -25,10 +25,26 @@ extern "C" {
 
 typedef struct gt_gs_cu_yuv gt_gs_cu_yuv;
 
-/* Buffers for w x h frames in pixel format fmt (a gt_pixfmt), matrix (a
- * gt_yuv_matrix), range (a gt_yuv_range): GT_GS_YUV_SLOTS device frames,
- * as many pinned host frames, the download stream and its events. */
-gt_status gt_gs_cu_yuv_create(int w, int h, int fmt, int matrix, int range, gt_gs_cu_yuv **out);
+/* What the conversion writes, as plain numbers (the pixel formats stay in
+ * lib/io: gt_gs_yuv_planes_of in lib/gs fills this from gt_yuv_colour_of):
+ * w x h pixels; luma weights kr, kg, kb; luma offset yo and scale ys,
+ * chroma scale cs; chroma blocks of sx x sy pixels; component c (0 Y, 1 Cb,
+ * 2 Cr) sample (x, y) at byte off[c] + y*stride[c] + x*step[c] of a frame
+ * of `bytes` bytes. */
+typedef struct gt_gs_yuv_planes {
+    double kr, kg, kb, yo, ys, cs;
+    size_t off[3], stride[3], step[3];
+    size_t bytes;
+    int w, h, sx, sy;
+} gt_gs_yuv_planes;
+/* p for w x h frames in pixel format fmt (a gt_pixfmt), matrix (a
+ * gt_yuv_matrix), range (a gt_yuv_range); GT_ERR_USAGE for a size the
+ * format cannot hold (lib/gs/gs_render.c, the host side). */
+gt_status gt_gs_yuv_planes_of(int fmt, int w, int h, int matrix, int range, gt_gs_yuv_planes *p);
+
+/* Buffers for frames of planes p: GT_GS_YUV_SLOTS device frames, as many
+ * pinned host frames, the download stream and its events. */
+gt_status gt_gs_cu_yuv_create(const gt_gs_yuv_planes *p, gt_gs_cu_yuv **out);
 /* Bytes of one frame. */
 size_t gt_gs_cu_yuv_frame_bytes(const gt_gs_cu_yuv *y);
 /* Queue the conversion of the device image rgb (w*h*3 floats, written by
@@ -44,10 +60,9 @@ gt_status gt_gs_cu_yuv_submit(gt_gs_cu_yuv *y, const float *rgb, void *stream, i
 gt_status gt_gs_cu_yuv_wait(gt_gs_cu_yuv *y, int slot, const uint8_t **frame, double *download_ms);
 void gt_gs_cu_yuv_destroy(gt_gs_cu_yuv *y);
 
-/* For tests: the conversion kernel on host 8-bit RGB (w*h*3) -> frame, or
- * on host float RGB quantized by gs_to8 first (rgbf; rgb8 NULL). */
-gt_status gt_gs_cu_rgb_to_yuv(const uint8_t *rgb8, const float *rgbf, int w, int h, int fmt, int matrix,
-                              int range, uint8_t *frame);
+/* For tests: the conversion kernel on host 8-bit RGB (p->w*p->h*3) ->
+ * frame, or on host float RGB quantized by gs_to8 first (rgbf; rgb8 NULL). */
+gt_status gt_gs_cu_rgb_to_yuv(const uint8_t *rgb8, const float *rgbf, const gt_gs_yuv_planes *p, uint8_t *frame);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 
 #include "common/device.h"
 #include "gs/gs.h"
+#include "io/yuv.h"
 #include "gt_config.h"
 
 #if GT_HAVE_CUDA
@@ -85,12 +86,27 @@ gt_status gt_gs_gpu_render(gt_gs_gpu *g, const gt_gs_camera *c, gt_gs_image *out
 #endif
 }
 
+#if GT_HAVE_CUDA
+gt_status gt_gs_yuv_planes_of(int fmt, int w, int h, int matrix, int range, gt_gs_yuv_planes *p)
+{
+    gt_yuv_colour c;
+    GT_TRY(gt_yuv_colour_of((gt_pixfmt)fmt, w, h, (gt_yuv_matrix)matrix, (gt_yuv_range)range, &c));
+    p->kr = c.kr, p->kg = c.kg, p->kb = c.kb, p->yo = c.yo, p->ys = c.ys, p->cs = c.cs;
+    for (int k = 0; k < 3; k++) p->off[k] = c.off[k], p->stride[k] = c.stride[k], p->step[k] = c.step[k];
+    p->bytes = c.bytes;
+    p->w = w, p->h = h, p->sx = c.sx, p->sy = c.sy;
+    return GT_OK;
+}
+#endif
+
 gt_status gt_gs_gpu_yuv_start(gt_gs_gpu *g, int w, int h, int fmt, int matrix, int range)
 {
 #if GT_HAVE_CUDA
     gt_gs_cu_yuv_destroy(g->yuv);
     g->yuv = NULL;
-    gt_status st = gt_gs_cu_yuv_create(w, h, fmt, matrix, range, &g->yuv);
+    gt_gs_yuv_planes planes;
+    GT_TRY(gt_gs_yuv_planes_of(fmt, w, h, matrix, range, &planes));
+    gt_status st = gt_gs_cu_yuv_create(&planes, &g->yuv);
     /* two converted frames on the device and two pinned for the download */
     if (gt_gpu_oom(st))
         gt_gpu_oom_hint("a %dx%d view needs memory for its pixels and Gaussian/tile pairs, and the Y4M output "

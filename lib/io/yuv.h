@@ -85,6 +85,22 @@ gt_status gt_yuv_to_rgb(const void *frame, gt_pixfmt f, int w, int h, gt_yuv_mat
 gt_status gt_rgb_to_yuv(const uint8_t *rgb, int w, int h, gt_yuv_matrix m, gt_yuv_range r,
                         void *frame, gt_pixfmt f);
 
+/* What both directions of the colour conversion compute with, for w x h
+ * frames in format f under matrix m and range r (gt_rgb_to_yuv and
+ * gt_yuv_to_rgb use it; so does a GPU conversion that must give the same
+ * bytes): the luma weights kr, kg, kb; the luma offset yo and scale ys and
+ * the chroma scale cs; the chroma subsampling sx x sy; component c (0 Y,
+ * 1 Cb, 2 Cr) sample (x, y), in the component's own resolution, at
+ * off[c] + y*stride[c] + x*step[c]; the frame's size in bytes. */
+typedef struct gt_yuv_colour {
+    double kr, kg, kb;
+    double yo, ys, cs;
+    size_t off[3], stride[3], step[3];
+    size_t bytes;
+    int sx, sy;
+} gt_yuv_colour;
+gt_status gt_yuv_colour_of(gt_pixfmt f, int w, int h, gt_yuv_matrix m, gt_yuv_range r, gt_yuv_colour *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -164,25 +164,18 @@ static uint8_t clamp8(double v)
     return v <= 0 ? 0 : v >= 255 ? 255 : (uint8_t)v;
 }
 
-/* What both directions of the colour conversion need: the matrix's luma
- * weights, the range's offset and scales, where the samples live. */
-typedef struct {
-    double kr, kg, kb;
-    double yo, ys, cs; /* luma offset and scale, chroma scale */
-    comp_loc l[3];
-    int sx, sy;
-} colour_ctx;
-
-static gt_status colour_setup(gt_pixfmt f, int w, int h, gt_yuv_matrix m, gt_yuv_range r,
-                              colour_ctx *c)
+gt_status gt_yuv_colour_of(gt_pixfmt f, int w, int h, gt_yuv_matrix m, gt_yuv_range r, gt_yuv_colour *c)
 {
-    GT_TRY(check_args(f, w, h));
+    GT_TRY(gt_pixfmt_check_size(f, w, h));
     coefs(m, &c->kr, &c->kb);
     c->kg = 1.0 - c->kr - c->kb;
     c->yo = r == GT_RANGE_FULL ? 0.0 : 16.0;
     c->ys = r == GT_RANGE_FULL ? 255.0 : 219.0;
     c->cs = r == GT_RANGE_FULL ? 255.0 : 224.0;
-    locate(f, w, h, c->l);
+    comp_loc l[3];
+    locate(f, w, h, l);
+    for (int k = 0; k < 3; k++) c->off[k] = l[k].off, c->stride[k] = l[k].stride, c->step[k] = l[k].step;
+    c->bytes = gt_pixfmt_frame_bytes(f, w, h);
     subsampling(f, &c->sx, &c->sy);
     return GT_OK;
 }
@@ -190,10 +183,12 @@ static gt_status colour_setup(gt_pixfmt f, int w, int h, gt_yuv_matrix m, gt_yuv
 gt_status gt_yuv_to_rgb(const void *frame, gt_pixfmt f, int w, int h, gt_yuv_matrix m,
                         gt_yuv_range r, uint8_t *rgb)
 {
-    colour_ctx c;
-    GT_TRY(colour_setup(f, w, h, m, r, &c));
+    GT_TRY(check_args(f, w, h));
+    gt_yuv_colour c;
+    GT_TRY(gt_yuv_colour_of(f, w, h, m, r, &c));
     const double kr = c.kr, kg = c.kg, kb = c.kb, yo = c.yo, ys = c.ys, cs = c.cs;
-    const comp_loc *l = c.l;
+    const comp_loc l[3] = {{c.off[0], c.stride[0], c.step[0]}, {c.off[1], c.stride[1], c.step[1]},
+                           {c.off[2], c.stride[2], c.step[2]}};
     const int sx = c.sx, sy = c.sy;
     const uint8_t *s = frame;
     for (int y = 0; y < h; y++)
@@ -216,10 +211,12 @@ gt_status gt_yuv_to_rgb(const void *frame, gt_pixfmt f, int w, int h, gt_yuv_mat
 gt_status gt_rgb_to_yuv(const uint8_t *rgb, int w, int h, gt_yuv_matrix m, gt_yuv_range r,
                         void *frame, gt_pixfmt f)
 {
-    colour_ctx c;
-    GT_TRY(colour_setup(f, w, h, m, r, &c));
+    GT_TRY(check_args(f, w, h));
+    gt_yuv_colour c;
+    GT_TRY(gt_yuv_colour_of(f, w, h, m, r, &c));
     const double kr = c.kr, kg = c.kg, kb = c.kb, yo = c.yo, ys = c.ys, cs = c.cs;
-    const comp_loc *l = c.l;
+    const comp_loc l[3] = {{c.off[0], c.stride[0], c.step[0]}, {c.off[1], c.stride[1], c.step[1]},
+                           {c.off[2], c.stride[2], c.step[2]}};
     const int sx = c.sx, sy = c.sy;
     uint8_t *d = frame;
     for (int cy = 0; cy < h / sy; cy++)

@@ -64,7 +64,10 @@ static void test_kernel_matches_cpu(void **state)
                 for (int r = 0; r < 2; r++) {
                     uint8_t *g = malloc(bytes), *c = malloc(bytes);
                     memset(c, 0xAB, bytes);
-                    GT_ASSERT_OK(gt_gs_cu_rgb_to_yuv(rgb, NULL, w, h, f, m, r, g));
+                    gt_gs_yuv_planes planes;
+                    GT_ASSERT_OK(gt_gs_yuv_planes_of(f, w, h, m, r, &planes));
+                    assert_int_equal(planes.bytes, bytes);
+                    GT_ASSERT_OK(gt_gs_cu_rgb_to_yuv(rgb, NULL, &planes, g));
                     GT_ASSERT_OK(gt_rgb_to_yuv(rgb, w, h, (gt_yuv_matrix)m, (gt_yuv_range)r, c, (gt_pixfmt)f));
                     char what[96];
                     snprintf(what, sizeof what, "%dx%d %s matrix %d range %d", w, h,
