@@ -291,15 +291,7 @@ extern "C" gt_status gt_gs_diff_forward(gt_gs_diff *d, const gt_gs_raw *r, int s
     d->ref = p->ref_grad ? 1 : 0;
     d->mod = p->scale_modifier;
     memcpy(d->bg, p->bg, sizeof d->bg);
-    memcpy(d->gcam.R, c->R, sizeof d->gcam.R);
-    memcpy(d->gcam.t, c->t, sizeof d->gcam.t);
-    memcpy(d->gcam.campos, c->campos, sizeof d->gcam.campos);
-    d->gcam.fx = c->fx;
-    d->gcam.fy = c->fy;
-    d->gcam.cx = c->cx;
-    d->gcam.cy = c->cy;
-    d->gcam.w = c->width;
-    d->gcam.h = c->height;
+    d->gcam = gs_gcam_of(c);
     d->raw = *r;
     d->have_fwd = true;
     return GT_OK;

@@ -230,21 +230,6 @@ static void pixel_backward(const fwd_state *f, const gt_gs_params *p, size_t b, 
     }
 }
 
-static gs_gcam gcam_of(const gt_gs_camera *c)
-{
-    gs_gcam g;
-    memcpy(g.R, c->R, sizeof g.R);
-    memcpy(g.t, c->t, sizeof g.t);
-    memcpy(g.campos, c->campos, sizeof g.campos);
-    g.fx = c->fx;
-    g.fy = c->fy;
-    g.cx = c->cx;
-    g.cy = c->cy;
-    g.w = c->width;
-    g.h = c->height;
-    return g;
-}
-
 gt_status gt_gs_backward_cpu(const gt_gs_raw *r, int sh_deg, const gt_gs_camera *c, const gt_gs_params *p,
                              const float *dl_drgb, float *rgb, gt_gs_raw *grad, gt_gs_grad_stats *stats)
 {
@@ -281,7 +266,7 @@ gt_status gt_gs_backward_cpu(const gt_gs_raw *r, int sh_deg, const gt_gs_camera 
                 pixel_backward(&f, p, f.start[t], f.last[pix], px, py, f.T[pix], dpix, &pg);
             }
     }
-    gs_gcam gc = gcam_of(c);
+    gs_gcam gc = gs_gcam_of(c);
 #pragma omp parallel for schedule(static)
     for (long long ii = 0; ii < (long long)n; ii++) {
         size_t i = (size_t)ii;

@@ -27,6 +27,9 @@
 #ifndef GT_GS_MATH_GRAD_H
 #define GT_GS_MATH_GRAD_H
 
+#include <string.h>
+
+#include "gs/gs.h"
 #include "gs/gs_math.h"
 
 /* The camera as the per-Gaussian backward needs it (plain values, passed by
@@ -36,6 +39,18 @@ typedef struct gs_gcam {
     float fx, fy, cx, cy; /* cx, cy: the principal point (gt_gs_camera's) */
     int w, h;
 } gs_gcam;
+
+/* c as the backward's camera (host code of the CPU and GPU paths) */
+static inline gs_gcam gs_gcam_of(const gt_gs_camera *c)
+{
+    gs_gcam g;
+    memcpy(g.R, c->R, sizeof g.R);
+    memcpy(g.t, c->t, sizeof g.t);
+    memcpy(g.campos, c->campos, sizeof g.campos);
+    g.fx = c->fx, g.fy = c->fy, g.cx = c->cx, g.cy = c->cy;
+    g.w = c->width, g.h = c->height;
+    return g;
+}
 
 /* The back-to-front replay of one pixel (the reference's recursion): with
  * C = sum_i c_i a_i T_i + T_final bg, dC/dc_i = a_i T_i and dC/da_i =
