@@ -66,7 +66,7 @@ void gt_tps_cuda_fit_free(gt_tps_cuda_fit *f);
  * usable); info[1] is the kernels' own. Stream 0, asynchronous: read info[0]
  * after a synchronizing call. */
 gt_status gt_tps_cuda_cholesky(double *A, size_t ld, size_t N, int *info);
-/* B <- A^-1 B for nrhs (1 to 4) columns of B (device, leading dimension ldb)
+/* tps_chol_solve.cu. B <- A^-1 B for nrhs (1 to 4) columns of B (device, leading dimension ldb)
  * with L from gt_tps_cuda_cholesky; work: gt_tps_cuda_chol_solve_work(N,
  * nrhs) device doubles (the intermediate solution and the inverses of L's
  * 64 x 64 diagonal blocks). Stream 0, asynchronous. */

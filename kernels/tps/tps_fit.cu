@@ -4,7 +4,7 @@
 // at the end); the GPU forms the lower triangle of Q^T K Q in two passes,
 // K's entries computed where they are used and written once (tps_qtkq.cu;
 // never forming Q or reading K), the Cholesky of Q2^T K Q2 + lambda I in
-// place in the trailing block and its solve (tps_chol.cu, no cuSOLVER) and
+// place in the trailing block and its solve (tps_chol.cu, tps_chol_solve.cu, no cuSOLVER) and
 // the affine right-hand side (tps_top_rows). GCV: cuSOLVER's syevd on a
 // copy, the only use of cuSOLVER and cuBLAS, which are opened for it alone.
 // U(r) is lib/tps/tps_math.h's, as on the CPU.
