@@ -92,7 +92,10 @@ static const char *USAGE =
     "                          held-out view at every evaluation, and their mean\n"
     "      --save-at LIST      write OUT-<iteration>.ply at these iterations\n"
     "      --seed S            seed of the camera order (default 0)\n"
-    "  -r, --resolution F      cameras and images downscaled by F (1, 2, 4, 8)\n"
+    "  -r, --resolution F      cameras and images downscaled by F (1, 2, 4, 8;\n"
+    "                          images_F/ of a capture when there), or to a width\n"
+    "                          of F pixels (16 or more); default: a capture's\n"
+    "                          photographs wider than 1600 are trained 1600 wide\n"
     "      --sh-start D        SH degree at the first iteration (default: 0 when\n"
     "                          training from a capture's points, the reference's\n"
     "                          schedule; else the scene's, as the reference starts a\n"
@@ -238,9 +241,10 @@ static bool set_fit_option(gt_gs_fit_job *f, int c, const char *arg, gt_status *
         f->seed = (uint64_t)seed;
         return true;
     case 'r':
-        *st = gt_parse_int("--resolution", arg, 1, 8, &f->downscale);
-        if (*st == GT_OK && (f->downscale & (f->downscale - 1)))
-            *st = gt_usage_error("--resolution %s: give 1, 2, 4 or 8", arg);
+        *st = gt_parse_int("--resolution", arg, 1, GT_GS_MAX_SIZE, &f->downscale);
+        if (*st == GT_OK && f->downscale < 16 && (f->downscale > 8 || (f->downscale & (f->downscale - 1))))
+            *st = gt_usage_error("--resolution %s: give 1, 2, 4 or 8 (a factor), or a width of 16 pixels or more",
+                                 arg);
         return true;
     }
     return false;

@@ -13,7 +13,8 @@
 
 void gt_gs_capture_opts_init(gt_gs_capture_opts *o)
 {
-    o->resolution = 1;
+    o->resolution = 0;
+    o->auto_width = GT_GS_AUTO_WIDTH;
     o->test_every = 8;
 }
 
@@ -117,14 +118,21 @@ void gt_gs_camera_from_pose(gt_gs_camera *c, const double q_in[4], const double 
     }
 }
 
-/* The view of image im with lens L at resolution r. */
-static gt_status make_view(const gt_gs_capture *cap, const gt_colmap_image *im, int lens, gt_gs_view *v)
+/* The view of image im with lens L at the capture's resolution: the size /
+ * r rounded half to even, or scaled to width_to wide as the reference does
+ * it (scale = width / width_to, the sides int(side / scale)). */
+static gt_status make_view(gt_gs_capture *cap, const gt_colmap_image *im, int lens, gt_gs_view *v)
 {
     const gt_gs_capture_lens *L = &cap->lenses[lens];
     const gt_gs_pinhole *p = &L->pinhole;
     int r = cap->resolution;
     int w = r > 1 ? round_even((double)p->width / r) : p->width;
     int h = r > 1 ? round_even((double)p->height / r) : p->height;
+    if (cap->width_to > 0 && p->width > cap->width_to) {
+        double scale = (double)p->width / cap->width_to;
+        w = (int)(p->width / scale), h = (int)(p->height / scale);
+        cap->scaled++;
+    }
     if (w < 1) w = 1;
     if (h < 1) h = 1;
     if (w > GT_GS_MAX_SIZE || h > GT_GS_MAX_SIZE)
@@ -160,11 +168,15 @@ gt_status gt_gs_capture_open(const char *dir, const gt_gs_capture_opts *o, gt_gs
     gt_gs_capture_opts def;
     gt_gs_capture_opts_init(&def);
     if (!o) o = &def;
-    if (o->resolution != 1 && o->resolution != 2 && o->resolution != 4 && o->resolution != 8)
-        return gt_fail(GT_ERR_USAGE, "resolution %d: expected 1, 2, 4 or 8", o->resolution);
+    const int res = o->resolution;
+    if (!(res == 0 || res == 1 || res == 2 || res == 4 || res == 8 || res >= 16))
+        return gt_fail(GT_ERR_USAGE, "resolution %d: expected 1, 2, 4 or 8 (a factor) or a width of 16 or more", res);
+    if (res == 0 && o->auto_width < 1) return gt_fail(GT_ERR_USAGE, "auto_width %d: expected 1 or more", o->auto_width);
     if (o->test_every < 0) return gt_fail(GT_ERR_USAGE, "test_every %d: expected 0 (none) or more", o->test_every);
     if (!is_dir(dir)) return gt_fail(GT_ERR_DATA, "the capture folder '%s' does not exist or is not a folder", dir);
-    cap->resolution = o->resolution;
+    cap->resolution = res >= 1 && res <= 8 ? res : 1;
+    cap->width_to = res == 0 ? o->auto_width : res >= 16 ? res : 0;
+    cap->auto_width = res == 0;
     gt_status st = GT_OK;
     if (!(cap->dir = strdup(dir))) st = gt_fail(GT_ERR_RUNTIME, "out of memory");
     if (st == GT_OK) st = find_model(cap);

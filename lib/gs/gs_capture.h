@@ -59,8 +59,18 @@
 extern "C" {
 #endif
 
+/* The reference trainer's default: photographs wider than this are trained
+ * at this width (their height scaled alike). */
+#define GT_GS_AUTO_WIDTH 1600
+
 typedef struct gt_gs_capture_opts {
-    int resolution; /* 1 (default), 2, 4, 8 */
+    /* 0 (default): the reference's -r -1: a camera wider than auto_width is
+     * scaled to auto_width wide, the others kept; 1, 2, 4, 8: the size / N
+     * (rounded half to even, as the reference), from images_N/ where the
+     * capture has it; 16 or more: that width in pixels (the reference's
+     * -r W; a camera narrower keeps its size) */
+    int resolution;
+    int auto_width; /* GT_GS_AUTO_WIDTH (default) */
     int test_every; /* 8 (default); 0: no held-out views */
 } gt_gs_capture_opts;
 void gt_gs_capture_opts_init(gt_gs_capture_opts *o);
@@ -89,7 +99,10 @@ typedef struct gt_gs_capture {
     char *dir;               /* DIR as given */
     char *model_dir;         /* DIR/sparse/0 or DIR/sparse */
     char *image_dir;         /* DIR/images or DIR/images_N */
-    int resolution;
+    int resolution;          /* the factor: 1, 2, 4, 8 (1 for a width) */
+    int width_to;            /* > 0: cameras wider are scaled to it */
+    bool auto_width;         /* width_to is the default's (opts.resolution 0) */
+    int scaled;              /* views width_to scaled */
     bool images_n;           /* the photographs come from DIR/images_N */
     int nviews, ntrain, ntest;
     gt_gs_view *views;       /* sorted by name */
@@ -102,7 +115,8 @@ typedef struct gt_gs_capture {
  * folder that is not a capture, a model that cannot be read, a camera model
  * that is not supported, a name longer than a gt_gs_camera holds, or a
  * model without registered images is GT_ERR_DATA naming what is wrong; a
- * resolution other than 1, 2, 4, 8 or a negative test_every GT_ERR_USAGE.
+ * resolution other than 0, 1, 2, 4, 8 or 16 and more, or a negative
+ * test_every, GT_ERR_USAGE.
  * o may be NULL (the defaults). */
 gt_status gt_gs_capture_open(const char *dir, const gt_gs_capture_opts *o, gt_gs_capture *cap);
 void gt_gs_capture_free(gt_gs_capture *cap);

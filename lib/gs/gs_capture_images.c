@@ -1,6 +1,6 @@
 /* The photographs of a capture's views (gs_capture.h): decoded through
  * io/image.h, checked against their camera's size, undistorted when the
- * camera is distorted (gs_undistort.h), area-averaged to the resolution
+ * camera is distorted (gs_undistort.h), area-averaged to the view's size
  * (gs_pixels.h), as planar floats or bytes. All views load in parallel:
  * each thread decodes and converts one photograph at a time. */
 #include <stdatomic.h>
@@ -73,7 +73,7 @@ gt_status gt_gs_capture_load_view(const gt_gs_capture *cap, int i, const float b
         double sx = (double)img.w / L->width, sy = (double)img.h / L->height;
         l.fx *= sx, l.cx *= sx, l.fy *= sy, l.cy *= sy;
         gt_gs_pinhole t = L->pinhole;
-        if (cap->images_n || cap->resolution == 1) {
+        if (cap->images_n || (w == t.width && h == t.height)) {
             t = (gt_gs_pinhole){w, h, v->cam.fx, v->cam.fy, v->cam.cx, v->cam.cy};
             size_t r = gt_gs_undistort_image(&img, &l, &t, bg, outf, out8);
             gt_image_free(&img);

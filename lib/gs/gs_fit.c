@@ -27,7 +27,7 @@ void gt_gs_fit_job_init(gt_gs_fit_job *j)
     j->sh_max = 3;
     j->sh_degree = -1;
     j->sh_start = -1;
-    j->downscale = 1;
+    j->downscale = 0;
     j->lambda = GT_GS_LAMBDA_DSSIM;
     gt_gs_fit_rates_default(&j->rates);
     gt_gs_densify_opts_default(&j->densify);
@@ -61,6 +61,9 @@ static gt_status read_json_inputs(fit_ctx *c)
     GT_TRY(gt_gs_cameras_read(j->cameras, &c->cams, &c->ncams));
     GT_TRY(gs_fit_split_views(c));
     GT_TRY(read_scene(j->scene, &c->raw));
+    if (j->downscale > 8)
+        return gt_fail(GT_ERR_USAGE, "--resolution %d (a width in pixels) is for a COLMAP capture; with a "
+                                     "cameras.json give 1, 2, 4 or 8", j->downscale);
     return gt_gs_fit_images_read(j->images, c->cams, c->ncams, j->render.bg, j->downscale, &c->img);
 }
 
@@ -87,6 +90,12 @@ static gt_status read_capture(fit_ctx *c, bool gpu)
         gt_info("%s: %d views (%d camera model(s)%s), %zu points; images from %s", j->images, cap.nviews,
                 cap.nlenses, cap.nlenses && cap.lenses[0].distorted ? ", undistorted as they load" : "",
                 cap.model.points.n, cap.image_dir);
+    if (st == GT_OK && cap.scaled > 0 && cap.auto_width)
+        gt_notice("%d of %d photographs are wider than %d pixels: trained at %d wide, as the reference trainer "
+                "does (-r 1 keeps their size)", cap.scaled, cap.nviews, cap.width_to, cap.width_to);
+    else if (st == GT_OK && cap.scaled > 0)
+        gt_info("%d of %d views scaled to %d pixels wide (-r %d)", cap.scaled, cap.nviews, cap.width_to,
+                cap.width_to);
     if (st == GT_OK) st = j->scene ? read_scene(j->scene, &c->raw) : gt_gs_capture_init(&cap, j->sh_max, &c->raw);
     if (st == GT_OK && gpu) st = gt_gs_capture_load_images(&cap, j->render.bg, GT_GS_PIX_U8, (void ***)&c->img8);
     else if (st == GT_OK) st = gt_gs_capture_load_images(&cap, j->render.bg, GT_GS_PIX_F32, (void ***)&c->img);

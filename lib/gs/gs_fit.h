@@ -208,7 +208,9 @@ typedef struct gt_gs_fit_job {
                             the reference's trainer starts a scene loaded from a PLY
                             (load_ply); 0: its schedule for training from points */
     int eval_every;      /* PSNR on the held-out views every K iterations (0: start and end) */
-    int downscale;       /* 1, 2, 4, 8 */
+    int downscale;       /* the reference's -r: 0 (default: a capture's photographs
+                            wider than 1600 trained 1600 wide), 1, 2, 4, 8 (a
+                            factor), 16 or more (a width, captures only) */
     uint64_t seed;
     double lambda;       /* D-SSIM weight, 0.2 */
     gt_gs_fit_rates rates;

@@ -339,11 +339,12 @@ gt_status gs_fit_train(fit_ctx *c)
             st = gs_fit_evaluate(c, it, deg, &tp, &ts);
             gs_fit_stage_stop(c, "evaluate");
             if (st != GT_OK) break;
+            st = account_held(c, tp); /* this iteration's loss, before it is shown */
+            if (st != GT_OK) break;
             gt_progress_end(&pg);
             gt_notice("iteration %d: held-out PSNR %.2f dB, SSIM %.4f (%d view(s)), training loss %.5f, %zu Gaussians",
                       it, tp, ts, c->ntest, c->ema, gs_fit_count(c));
             gt_progress_start(&pg, "fit", j->iterations);
-            st = account_held(c, tp);
             if (it == j->iterations) res->psnr_test_end = tp, res->ssim_test_end = ts;
         }
         if (st == GT_OK && save) st = gs_fit_save_at(c, it);

@@ -4,7 +4,7 @@
 # trained from its points3D with the defaults of a capture (every 8th view
 # by name held out, densification); the outputs (the PLY, the views beside
 # it as OUT.cameras.json and OUT.test.json that gsrender renders from, the
-# --metrics rows, --save-at PLYs); -r 2; --mcmc's cap; and bad captures
+# --metrics rows, --save-at PLYs); -r 2 and -r WIDTH; --mcmc's cap; and bad captures
 # (exit 3 naming what is wrong, no output file) and options that do not go
 # together (exit 2).
 #   cli_capture.sh GEN_CAPTURE [DEVICE]   DEVICE cpu (default) or cuda (skips,
@@ -50,6 +50,13 @@ check "render held-out view $view" 0 $?
 $G --fit "$T/cap" -r 2 -o "$T/h.ply" --iterations 5 2>"$T/e"
 check "-r 2" 0 $?
 has "-r 2 halves the cameras" "$T/h.cameras.json" '"width":	32'
+# -r W: a width in pixels (64x48 -> 40x30); 9 to 15 are neither
+$G --fit "$T/cap" -r 40 -o "$T/w.ply" --iterations 2 2>"$T/e"
+check "-r 40" 0 $?
+has "-r 40: cameras 40 wide" "$T/w.cameras.json" '"width":	40'
+has "-r 40: and 30 high" "$T/w.cameras.json" '"height":	30'
+$G --fit "$T/cap" -r 12 -o "$T/x.ply" --iterations 2 2>"$T/e"
+check "-r 12 refused" 2 $?
 # --mcmc with a cap, and no held-out view
 $G --fit "$T/cap" -o "$T/k.ply" --iterations 60 --mcmc --cap-max 420 --densify-from-iter 10 \
     --densification-interval 10 --test-every 0 --log "$T/k.csv" 2>"$T/e"

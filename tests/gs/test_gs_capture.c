@@ -1,6 +1,7 @@
 /* COLMAP captures (gs/gs_capture.h) on synthetic captures (gs_capture_gen.h):
  * views sorted by name and the llffhold split, the cameras (pose from the
- * quaternion, intrinsics, names), -r with and without images_N, the
+ * quaternion, intrinsics, names), -r with and without images_N, wide
+ * photographs scaled to a width (the default's 1600, -r W), the
  * photographs' checks (missing, wrong size), models refused with the way to
  * undistort, folders that are not captures; undistortion of SIMPLE_RADIAL,
  * RADIAL and OPENCV photographs against the analytic pinhole image; and
@@ -229,6 +230,60 @@ static void test_resolution(void **state)
     expect_data(gt_gs_capture_load_images(&cap, bg, GT_GS_PIX_U8, &img), "is 21x15 but its camera 1 is 45x30",
                 "images_2/ should hold it at 22x15");
     gt_gs_capture_free(&cap);
+}
+
+/* Wide photographs as the reference trains them by default (-r -1: wider
+ * than 1600 -> 1600 wide; here auto_width 30 on 45x30 photographs), and
+ * -r W (a width): scale = width / W, sides int(side / scale), the
+ * intrinsics scaled alike, the photographs area-averaged; narrower
+ * cameras, and -r 1, keep their size. */
+static void test_width(void **state)
+{
+    (void)state;
+    capgen g;
+    capgen_defaults(&g);
+    g.width = 45, g.height = 30;
+    g.params[2] = 22.5, g.params[3] = 15;
+    char d[512];
+    snprintf(d, sizeof d, "%s", tmp("width"));
+    assert_int_equal(capgen_write(&g, d), 0);
+    gt_gs_capture_opts o;
+    gt_gs_capture_opts_init(&o);
+    assert_int_equal(o.resolution, 0), assert_int_equal(o.auto_width, GT_GS_AUTO_WIDTH);
+    /* (resolution, auto_width) -> size: 45 / (45 / 30) = 30, 30 / 1.5 = 20;
+     * 45 / (45 / 18) = 18, 30 / 2.5 = 12; 45 / (45 / 17) = 17, 30 / (45 / 17)
+     * = 11.33 -> 11; narrower than 1600 or 45, and -r 1: as they are */
+    const int res[6] = {0, 18, 17, 0, 1, 45}, aw[6] = {30, 30, 30, 1600, 30, 30};
+    const int ws[6] = {30, 18, 17, 45, 45, 45}, hs[6] = {20, 12, 11, 30, 30, 30};
+    float bg[3] = {0, 0, 0};
+    for (int k = 0; k < 6; k++) {
+        o.resolution = res[k], o.auto_width = aw[k];
+        gt_gs_capture cap;
+        GT_ASSERT_OK(gt_gs_capture_open(d, &o, &cap));
+        const gt_gs_camera *c = &cap.views[0].cam;
+        assert_int_equal(c->width, ws[k]), assert_int_equal(c->height, hs[k]);
+        assert_int_equal(cap.scaled, ws[k] < 45 ? cap.nviews : 0);
+        assert_int_equal(cap.auto_width, res[k] == 0);
+        assert_float_equal(c->fx, 40.0 * ws[k] / 45, 1e-5), assert_float_equal(c->fy, 41.0 * hs[k] / 30, 1e-5);
+        assert_float_equal(c->cx, 22.5 * ws[k] / 45, 1e-5), assert_float_equal(c->cy, 15.0 * hs[k] / 30, 1e-5);
+        void **img;
+        GT_ASSERT_OK(gt_gs_capture_load_images(&cap, bg, GT_GS_PIX_F32, &img));
+        gt_image full;
+        GT_ASSERT_OK(gt_image_read(cap.views[1].path, 0, 0, &full));
+        const float *p = img[1];
+        int w = ws[k], h = hs[k];
+        for (int ch = 0; ch < 3; ch++)
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++)
+                    assert_float_equal(p[((size_t)ch * h + y) * w + x], area_mean(&full, ch, w, h, x, y), 1e-6);
+        gt_image_free(&full);
+        gt_gs_capture_images_free(img, cap.nviews);
+        gt_gs_capture_free(&cap);
+    }
+    /* 9 to 15 are neither a factor nor a width */
+    o.resolution = 12;
+    gt_gs_capture cap;
+    assert_int_equal(gt_gs_capture_open(d, &o, &cap), GT_ERR_USAGE);
 }
 
 static void test_bad_photographs(void **state)
@@ -495,7 +550,7 @@ static void test_lens_math(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_views_split), cmocka_unit_test(test_cameras),   cmocka_unit_test(test_resolution),
+        cmocka_unit_test(test_views_split), cmocka_unit_test(test_cameras),   cmocka_unit_test(test_resolution), cmocka_unit_test(test_width),
         cmocka_unit_test(test_bad_photographs), cmocka_unit_test(test_not_supported), cmocka_unit_test(test_no_points),
         cmocka_unit_test(test_undistort),   cmocka_unit_test(test_lens_math), cmocka_unit_test(test_rendered_capture),
     };
