@@ -97,17 +97,27 @@ GT_HD void gs_dens_child(const float *pos, const float *log_scale, const float *
 }
 
 /* ---- MCMC ---- */
+/* A Gaussian's opacity in double: the float sigmoid's expf is within 2 ulp
+ * on the GPU, correctly rounded in glibc, and near an opacity of 1 the
+ * share's (1 - o)^(1/N) and the logit after it magnify one ulp of o to
+ * ~1e-5 (test_gs_densify_gpu); in double both paths agree to the float
+ * they round to. */
+GT_HD double gs_mcmc_opacity(float logit_opacity)
+{
+    return 1.0 / (1.0 + exp(-(double)logit_opacity));
+}
+
 /* Dead: opacity at most min_opacity, or not a number. */
 GT_HD int gs_mcmc_dead(float logit_opacity, float min_opacity)
 {
-    float op = gs_sigmoid(logit_opacity);
-    return !(op > min_opacity);
+    double op = gs_mcmc_opacity(logit_opacity);
+    return !(op > (double)min_opacity);
 }
 
 GT_HD uint64_t gs_mcmc_weight(float logit_opacity)
 {
-    float op = gs_sigmoid(logit_opacity);
-    return op > 0.0f ? (uint64_t)((double)op * 4294967296.0) : 0u;
+    double op = gs_mcmc_opacity(logit_opacity);
+    return op > 0.0 ? (uint64_t)(op * 4294967296.0) : 0u;
 }
 
 /* Draw `counter` of stream `seed` over the inclusive sums cdf[0..n) of the
@@ -156,12 +166,11 @@ GT_HD void gs_mcmc_shared(float logit_opacity, uint32_t times, float min_opacity
                           float *dlog_scale)
 {
     double on, f;
-    gs_mcmc_share((double)gs_sigmoid(logit_opacity), (int)(times > 1000u ? 1000u : times) + 1, &on, &f);
-    float o = (float)on;
-    const float omax = 1.0f - 1.1920929e-07f;
-    if (o > omax) o = omax;
-    if (o < min_opacity) o = min_opacity;
-    *new_logit = logf(o / (1.0f - o));
+    gs_mcmc_share(gs_mcmc_opacity(logit_opacity), (int)(times > 1000u ? 1000u : times) + 1, &on, &f);
+    const double omax = 1.0 - 1.1920928955078125e-07; /* 1 - 2^-23: a finite logit */
+    if (on > omax) on = omax;
+    if (on < (double)min_opacity) on = (double)min_opacity;
+    *new_logit = (float)log(on / (1.0 - on));
     *dlog_scale = (float)log(f);
 }
 
