@@ -209,22 +209,38 @@ def read_3dgs(path):
                 scales=g(["scale_0", "scale_1", "scale_2"]), quats=g(["rot_0", "rot_1", "rot_2", "rot_3"]))
 
 
-def orbit_w2c(i, n, radius, elev_deg):
-    """gt_gs_camera_orbit with centre 0 and up +y: rows right, down, forward."""
-    u = np.array([0.0, 1.0, 0.0])
-    e2 = np.cross(u, [1.0, 0.0, 0.0])
+def look_at(eye, target, up):
+    """world -> camera 4x4 (rows right, down, forward: gsrender's convention)
+    looking from eye at target."""
+    f = target - eye
+    f = f / np.linalg.norm(f)
+    r = np.cross(f, up)
+    if np.linalg.norm(r) < 1e-9:  # looking along the up: any right will do
+        r = np.cross(f, [1.0, 0.0, 0.0] if abs(f[0]) < 0.9 else [0.0, 0.0, 1.0])
+    r /= np.linalg.norm(r)
+    m = np.eye(4)
+    m[:3, :3] = np.stack([r, np.cross(f, r), f])
+    m[:3, 3] = -m[:3, :3] @ eye
+    return m
+
+
+def view_from(theta, elev_deg, radius, centre=(0.0, 0.0, 0.0), up=(0.0, 1.0, 0.0)):
+    """(world -> camera, eye) of a camera at azimuth theta (radians) and
+    elevation elev_deg about `up`, `radius` from `centre`, looking at it;
+    theta 0 lies along +x for up +y, as gt_gs_camera_orbit."""
+    u = np.asarray(up, dtype=np.float64)
+    e2 = np.cross(u, [1.0, 0.0, 0.0] if abs(u[0]) < 0.9 else [0.0, 0.0, 1.0])
     e2 /= np.linalg.norm(e2)
     e1 = np.cross(e2, u)
-    th, el = 2 * math.pi * i / n, math.radians(elev_deg)
-    eye = radius * (math.cos(el) * (math.cos(th) * e1 + math.sin(th) * e2) + math.sin(el) * u)
-    f = -eye / np.linalg.norm(eye)
-    r = np.cross(f, u)
-    r /= np.linalg.norm(r)
-    d = np.cross(f, r)
-    m = np.eye(4)
-    m[:3, :3] = np.stack([r, d, f])
-    m[:3, 3] = -m[:3, :3] @ eye
-    return m, eye
+    el = math.radians(elev_deg)
+    eye = np.asarray(centre, dtype=np.float64) + \
+        radius * (math.cos(el) * (math.cos(theta) * e1 + math.sin(theta) * e2) + math.sin(el) * u)
+    return look_at(eye, np.asarray(centre, dtype=np.float64), u), eye
+
+
+def orbit_w2c(i, n, radius, elev_deg, centre=(0.0, 0.0, 0.0), up=(0.0, 1.0, 0.0)):
+    """View i of gt_gs_camera_orbit's n (centre 0 and up +y by default)."""
+    return view_from(2 * math.pi * i / n, elev_deg, radius, centre, up)
 
 
 def gs_common(path):
