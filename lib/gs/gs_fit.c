@@ -58,12 +58,12 @@ void gt_gs_fit_job_defaults(gt_gs_fit_job *j, bool no_densify)
 static gt_status read_json_inputs(fit_ctx *c)
 {
     const gt_gs_fit_job *j = c->j;
-    GT_TRY(gt_gs_cameras_read(j->cameras, &c->cams, &c->ncams));
-    GT_TRY(gs_fit_split_views(c));
-    GT_TRY(read_scene(j->scene, &c->raw));
     if (j->downscale > 8)
         return gt_fail(GT_ERR_USAGE, "--resolution %d (a width in pixels) is for a COLMAP capture; with a "
                                      "cameras.json give 1, 2, 4 or 8", j->downscale);
+    GT_TRY(gt_gs_cameras_read(j->cameras, &c->cams, &c->ncams));
+    GT_TRY(gs_fit_split_views(c));
+    GT_TRY(read_scene(j->scene, &c->raw));
     return gt_gs_fit_images_read(j->images, c->cams, c->ncams, j->render.bg, j->downscale, &c->img);
 }
 

@@ -158,16 +158,47 @@ static double area_mean(const gt_image *im, int c, int w, int h, int x, int y)
     return s / ((x1 - x0) * (y1 - y0));
 }
 
+/* A capture of 45x30 photographs (fx 40, fy 41, centre 22.5, 15) in
+ * tmp(name), for the resolution tests. */
+static void write_45x30(capgen *g, const char *name, char d[512])
+{
+    capgen_defaults(g);
+    g->width = 45, g->height = 30;
+    g->params[2] = 22.5, g->params[3] = 15;
+    snprintf(d, 512, "%s", tmp(name));
+    assert_int_equal(capgen_write(g, d), 0);
+}
+
+/* The views of a 45x30 capture opened at w x h: intrinsics scaled alike,
+ * and every other photograph area-averaged from the full-size one. */
+static void check_scaled_views(const gt_gs_capture *cap, int w, int h)
+{
+    const gt_gs_camera *c = &cap->views[0].cam;
+    assert_int_equal(c->width, w), assert_int_equal(c->height, h);
+    assert_float_equal(c->fx, 40.0 * w / 45, 1e-5), assert_float_equal(c->fy, 41.0 * h / 30, 1e-5);
+    assert_float_equal(c->cx, 22.5 * w / 45, 1e-5), assert_float_equal(c->cy, 15.0 * h / 30, 1e-5);
+    float bg[3] = {0, 0, 0};
+    void **img;
+    GT_ASSERT_OK(gt_gs_capture_load_images(cap, bg, GT_GS_PIX_F32, &img));
+    for (int v = 0; v < cap->nviews; v += 2) {
+        gt_image full;
+        GT_ASSERT_OK(gt_image_read(cap->views[v].path, 0, 0, &full));
+        const float *p = img[v];
+        for (int ch = 0; ch < 3; ch++)
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++)
+                    assert_float_equal(p[((size_t)ch * h + y) * w + x], area_mean(&full, ch, w, h, x, y), 1e-6);
+        gt_image_free(&full);
+    }
+    gt_gs_capture_images_free(img, cap->nviews);
+}
+
 static void test_resolution(void **state)
 {
     (void)state;
     capgen g;
-    capgen_defaults(&g);
-    g.width = 45, g.height = 30;
-    g.params[2] = 22.5, g.params[3] = 15;
     char d[512];
-    snprintf(d, sizeof d, "%s", tmp("res"));
-    assert_int_equal(capgen_write(&g, d), 0);
+    write_45x30(&g, "res", d);
     gt_gs_capture_opts o;
     gt_gs_capture_opts_init(&o);
     /* sizes as Python's round: 22.5 -> 22, 7.5 -> 8, 5.625 -> 6, 3.75 -> 4 */
@@ -178,25 +209,7 @@ static void test_resolution(void **state)
         gt_gs_capture cap;
         GT_ASSERT_OK(gt_gs_capture_open(d, &o, &cap));
         assert_false(cap.images_n);
-        const gt_gs_camera *c = &cap.views[0].cam;
-        assert_int_equal(c->width, ws[k]), assert_int_equal(c->height, hs[k]);
-        assert_float_equal(c->fx, 40.0 * ws[k] / 45, 1e-5), assert_float_equal(c->fy, 41.0 * hs[k] / 30, 1e-5);
-        assert_float_equal(c->cx, 22.5 * ws[k] / 45, 1e-5), assert_float_equal(c->cy, 15.0 * hs[k] / 30, 1e-5);
-        /* the photographs, area-averaged from the full-size ones */
-        void **img;
-        GT_ASSERT_OK(gt_gs_capture_load_images(&cap, bg, GT_GS_PIX_F32, &img));
-        for (int v = 0; v < cap.nviews; v += 2) {
-            gt_image full;
-            GT_ASSERT_OK(gt_image_read(cap.views[v].path, 0, 0, &full));
-            const float *p = img[v];
-            int w = ws[k], h = hs[k];
-            for (int ch = 0; ch < 3; ch++)
-                for (int y = 0; y < h; y++)
-                    for (int x = 0; x < w; x++)
-                        assert_float_equal(p[((size_t)ch * h + y) * w + x], area_mean(&full, ch, w, h, x, y), 1e-6);
-            gt_image_free(&full);
-        }
-        gt_gs_capture_images_free(img, cap.nviews);
+        check_scaled_views(&cap, ws[k], hs[k]);
         gt_gs_capture_free(&cap);
     }
     /* images_2/ taken when present, at either rounding of 22.5 (22 or 23) */
@@ -241,12 +254,8 @@ static void test_width(void **state)
 {
     (void)state;
     capgen g;
-    capgen_defaults(&g);
-    g.width = 45, g.height = 30;
-    g.params[2] = 22.5, g.params[3] = 15;
     char d[512];
-    snprintf(d, sizeof d, "%s", tmp("width"));
-    assert_int_equal(capgen_write(&g, d), 0);
+    write_45x30(&g, "width", d);
     gt_gs_capture_opts o;
     gt_gs_capture_opts_init(&o);
     assert_int_equal(o.resolution, 0), assert_int_equal(o.auto_width, GT_GS_AUTO_WIDTH);
@@ -255,29 +264,13 @@ static void test_width(void **state)
      * = 11.33 -> 11; narrower than 1600 or 45, and -r 1: as they are */
     const int res[6] = {0, 18, 17, 0, 1, 45}, aw[6] = {30, 30, 30, 1600, 30, 30};
     const int ws[6] = {30, 18, 17, 45, 45, 45}, hs[6] = {20, 12, 11, 30, 30, 30};
-    float bg[3] = {0, 0, 0};
     for (int k = 0; k < 6; k++) {
         o.resolution = res[k], o.auto_width = aw[k];
         gt_gs_capture cap;
         GT_ASSERT_OK(gt_gs_capture_open(d, &o, &cap));
-        const gt_gs_camera *c = &cap.views[0].cam;
-        assert_int_equal(c->width, ws[k]), assert_int_equal(c->height, hs[k]);
         assert_int_equal(cap.scaled, ws[k] < 45 ? cap.nviews : 0);
         assert_int_equal(cap.auto_width, res[k] == 0);
-        assert_float_equal(c->fx, 40.0 * ws[k] / 45, 1e-5), assert_float_equal(c->fy, 41.0 * hs[k] / 30, 1e-5);
-        assert_float_equal(c->cx, 22.5 * ws[k] / 45, 1e-5), assert_float_equal(c->cy, 15.0 * hs[k] / 30, 1e-5);
-        void **img;
-        GT_ASSERT_OK(gt_gs_capture_load_images(&cap, bg, GT_GS_PIX_F32, &img));
-        gt_image full;
-        GT_ASSERT_OK(gt_image_read(cap.views[1].path, 0, 0, &full));
-        const float *p = img[1];
-        int w = ws[k], h = hs[k];
-        for (int ch = 0; ch < 3; ch++)
-            for (int y = 0; y < h; y++)
-                for (int x = 0; x < w; x++)
-                    assert_float_equal(p[((size_t)ch * h + y) * w + x], area_mean(&full, ch, w, h, x, y), 1e-6);
-        gt_image_free(&full);
-        gt_gs_capture_images_free(img, cap.nviews);
+        check_scaled_views(&cap, ws[k], hs[k]);
         gt_gs_capture_free(&cap);
     }
     /* 9 to 15 are neither a factor nor a width */
