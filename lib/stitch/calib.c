@@ -8,7 +8,9 @@
  *                       without distortion then has its homographies
  *                       polished by the pairs' dense refinement (as the
  *                       homography model does), which pins narrow views
- *                       down better than their features can;
+ *                       down better than their features can, as far as
+ *                       it keeps the features' error within a bound
+ *                       (gt_calib_polish_homographies);
  *   homography          each pair densely refined, the chain of homographies
  *                       to the reference (calib_chain.c);
  * then the checks that no camera is lost and the gains. The job around it
@@ -170,32 +172,21 @@ static gt_status dense_pairs(gt_stitch_calib_result *res, const uint8_t *const *
 
 /* A plane of rotation-model cameras without distortion: its homographies
  * (H = A R^T K^-1) polished by the global refinement of the homography
- * model over every accepted pair, on the overlap's points under the pair's
- * densely refined homography together with the sub-pixel feature inliers,
- * the reference held; the cameras keep H only (a rig of version 1). The
- * feature inliers' RMS error is then that of the homographies (both ways). */
+ * model over every accepted pair (gt_calib_polish_homographies), the
+ * reference held, on the sub-pixel feature inliers and the overlaps' points
+ * under each pair's densely refined homography, the latter weighted so
+ * that the features' RMS error stays within the stated bound; the cameras
+ * keep H only (a rig of version 1). The feature inliers' RMS error is then
+ * that of the homographies (both ways). */
 static gt_status polish_plane(gt_stitch_calib_result *res, int ncam, const uint8_t *const *Y, int w, int h, int pitch,
                               const gt_stitch_calib_opts *o)
 {
     double t0 = gt_now_ms();
     GT_TRY(dense_pairs(res, Y, w, h, pitch, o));
-    /* the correspondences: the overlap's points under the densely refined H, and the sub-pixel feature
-     * inliers, which hold the homographies to what the features show */
-    for (int q = 0; q < res->npairs; q++) {
-        gt_calib_pair *p = &res->pairs[q];
-        if (!p->used || !p->nf) continue;
-        double *a = realloc(p->pa, sizeof(double) * 2 * ((size_t)p->n + p->nf));
-        if (a) p->pa = a;
-        double *b = realloc(p->pb, sizeof(double) * 2 * ((size_t)p->n + p->nf));
-        if (b) p->pb = b;
-        if (!a || !b) return gt_fail(GT_ERR_RUNTIME, "out of memory (pair points)");
-        memcpy(p->pa + 2 * p->n, p->fa, sizeof(double) * 2 * (size_t)p->nf);
-        memcpy(p->pb + 2 * p->n, p->fb, sizeof(double) * 2 * (size_t)p->nf);
-        p->n += p->nf;
-    }
     double Hc[GT_STITCH_MAX_CAMS][9];
     for (int i = 0; i < ncam; i++) memcpy(Hc[i], res->rig.cam[i].H, sizeof Hc[i]);
-    GT_TRY(gt_calib_refine_homographies(res->pairs, res->npairs, ncam, res->reference, Hc));
+    GT_TRY(gt_calib_polish_homographies(res->pairs, res->npairs, ncam, res->reference, Hc, &res->polish_weight,
+                                        &res->rms_feat));
     gt_stitch_rig *rig = &res->rig;
     for (int i = 0; i < ncam; i++) {
         gt_stitch_cam *c = &rig->cam[i];
@@ -205,29 +196,11 @@ static gt_status polish_plane(gt_stitch_calib_result *res, int ncam, const uint8
     }
     rig->version = 1; /* homographies only: any yuvstitch reads it */
     GT_TRY(gt_stitch_rig_finish(rig));
-    /* the feature inliers under the homographies, both ways */
-    double se = 0, mx = 0;
-    long n = 0;
-    for (int q = 0; q < res->npairs; q++) {
-        gt_calib_pair *p = &res->pairs[q];
-        if (!p->used) continue;
-        double Hi[9], Hji[9], Hij[9];
-        GT_TRY(gt_stitch_h_invert(rig->cam[p->j].H, Hi));
-        gt_stitch_h_mul(Hi, rig->cam[p->i].H, Hji); /* i -> j */
-        GT_TRY(gt_stitch_h_invert(Hji, Hij));
-        double pse = 0, pmx = 0;
-        for (int t = 0; t < p->nf; t++) {
-            double e1 = gt_calib_transfer(Hji, p->fa + 2 * t, p->fb + 2 * t);
-            double e2 = gt_calib_transfer(Hij, p->fb + 2 * t, p->fa + 2 * t);
-            pse += e1 * e1 + e2 * e2, pmx = fmax(pmx, fmax(e1, e2));
-        }
-        if (p->nf) p->rms = sqrt(pse / (2.0 * p->nf)), p->max = pmx;
-        se += pse, mx = fmax(mx, pmx), n += p->nf;
-    }
-    if (n) res->rms = sqrt(se / (2.0 * n)), res->max = mx;
+    for (int i = 0; i < ncam; i++) memcpy(Hc[i], rig->cam[i].H, sizeof Hc[i]);
+    GT_TRY(gt_calib_feature_rms(res->pairs, res->npairs, Hc, true, &res->rms, &res->max));
     res->polished = true;
-    gt_info("calibrate: the plane's homographies polished by the dense refinement %.1f ms (RMS %.3f px)",
-            gt_now_ms() - t0, res->rms);
+    gt_info("calibrate: the plane's homographies polished by the dense refinement %.1f ms (the overlaps' points "
+            "weighted %.4g: RMS %.3f px)", gt_now_ms() - t0, res->polish_weight, res->rms);
     return GT_OK;
 }
 

@@ -223,6 +223,48 @@ gt_status gt_calib_chain(gt_calib_pair *pairs, int npairs, int ncam, const gt_ca
  * Levenberg-Marquardt on the symmetric transfer error, camera ref held
  * (what --global-refine runs). */
 gt_status gt_calib_refine_homographies(const gt_calib_pair *pairs, int npairs, int ncam, int ref, double Hc[][9]);
+/* The same on two sets of correspondences together: each pair's (pa, pb)
+ * weighted wp and its feature inliers (fa, fb) weighted wf (a weight of 0
+ * leaves its set out; gt_calib_refine_homographies is wp = 1, wf = 0). */
+gt_status gt_calib_refine_homographies_joint(const gt_calib_pair *pairs, int npairs, int ncam, int ref, double wp,
+                                             double wf, double Hc[][9]);
+
+/* The feature inliers' (fa, fb) RMS error and largest error under
+ * homographies Hc (camera -> a common plane), both ways, over the accepted
+ * pairs (*rms, *max may be NULL); with set_pairs every accepted pair's rms
+ * and max are set too. */
+gt_status gt_calib_feature_rms(gt_calib_pair *pairs, int npairs, double Hc[][9], bool set_pairs, double *rms,
+                               double *max);
+
+/* How far the overlaps' points may pull a plane's homographies off the
+ * features (gt_calib_polish_homographies): the features' RMS error at most
+ * GT_CALIB_POLISH_MAX_RMS px (the accuracy asked of a calibrated rig), or
+ * GT_CALIB_POLISH_BOUND_REL above that of the homographies fitted to the
+ * features alone where that is more; the overlaps' points keep at least
+ * the weight GT_CALIB_POLISH_MIN_WEIGHT, for they hold what the features
+ * leave loose (on test_calib_photo's 24-degree views the corners land
+ * 0.2-0.4 px from the truth with the points at full weight, 0.6 px at 1/16,
+ * 5 px, 30 px at worst, from the features alone). */
+#define GT_CALIB_POLISH_MAX_RMS 1.0
+#define GT_CALIB_POLISH_BOUND_REL 0.05
+#define GT_CALIB_POLISH_MIN_WEIGHT (1.0 / 16)
+
+/* The polish of a plane's homographies Hc (updated; camera -> a common
+ * plane, camera ref held) on two kinds of correspondences of every accepted
+ * pair: the feature inliers (fa, fb), and the points of its overlap under
+ * its densely refined homography (pa, pb: the luma of the whole overlap,
+ * which pins the far corners of narrow views down better than features
+ * clustered in part of it). Where the scene is not one plane seen from one
+ * centre (parallax, a folded page) the two disagree, and the overlap's
+ * points, more numerous, can pull the homographies off what the features
+ * show; so they are weighted: 1 (a point counts as a feature inlier) while
+ * the features' RMS error stays within the bound above, else halved until
+ * it does (down to GT_CALIB_POLISH_MIN_WEIGHT), each weight's refinement
+ * starting from the last one's homographies. *weight gets the weight,
+ * *rms_feat the RMS error of the features' own fit (NAN when the bound did
+ * not need it); either may be NULL. */
+gt_status gt_calib_polish_homographies(gt_calib_pair *pairs, int npairs, int ncam, int ref, double Hc[][9],
+                                       double *weight, double *rms_feat);
 
 /* Panorama frame: translate so that every camera's warped corners are at
  * non-negative coordinates; the rig's H and size. GT_ERR_DATA when a corner
@@ -415,6 +457,9 @@ typedef struct gt_stitch_calib_result {
     bool rotation;             /* the rotation model ran (cams, rms_init, rms_ba are set) */
     int lens;                  /* the lens parameters the adjustment estimated (GT_CALIB_BA_* bits) */
     bool polished;             /* a plane's homographies polished by the dense refinement (rms, max: theirs) */
+    double rms_feat;           /* polished: the RMS error of the homographies fitted to the feature inliers alone
+                                * (NAN where the bound did not need it) */
+    double polish_weight;      /* polished: the weight the overlaps' points kept (1: each as a feature inlier) */
 } gt_stitch_calib_result;
 void gt_stitch_calib_result_free(gt_stitch_calib_result *r);
 

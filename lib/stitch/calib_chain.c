@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/log.h"
 #include "stitch/calib.h"
 
 void gt_calib_chain_opts_init(gt_calib_chain_opts *o)
@@ -43,6 +44,7 @@ static void normalise9(double H[9])
 typedef struct {
     const gt_calib_pair *pairs;
     int npairs, ncam, ref;
+    double wp, wf; /* weights of the correspondences (pa, pb) and of the feature inliers (fa, fb); 0: left out */
     int slot[GT_STITCH_MAX_CAMS]; /* parameter block of a camera, -1 for the reference */
     double H0[GT_STITCH_MAX_CAMS][9], S[GT_STITCH_MAX_CAMS][9], Si[GT_STITCH_MAX_CAMS][9];
 } global_ctx;
@@ -76,16 +78,21 @@ static double global_resid(const double *x, double *r, void *ctx)
         double Mij[9], Mji[9];
         gt_stitch_h_mul(Hi[q->j], H[q->i], Mij);
         gt_stitch_h_mul(Hi[q->i], H[q->j], Mji);
-        for (int t = 0; t < q->n; t++) {
-            const double *a = q->pa + 2 * t, *b = q->pb + 2 * t;
-            double w1 = Mij[6] * a[0] + Mij[7] * a[1] + Mij[8], w2 = Mji[6] * b[0] + Mji[7] * b[1] + Mji[8];
-            double e[4] = {(Mij[0] * a[0] + Mij[1] * a[1] + Mij[2]) / w1 - b[0],
-                           (Mij[3] * a[0] + Mij[4] * a[1] + Mij[5]) / w1 - b[1],
-                           (Mji[0] * b[0] + Mji[1] * b[1] + Mji[2]) / w2 - a[0],
-                           (Mji[3] * b[0] + Mji[4] * b[1] + Mji[5]) / w2 - a[1]};
-            for (int u = 0; u < 4; u++) {
-                r[k++] = e[u];
-                cost += e[u] * e[u];
+        for (int set = 0; set < 2; set++) {
+            double s = sqrt(set ? c->wf : c->wp);
+            int n = set ? q->nf : q->n;
+            if (!(s > 0)) continue;
+            for (int t = 0; t < n; t++) {
+                const double *a = (set ? q->fa : q->pa) + 2 * t, *b = (set ? q->fb : q->pb) + 2 * t;
+                double w1 = Mij[6] * a[0] + Mij[7] * a[1] + Mij[8], w2 = Mji[6] * b[0] + Mji[7] * b[1] + Mji[8];
+                double e[4] = {(Mij[0] * a[0] + Mij[1] * a[1] + Mij[2]) / w1 - b[0],
+                               (Mij[3] * a[0] + Mij[4] * a[1] + Mij[5]) / w1 - b[1],
+                               (Mji[0] * b[0] + Mji[1] * b[1] + Mji[2]) / w2 - a[0],
+                               (Mji[3] * b[0] + Mji[4] * b[1] + Mji[5]) / w2 - a[1]};
+                for (int u = 0; u < 4; u++) {
+                    r[k++] = s * e[u];
+                    cost += s * s * e[u] * e[u];
+                }
             }
         }
     }
@@ -94,9 +101,15 @@ static double global_resid(const double *x, double *r, void *ctx)
 
 gt_status gt_calib_refine_homographies(const gt_calib_pair *pairs, int npairs, int ncam, int ref, double Hc[][9])
 {
+    return gt_calib_refine_homographies_joint(pairs, npairs, ncam, ref, 1.0, 0.0, Hc);
+}
+
+gt_status gt_calib_refine_homographies_joint(const gt_calib_pair *pairs, int npairs, int ncam, int ref, double wp,
+                                             double wf, double Hc[][9])
+{
     global_ctx c;
     memset(&c, 0, sizeof c);
-    c.pairs = pairs, c.npairs = npairs, c.ncam = ncam, c.ref = ref;
+    c.pairs = pairs, c.npairs = npairs, c.ncam = ncam, c.ref = ref, c.wp = wp, c.wf = wf;
     int np = 0;
     size_t m = 0;
     for (int i = 0; i < ncam; i++) {
@@ -107,15 +120,18 @@ gt_status gt_calib_refine_homographies(const gt_calib_pair *pairs, int npairs, i
         for (int p = 0; p < npairs; p++) {
             const gt_calib_pair *q = &pairs[p];
             if (!q->used || (q->i != i && q->j != i)) continue;
-            const double *pts = q->i == i ? q->pa : q->pb;
-            for (int t = 0; t < q->n; t++) s = fmax(s, fmax(fabs(pts[2 * t]), fabs(pts[2 * t + 1])));
+            for (int set = 0; set < 2; set++) {
+                const double *pts = set ? (q->i == i ? q->fa : q->fb) : (q->i == i ? q->pa : q->pb);
+                int n = (set ? wf : wp) > 0 ? (set ? q->nf : q->n) : 0;
+                for (int t = 0; t < n; t++) s = fmax(s, fmax(fabs(pts[2 * t]), fabs(pts[2 * t + 1])));
+            }
         }
         double S[9] = {1 / s, 0, 0, 0, 1 / s, 0, 0, 0, 1}, Si[9] = {s, 0, 0, 0, s, 0, 0, 0, 1};
         memcpy(c.S[i], S, sizeof S);
         memcpy(c.Si[i], Si, sizeof Si);
     }
     for (int p = 0; p < npairs; p++)
-        if (pairs[p].used) m += 4 * (size_t)pairs[p].n;
+        if (pairs[p].used) m += 4 * ((wp > 0 ? (size_t)pairs[p].n : 0) + (wf > 0 ? (size_t)pairs[p].nf : 0));
     if (np == 0 || m == 0) return GT_OK;
     double *x = gt_calloc((size_t)np * 8, sizeof(double), "global refinement");
     if (!x) return GT_ERR_RUNTIME;
@@ -127,6 +143,61 @@ gt_status gt_calib_refine_homographies(const gt_calib_pair *pairs, int npairs, i
         }
     free(x);
     return st;
+}
+
+gt_status gt_calib_feature_rms(gt_calib_pair *pairs, int npairs, double Hc[][9], bool set_pairs, double *rms,
+                               double *max)
+{
+    double se = 0, mx = 0;
+    long n = 0;
+    for (int q = 0; q < npairs; q++) {
+        gt_calib_pair *p = &pairs[q];
+        if (!p->used) continue;
+        double Hi[9], Hji[9], Hij[9];
+        if (gt_stitch_h_invert(Hc[p->j], Hi)) return gt_fail(GT_ERR_DATA, "camera %d: singular homography", p->j + 1);
+        gt_stitch_h_mul(Hi, Hc[p->i], Hji); /* i -> j */
+        if (gt_stitch_h_invert(Hji, Hij))
+            return gt_fail(GT_ERR_DATA, "pair %d-%d: singular homography", p->i + 1, p->j + 1);
+        double pse = 0, pmx = 0;
+        for (int t = 0; t < p->nf; t++) {
+            double e1 = gt_calib_transfer(Hji, p->fa + 2 * t, p->fb + 2 * t);
+            double e2 = gt_calib_transfer(Hij, p->fb + 2 * t, p->fa + 2 * t);
+            pse += e1 * e1 + e2 * e2, pmx = fmax(pmx, fmax(e1, e2));
+        }
+        if (set_pairs && p->nf) p->rms = sqrt(pse / (2.0 * p->nf)), p->max = pmx;
+        se += pse, mx = fmax(mx, pmx), n += p->nf;
+    }
+    if (rms) *rms = n ? sqrt(se / (2.0 * n)) : 0;
+    if (max) *max = mx;
+    return GT_OK;
+}
+
+gt_status gt_calib_polish_homographies(gt_calib_pair *pairs, int npairs, int ncam, int ref, double Hc[][9],
+                                       double *weight, double *rms_feat)
+{
+    double H0[GT_STITCH_MAX_CAMS][9], Hf[GT_STITCH_MAX_CAMS][9];
+    memcpy(H0, Hc, sizeof(double) * 9 * ncam);
+    double ef = NAN, e, bound = GT_CALIB_POLISH_MAX_RMS, lambda = 1;
+    for (;;) { /* each weight from the last one's homographies */
+        GT_TRY(gt_calib_refine_homographies_joint(pairs, npairs, ncam, ref, lambda, 1.0, Hc));
+        GT_TRY(gt_calib_feature_rms(pairs, npairs, Hc, false, &e, NULL));
+        gt_info("calibrate: the plane's polish, the overlaps' points weighted %.4g: the features' RMS %.3f px%s", lambda,
+                e, e <= bound ? "" : " (beyond the bound)");
+        if (e <= bound || lambda <= GT_CALIB_POLISH_MIN_WEIGHT) break;
+        if (isnan(ef)) { /* the features alone, once: the bound */
+            memcpy(Hf, H0, sizeof(double) * 9 * ncam);
+            GT_TRY(gt_calib_refine_homographies_joint(pairs, npairs, ncam, ref, 0.0, 1.0, Hf));
+            GT_TRY(gt_calib_feature_rms(pairs, npairs, Hf, false, &ef, NULL));
+            bound = fmax(GT_CALIB_POLISH_MAX_RMS, ef * (1 + GT_CALIB_POLISH_BOUND_REL));
+            gt_info("calibrate: the plane's homographies fitted to the features alone: RMS %.3f px, the bound %.3f px",
+                    ef, bound);
+            if (e <= bound) break;
+        }
+        lambda /= 2;
+    }
+    if (weight) *weight = lambda;
+    if (rms_feat) *rms_feat = ef;
+    return GT_OK;
 }
 
 /* ------------------------------------------------------------ the chain */

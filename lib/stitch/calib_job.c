@@ -82,13 +82,19 @@ static void report(FILE *f, const gt_stitch_calib_result *r, int ncam, bool plac
     if (!placed) return;
     const gt_stitch_rig *g = &r->rig;
     if (r->rotation) {
-        if (r->polished)
+        if (r->polished) {
             fprintf(f, "bundle adjustment: %ld inlier matches, reprojection error RMS %.3f px (chained rotations %.3f px); "
-                    "a plane: its homographies polished by the dense refinement, RMS %.3f px, max %.3f px\n",
+                    "a plane: its homographies polished by the dense refinement, RMS %.3f px, max %.3f px",
                     r->nmatch, r->rms_ba, r->rms_init, r->rms, r->max);
-        else
+            if (r->polish_weight < 1)
+                fprintf(f, " (the overlaps' points weighted %g of a feature's, so that the features stay within "
+                        "max(%g px, %g %% above their own fit's %.3f px))",
+                        r->polish_weight, GT_CALIB_POLISH_MAX_RMS, 100 * GT_CALIB_POLISH_BOUND_REL, r->rms_feat);
+            fprintf(f, "\n");
+        } else {
             fprintf(f, "bundle adjustment: %ld inlier matches, reprojection error RMS %.3f px (chained rotations %.3f px), "
                     "max %.3f px\n", r->nmatch, r->rms, r->rms_init, r->max);
+        }
         for (int i = 0; i < ncam; i++) {
             gt_stitch_cam cc;
             memset(&cc, 0, sizeof cc);

@@ -134,8 +134,13 @@ static void test_recovers(void **state)
                    p->matches, p->inliers, p->rms, p->max, p->tree ? " (chain)" : p->used ? "" : " (not used)");
         }
         double worst, err = cv_corner_error(&s, &ph, &res.rig, ref, &worst);
-        printf("%s: mean corner reprojection error %.3f px (worst corner %.3f px)\n", s.photo, err, worst);
+        printf("%s: mean corner reprojection error %.3f px (worst corner %.3f px); the plane's polish: the "
+               "overlaps' points weighted %g, the features' RMS %.3f px\n",
+               s.photo, err, worst, res.polish_weight, res.rms);
         assert_true(err <= 0.5);
+        /* views of one photograph: the overlaps agree with the features, and keep their full weight (the corners
+         * come from them: the features alone put them 5 px off) */
+        assert_true(res.polished && res.polish_weight == 1.0 && res.rms <= GT_CALIB_POLISH_MAX_RMS);
         for (int p = 0; p < 3; p++)
             for (int i = 0; i < s.n; i++) {
                 const gt_stitch_cam *c = &res.rig.cam[i];

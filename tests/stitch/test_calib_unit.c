@@ -3,7 +3,8 @@
  * plan), FAST/Harris/orientation on constructed images, detection that is
  * deterministic and survives a 90-degree turn, Hamming matching, the DLT,
  * seeded RANSAC with outliers, Levenberg-Marquardt, the chain and the
- * panorama frame (and its refusals), gains from overlaps, the streaming
+ * panorama frame (and its refusals), the plane's polish and its bound on
+ * the features' error, gains from overlaps, the streaming
  * update, and the dense refinement. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -360,6 +361,87 @@ static void test_chain_frame(void **state)
     if (!strstr(gt_errmsg(), "more than the cap")) fail_msg("message: %s", gt_errmsg());
 }
 
+/* ------------------------------------------------------------ the plane's polish */
+
+/* pair i-j of the cameras Hc (camera -> plane, 320x240 views): nf feature inliers at random in the overlap, their
+ * images through the truth plus Gaussian noise of sigma px; the overlap's points on a grid, their images through
+ * the truth moved by the overlap's own "dense" error: a stretch of `bias` px across the view (what a dense
+ * alignment shows where the scene is not one plane seen from one centre) */
+static void polish_pair(gt_calib_pair *p, int i, int j, const double Hc[][9], int nf, double sigma, double bias,
+                        gt_rng *r)
+{
+    pair_from(p, i, j, Hc, nf);
+    p->fa = malloc(sizeof(double) * 2 * nf), p->fb = malloc(sizeof(double) * 2 * nf);
+    p->pa = malloc(sizeof(double) * 2 * 576), p->pb = malloc(sizeof(double) * 2 * 576);
+    for (int k = 0; k < nf;) {
+        double a[2] = {gt_rng_range(r, 0, 319), gt_rng_range(r, 0, 239)}, b[2];
+        apply_h(p->H, a, b);
+        if (b[0] < 0 || b[1] < 0 || b[0] > 319 || b[1] > 239) continue;
+        p->fa[2 * k] = a[0], p->fa[2 * k + 1] = a[1];
+        p->fb[2 * k] = b[0] + sigma * cv_gauss(r), p->fb[2 * k + 1] = b[1] + sigma * cv_gauss(r);
+        k++;
+    }
+    p->nf = nf;
+    for (int gy = 0; gy < 24; gy++)
+        for (int gx = 0; gx < 24; gx++) {
+            double a[2] = {(gx + 0.5) * 319 / 24, (gy + 0.5) * 239 / 24}, b[2];
+            apply_h(p->H, a, b);
+            if (b[0] < 0 || b[1] < 0 || b[0] > 319 || b[1] > 239) continue;
+            p->pa[2 * p->n] = a[0], p->pa[2 * p->n + 1] = a[1];
+            p->pb[2 * p->n] = b[0] + bias * (b[0] / 319 - 0.5), p->pb[2 * p->n + 1] = b[1] + bias * (b[1] / 239 - 0.5);
+            p->n++;
+        }
+}
+
+/* The polish keeps the overlaps' points at full weight where they agree with the features, and where they do not
+ * it lowers their weight until the features' RMS error is within the bound (GT_CALIB_POLISH_*): the largest weight
+ * of the halving steps that is, or the least weight */
+static void test_polish_bound(void **state)
+{
+    (void)state;
+    const double Hc[3][9] = {{0.98, 0.03, -150, -0.02, 1, 6, -6e-5, 0, 1}, {1, 0, 0, 0, 1, 0, 0, 0, 1},
+                             {1.02, -0.03, 140, 0.02, 1, -5, 7e-5, 0, 1}};
+    const struct {
+        double sigma, bias;
+        bool within; /* the full weight within the bound */
+    } cases[] = {{0.3, 0, true}, {0.3, 6, false}, {0.9, 4, false}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        gt_rng r = {11 + c};
+        gt_calib_pair p[2];
+        polish_pair(&p[0], 0, 1, Hc, 120, cases[c].sigma, cases[c].bias, &r);
+        polish_pair(&p[1], 1, 2, Hc, 120, cases[c].sigma, cases[c].bias, &r);
+        double H1[3][9], H[3][9], e1, e, ef, wgt;
+        memcpy(H1, Hc, sizeof H1);
+        GT_ASSERT_OK(gt_calib_refine_homographies_joint(p, 2, 3, 1, 1.0, 1.0, H1)); /* the full weight */
+        GT_ASSERT_OK(gt_calib_feature_rms(p, 2, H1, false, &e1, NULL));
+        memcpy(H, Hc, sizeof H);
+        GT_ASSERT_OK(gt_calib_polish_homographies(p, 2, 3, 1, H, &wgt, &ef));
+        GT_ASSERT_OK(gt_calib_feature_rms(p, 2, H, false, &e, NULL));
+        double bound = isnan(ef) ? GT_CALIB_POLISH_MAX_RMS
+                                 : fmax(GT_CALIB_POLISH_MAX_RMS, (1 + GT_CALIB_POLISH_BOUND_REL) * ef);
+        printf("polish: noise %.1f px, the overlaps' error %.0f px: the full weight's features RMS %.3f px; weight "
+               "%.4g, RMS %.3f px (the features alone %.3f px, bound %.3f px)\n",
+               cases[c].sigma, cases[c].bias, e1, wgt, e, ef, bound);
+        if (cases[c].within) { /* they agree: the overlaps' points as features, the features' error that of noise */
+            assert_true(e1 <= GT_CALIB_POLISH_MAX_RMS);
+            assert_true(wgt == 1.0 && isnan(ef));
+            assert_true(fabs(e - e1) < 1e-6);
+        } else { /* they disagree: without the bound the features would be off */
+            assert_true(e1 > bound);
+            assert_true(wgt < 1.0 && wgt >= GT_CALIB_POLISH_MIN_WEIGHT && !isnan(ef));
+            assert_true(e <= bound || wgt == GT_CALIB_POLISH_MIN_WEIGHT);
+            assert_true(e < e1);
+            /* the largest of the halving steps: twice the weight is beyond the bound */
+            double H2[3][9], e2;
+            memcpy(H2, Hc, sizeof H2);
+            GT_ASSERT_OK(gt_calib_refine_homographies_joint(p, 2, 3, 1, 2 * wgt, 1.0, H2));
+            GT_ASSERT_OK(gt_calib_feature_rms(p, 2, H2, false, &e2, NULL));
+            assert_true(e2 > bound);
+        }
+        for (int q = 0; q < 2; q++) free(p[q].fa), free(p[q].fb), free(p[q].pa), free(p[q].pb);
+    }
+}
+
 /* ------------------------------------------------------------ gains */
 
 static void test_gains(void **state)
@@ -462,7 +544,8 @@ int main(void)
         cmocka_unit_test(test_fast_harris),         cmocka_unit_test(test_orientation),
         cmocka_unit_test(test_detect_rotation),     cmocka_unit_test(test_match_synthetic),
         cmocka_unit_test(test_dlt_ransac_lm),       cmocka_unit_test(test_chain_frame),
-        cmocka_unit_test(test_gains),               cmocka_unit_test(test_align),
+        cmocka_unit_test(test_polish_bound),        cmocka_unit_test(test_gains),
+        cmocka_unit_test(test_align),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
