@@ -13,8 +13,9 @@
 //  - k_blend_back: one 16x16 block per tile, one thread per pixel, the
 //    tile's list replayed back to front from the last contributor (batches
 //    of 256 Gaussians staged in shared memory as in the forward), the
-//    per-pixel terms of gs_blend_grad (lib/gs/gs_math_grad.h). All threads
-//    of a block walk the same Gaussian at the same step, so each warp sums
+//    per-pixel terms of gs_blend_grad (lib/gs/gs_math_grad.h). A warp walks
+//    only the entries its two pixel rows can see, up to its own last
+//    contributor (the forward's blend_warp_mask), so each warp sums
 //    its 32 pixels' terms with shuffles and 9 lanes add the 9 sums
 //    (2-D mean, conic, opacity, colour) with atomics: per (Gaussian, warp)
 //    instead of the reference's per (Gaussian, pixel). Counted with the CPU
@@ -24,7 +25,7 @@
 //    637M atomics for the reference, and 4.80M (warp, Gaussian) pairs, 43M
 //    atomics here (14.8x fewer); 6M Gaussians: 82.6M terms, 743M atomics,
 //    against 8.78M pairs, 79M atomics (9.4x fewer). The shuffles cost
-//    45 per (warp, Gaussian) pair.
+//    14 per (warp, Gaussian) pair (warp_sums_acc; 45 as 9 warp sums).
 //  - k_gauss_back: one thread per Gaussian, gs_gauss_grad (the same code as
 //    the CPU reference) from those sums to the raw parameters, added into
 //    the caller's gradient arrays.
@@ -76,6 +77,31 @@ __device__ __forceinline__ float warp_sum(float v)
     return v;
 }
 
+// The warp's sums of the ACC per-pixel terms, 14 shuffles instead of 9 x 5:
+// terms 0-7 reduced and scattered at once (each exchange halves the terms
+// a lane keeps and doubles the lanes its sums cover: 4 + 2 + 1 shuffles,
+// then 2 more within groups of 4 lanes), term 8 by a plain warp sum. Lane
+// 4k ends with the sum of term k (k < 8), lane 1 with term 8's; *term is
+// the lane's term, -1 for the lanes that hold none.
+__device__ __forceinline__ float warp_sums_acc(const float v[ACC], int lane, int *term)
+{
+    const unsigned full = 0xffffffffu;
+    const bool up16 = lane & 16, up8 = lane & 8, up4 = lane & 4;
+    float a[4], b[2];
+#pragma unroll
+    for (int i = 0; i < 4; i++) // a[i]: term (up16 ? 4 : 0) + i over lanes {l, l ^ 16}
+        a[i] = (up16 ? v[i + 4] : v[i]) + __shfl_xor_sync(full, up16 ? v[i] : v[i + 4], 16);
+#pragma unroll
+    for (int i = 0; i < 2; i++) // b[i]: term (up16 ? 4 : 0) + (up8 ? 2 : 0) + i
+        b[i] = (up8 ? a[i + 2] : a[i]) + __shfl_xor_sync(full, up8 ? a[i] : a[i + 2], 8);
+    float c = (up4 ? b[1] : b[0]) + __shfl_xor_sync(full, up4 ? b[0] : b[1], 4); // term (lane >> 2) & 7
+    c += __shfl_xor_sync(full, c, 2);
+    c += __shfl_xor_sync(full, c, 1);
+    const float s8 = warp_sum(v[8]);
+    *term = (lane & 3) == 0 ? lane >> 2 : lane == 1 ? 8 : -1;
+    return lane == 1 ? s8 : c;
+}
+
 __global__ void __launch_bounds__(BLOCK) k_blend_back(int W, int H, int gx, const uint2 *__restrict__ ranges,
                                                       const uint32_t *__restrict__ vals,
                                                       const float2 *__restrict__ xy,
@@ -90,9 +116,12 @@ __global__ void __launch_bounds__(BLOCK) k_blend_back(int W, int H, int gx, cons
     __shared__ float2 s_xy[BLOCK];
     __shared__ float4 s_co[BLOCK];
     __shared__ float4 s_cd[BLOCK];
+    __shared__ uint8_t s_mask[BLOCK];
     __shared__ uint32_t s_max;
     const int tid = threadIdx.y * TILE + threadIdx.x;
     const int lane = tid & 31;
+    const uint32_t warp_bit = 1u << (tid >> 5);
+    const float tx0 = (float)(blockIdx.x * TILE), ty0 = (float)(blockIdx.y * TILE);
     const int px = blockIdx.x * TILE + threadIdx.x, py = blockIdx.y * TILE + threadIdx.y;
     const bool inside = px < W && py < H;
     const float pxf = (float)px, pyf = (float)py;
@@ -104,6 +133,9 @@ __global__ void __launch_bounds__(BLOCK) k_blend_back(int W, int H, int gx, cons
     const float bg[3] = {bg0, bg1, bg2};
     gs_replay rp;
     gs_replay_init(&rp, T_final, dpix, bg);
+    // the warp's last contributor: the entries after it reach none of its pixels
+    uint32_t wlast = last;
+    for (int o = 16; o > 0; o >>= 1) wlast = max(wlast, __shfl_xor_sync(0xffffffffu, wlast, o));
     if (tid == 0) s_max = 0;
     __syncthreads();
     if (last) atomicMax(&s_max, last);
@@ -114,40 +146,48 @@ __global__ void __launch_bounds__(BLOCK) k_blend_back(int W, int H, int gx, cons
         __syncthreads(); // the previous batch is consumed
         if (tid < cnt) {
             uint32_t id = vals[top - 1 - tid];
+            const float2 g = xy[id];
+            const float4 co = conic_o[id];
             s_id[tid] = id;
-            s_xy[tid] = xy[id];
-            s_co[tid] = conic_o[id];
+            s_xy[tid] = g;
+            s_co[tid] = co;
             s_cd[tid] = rgbd[id];
+            s_mask[tid] = (uint8_t)blend_warp_mask(g, co, tx0, ty0);
         }
         __syncthreads();
-        for (int j = 0; j < cnt; j++) {
-            const uint32_t rel = top - 1 - (uint32_t)j - range.x;
-            float v[ACC] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-            bool contrib = false;
-            if (rel < last) {
-                float2 g = s_xy[j];
-                float4 co = s_co[j];
-                float dx = g.x - pxf, dy = g.y - pyf;
-                float power = gs_power(co.x, co.y, co.z, dx, dy);
-                float alpha = power > 0.0f ? 0.0f : gs_alpha(co.w, power);
-                if (alpha >= GS_ALPHA_MIN) {
-                    contrib = true;
-                    float4 cd = s_cd[j];
-                    const float rgb[3] = {cd.x, cd.y, cd.z};
-                    float dl_dalpha = gs_replay_step(&rp, alpha, rgb, &v[6]);
-                    gs_blend_grad(co.w, co.x, co.y, co.z, dx, dy, dl_dalpha, ref, &v[5], &v[0], &v[2]);
+        // 32 entries at a time: one ballot gives the warp the entries its
+        // rows can see up to its last contributor (the forward skipped the
+        // others, blend_warp_mask), walked back to front
+        for (int r0 = 0; r0 < cnt; r0 += 32) {
+            const int jj = r0 + lane;
+            const uint32_t rel_jj = top - 1 - (uint32_t)jj - range.x;
+            uint32_t bits = __ballot_sync(0xffffffffu, jj < cnt && rel_jj < wlast && (s_mask[jj] & warp_bit));
+            while (bits) {
+                const int j = r0 + __ffs((int)bits) - 1;
+                bits &= bits - 1u;
+                const uint32_t rel = top - 1 - (uint32_t)j - range.x;
+                float v[ACC] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+                bool contrib = false;
+                if (rel < last) {
+                    float2 g = s_xy[j];
+                    float4 co = s_co[j];
+                    float dx = g.x - pxf, dy = g.y - pyf;
+                    float power = gs_power(co.x, co.y, co.z, dx, dy);
+                    float alpha = power > 0.0f ? 0.0f : gs_alpha(co.w, power);
+                    if (alpha >= GS_ALPHA_MIN) {
+                        contrib = true;
+                        float4 cd = s_cd[j];
+                        const float rgb[3] = {cd.x, cd.y, cd.z};
+                        float dl_dalpha = gs_replay_step(&rp, alpha, rgb, &v[6]);
+                        gs_blend_grad(co.w, co.x, co.y, co.z, dx, dy, dl_dalpha, ref, &v[5], &v[0], &v[2]);
+                    }
                 }
-            }
-            if (__any_sync(0xffffffffu, contrib)) {
-                // every lane gets the warp's sums; lane k adds sum k, so the
-                // 9 atomics of a (warp, Gaussian) go out as one instruction
-                float mine = 0.0f;
-#pragma unroll
-                for (int k = 0; k < ACC; k++) {
-                    float sum = warp_sum(v[k]);
-                    if (lane == k) mine = sum;
+                if (__any_sync(0xffffffffu, contrib)) {
+                    // the 9 atomics of a (warp, Gaussian) go out as one instruction
+                    int term;
+                    const float sum = warp_sums_acc(v, lane, &term);
+                    if (term >= 0) atomicAdd(acc + (size_t)s_id[j] * ACC + term, sum);
                 }
-                if (lane < ACC) atomicAdd(acc + (size_t)s_id[j] * ACC + lane, mine);
             }
         }
     }

@@ -81,6 +81,39 @@ struct Cam {
     int W, H, gx, gy;
 };
 
+// Used by the forward blend (gs_raster.cu) and its replay in the backward
+// (gs_backward.cu): both skip the same (warp, Gaussian) pairs, so the
+// backward replays exactly the contributions the forward blended.
+// Which of the tile's 8 warps (warp w: pixel rows 2w and 2w+1 of the tile,
+// all 16 columns) a Gaussian can reach with alpha >= GS_ALPHA_MIN: bit w of
+// the result. alpha = min(0.99, o e^power) >= 1/255 needs
+// d^T Q d <= 2 ln(255 o) for the pixel offset d and the conic Q = [a b; b c],
+// an ellipse whose half extents are sqrt(2 ln(255 o) Sigma_xx) and
+// sqrt(2 ln(255 o) Sigma_yy) with Sigma = Q^-1. The extents are widened by 2 %
+// and 0.05 pixel, beyond the rounding of the per-pixel test (its power and
+// __expf are good to ~1e-6 relative), so a warp that skips a Gaussian has no
+// pixel the test would have let through: the image is the same, the warp
+// just does not evaluate e^power 32 times for nothing (most Gaussians of a
+// large scene cover a few rows of a tile). The one place rounding could
+// still differ: an opacity within ~1e-6 of 1/255, whose ellipse shrinks to
+// nothing; a pixel there gets alpha 1/255 or not by rounding either way
+// (under one 8-bit step).
+__device__ __forceinline__ uint32_t blend_warp_mask(float2 g, float4 co, float tx0, float ty0)
+{
+    const float o = co.w;
+    if (!(o * 255.0f >= 0.999f)) return 0u; // alpha < 1/255 at every pixel
+    const float t = 2.0f * logf(fmaxf(255.0f * o, 1.0f));
+    const float det = co.x * co.z - co.y * co.y;
+    const float hx = sqrtf(t * co.z / det) * 1.02f + 0.05f, hy = sqrtf(t * co.x / det) * 1.02f + 0.05f;
+    if (!(det > 0.0f) || !(hx < 1e30f) || !(hy < 1e30f)) return 0xFFu; // degenerate: no skipping
+    if (g.x + hx < tx0 || g.x - hx > tx0 + (float)(TILE - 1)) return 0u;
+    // rows 2w, 2w+1 meet [y - hy, y + hy] for (y - hy - ty0 - 1) / 2 <= w <= (y + hy - ty0) / 2
+    const float wlo = ceilf((g.y - hy - ty0 - 1.0f) * 0.5f), whi = floorf((g.y + hy - ty0) * 0.5f);
+    const int lo = (int)fmaxf(wlo, 0.0f), hi = (int)fminf(whi, (float)(BLOCK / 32 - 1));
+    if (lo > hi) return 0u;
+    return ((2u << hi) - 1u) & ~((1u << lo) - 1u);
+}
+
 // The per-Gaussian buffers of g for n Gaussians; the SH buffer only with
 // own_sh (floats, or halves with sh_half).
 gt_status gs_cu_alloc_scene(gt_gs_cu *g, size_t n, int sh_k, bool own_sh, bool sh_half);
