@@ -2,19 +2,20 @@
 // dLoss/dimage (the mathematics of lib/gs/gs_fit_loss.c, in float as the
 // reference's PyTorch code), and Adam (lib/gs/gs_fit_adam.c).
 //
-// The 11x11 Gaussian window is separable, so each convolution is a
-// horizontal then a vertical 11-tap pass (zero padding):
-//  k_fwd_h   the five products x, y, xx, yy, xy of a pixel's row neighbours,
-//            horizontal pass -> 5 planes per channel
-//  k_fwd_v   vertical pass -> the moments, the SSIM map, the three
-//            per-pixel factors G dS/d(mu_x, e_xx, e_xy) -> 3 planes, and the
-//            block sums of S, |x-y|, (x-y)^2 added into three doubles
-//  k_bwd_h   horizontal pass of the 3 factor planes
-//  k_bwd_v   vertical pass and dL/dx = W(gm) + 2x W(gxx) + y W(gxy) + L1 part
+// The 11x11 Gaussian window is separable: a horizontal then a vertical
+// 11-tap pass (zero padding), both inside one kernel per direction of the
+// loss, on tiles staged in shared memory (the planes of moments never go
+// through global memory):
+//  k_ssim_fwd  per pixel the five moments x, y, xx, yy, xy, the SSIM map,
+//              the three per-pixel factors G dS/d(mu_x, e_xx, e_xy) (3 planes
+//              per channel, the one thing written), and the block sums of S,
+//              |x-y|, (x-y)^2 added into three doubles
+//  k_ssim_bwd  the window over the 3 factor planes and
+//              dL/dx = W(gm) + 2x W(gxx) + y W(gxy) + the L1 part
 //  k_mcmc_reg, k_mcmc_noise  the MCMC strategy's regularisers and noise
-// Launch shape: 32x8 threads per block over (x, y), blockIdx.z the channel;
-// the taps are read from global memory (neighbouring threads share them
-// through L1).  k_adam, k_u8: grid-stride loops, one thread per element.
+// Launch shape of the loss: 32x8 threads per block, each block a 32x16 tile
+// of one channel (blockIdx.z) with a halo of 5 pixels. k_adam, k_u8:
+// grid-stride loops, one thread per element.
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdlib.h>
@@ -37,7 +38,6 @@ __constant__ float c_win[GT_GS_SSIM_WIN];
 struct gt_gs_cu_loss {
     cudaStream_t stream;
     size_t cap;   // pixels
-    float *fwd;   // 15 planes (5 per channel)
     float *fac;   // 9 planes (3 per channel)
     double *sums; // GT_GS_CU_LOSS_RING x 3
     double *host; // pinned, likewise
@@ -45,57 +45,82 @@ struct gt_gs_cu_loss {
     double n[GT_GS_CU_LOSS_RING], lambda[GT_GS_CU_LOSS_RING]; // values per slot
 };
 
-__global__ void k_fwd_h(const float *__restrict__ x, const float *__restrict__ y, int w, int h,
-                        float *__restrict__ out)
+// One block per 32x16 output tile of a channel (blockIdx.z): the tile and
+// its halo of R pixels (zero outside the image: the zero padding) staged
+// in shared memory, the horizontal pass over the halo's rows into shared
+// memory, the vertical pass per output pixel (two per thread, rows ty and
+// ty + 8). The sums run over the taps in the order of the CPU reference.
+#define OW 32                 // output tile width (= BX)
+#define OH 16                 // output tile height (2 x BY)
+#define IW (OW + 2 * R)       // staged width
+#define IH (OH + 2 * R)       // staged height
+
+// The staged region of plane src (zero outside the image) into dst[IH][IW].
+__device__ __forceinline__ void stage(const float *__restrict__ src, int w, int h, int x0, int y0,
+                                      float (*dst)[IW])
 {
-    int px = blockIdx.x * BX + threadIdx.x, py = blockIdx.y * BY + threadIdx.y, c = blockIdx.z;
-    if (px >= w || py >= h) return;
-    size_t np = (size_t)w * h, row = c * np + (size_t)py * w;
-    float s[5] = {0, 0, 0, 0, 0};
-    for (int k = -R; k <= R; k++) {
-        int xx = px + k;
-        if (xx < 0 || xx >= w) continue;
-        float a = x[row + xx], b = y[row + xx], g = c_win[k + R];
-        s[0] += g * a;
-        s[1] += g * b;
-        s[2] += g * a * a;
-        s[3] += g * b * b;
-        s[4] += g * a * b;
+    for (int i = threadIdx.y * BX + threadIdx.x; i < IH * IW; i += BX * BY) {
+        int r = i / IW, q = i % IW, gx = x0 - R + q, gy = y0 - R + r;
+        dst[r][q] = (gx >= 0 && gx < w && gy >= 0 && gy < h) ? src[(size_t)gy * w + gx] : 0.0f;
     }
-    size_t o = (size_t)py * w + px;
-    for (int q = 0; q < 5; q++) out[(c * 5 + q) * np + o] = s[q];
 }
 
-__global__ void k_fwd_v(const float *__restrict__ x, const float *__restrict__ y, int w, int h,
-                        const float *__restrict__ in, float *__restrict__ fac, float G, double *sums)
+// The loss's forward: per pixel the five moments, the SSIM map, the three
+// factors G dS/d(mu_x, e_xx, e_xy) (fac, when given) and the block sums of
+// S, |x-y|, (x-y)^2 added into three doubles.
+__global__ void __launch_bounds__(BX * BY) k_ssim_fwd(const float *__restrict__ x, const float *__restrict__ y,
+                                                      int w, int h, float *__restrict__ fac, float G, double *sums)
 {
-    int px = blockIdx.x * BX + threadIdx.x, py = blockIdx.y * BY + threadIdx.y, c = blockIdx.z;
-    size_t np = (size_t)w * h;
+    __shared__ float sx[IH][IW], sy[IH][IW];
+    __shared__ float hs[5][IH][OW];
+    const int c = blockIdx.z, x0 = blockIdx.x * OW, y0 = blockIdx.y * OH;
+    const size_t np = (size_t)w * h;
+    stage(x + c * np, w, h, x0, y0, sx);
+    stage(y + c * np, w, h, x0, y0, sy);
+    __syncthreads();
+    for (int i = threadIdx.y * BX + threadIdx.x; i < IH * OW; i += BX * BY) {
+        int r = i / OW, q = i % OW;
+        float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0;
+#pragma unroll
+        for (int k = 0; k < 2 * R + 1; k++) {
+            float a = sx[r][q + k], b = sy[r][q + k], g = c_win[k];
+            s0 += g * a;
+            s1 += g * b;
+            s2 += g * a * a;
+            s3 += g * b * b;
+            s4 += g * a * b;
+        }
+        hs[0][r][q] = s0, hs[1][r][q] = s1, hs[2][r][q] = s2, hs[3][r][q] = s3, hs[4][r][q] = s4;
+    }
+    __syncthreads();
     float S = 0, ad = 0, sq = 0;
-    if (px < w && py < h) {
+    const int tx = threadIdx.x;
+    for (int half = 0; half < 2; half++) {
+        const int ty = threadIdx.y + half * BY, px = x0 + tx, py = y0 + ty;
+        if (px >= w || py >= h) continue;
         float m[5] = {0, 0, 0, 0, 0};
-        for (int k = -R; k <= R; k++) {
-            int yy = py + k;
-            if (yy < 0 || yy >= h) continue;
-            float g = c_win[k + R];
-            size_t o = (size_t)yy * w + px;
-            for (int q = 0; q < 5; q++) m[q] += g * in[(c * 5 + q) * np + o];
+#pragma unroll
+        for (int k = 0; k < 2 * R + 1; k++) {
+            float g = c_win[k];
+#pragma unroll
+            for (int q = 0; q < 5; q++) m[q] += g * hs[q][ty + k][tx];
         }
         const float C1 = (float)GT_GS_SSIM_C1, C2 = (float)GT_GS_SSIM_C2;
         float m1 = m[0], m2 = m[1];
         float A1 = 2 * m1 * m2 + C1, A2 = 2 * (m[4] - m1 * m2) + C2;
         float B1 = m1 * m1 + m2 * m2 + C1, B2 = (m[2] - m1 * m1) + (m[3] - m2 * m2) + C2;
         float inv = 1.0f / (B1 * B2);
-        S = A1 * A2 * inv;
-        size_t o = (size_t)py * w + px, i = c * np + o;
+        float Sp = A1 * A2 * inv;
+        S += Sp;
+        size_t o = (size_t)py * w + px;
         if (fac) {
-            fac[(c * 3 + 0) * np + o] = G * (2 * m2 * (A2 - A1) - 2 * m1 * S * (B2 - B1)) * inv;
-            fac[(c * 3 + 1) * np + o] = G * (-S / B2);
+            fac[(c * 3 + 0) * np + o] = G * (2 * m2 * (A2 - A1) - 2 * m1 * Sp * (B2 - B1)) * inv;
+            fac[(c * 3 + 1) * np + o] = G * (-Sp / B2);
             fac[(c * 3 + 2) * np + o] = G * (2 * A1 * inv);
         }
-        float d = x[i] - y[i];
-        ad = fabsf(d);
-        sq = d * d;
+        float d = sx[ty + R][tx + R] - sy[ty + R][tx + R];
+        ad += fabsf(d);
+        sq += d * d;
     }
     // block sums (256 threads): warp shuffles, then one atomic per warp
     for (int off = 16; off > 0; off >>= 1) {
@@ -110,38 +135,47 @@ __global__ void k_fwd_v(const float *__restrict__ x, const float *__restrict__ y
     }
 }
 
-__global__ void k_bwd_h(const float *__restrict__ fac, int w, int h, float *__restrict__ out)
+// The loss's backward: the window over the three factor planes (W^T = W),
+// dL/dx = W(gm) + 2x W(gxx) + y W(gxy) + the L1 part.
+__global__ void __launch_bounds__(BX * BY) k_ssim_bwd(const float *__restrict__ x, const float *__restrict__ y,
+                                                      int w, int h, const float *__restrict__ fac, float gl1,
+                                                      float *__restrict__ dl_dx)
 {
-    int px = blockIdx.x * BX + threadIdx.x, py = blockIdx.y * BY + threadIdx.y, c = blockIdx.z;
-    if (px >= w || py >= h) return;
-    size_t np = (size_t)w * h, row = (size_t)py * w;
-    float s[3] = {0, 0, 0};
-    for (int k = -R; k <= R; k++) {
-        int xx = px + k;
-        if (xx < 0 || xx >= w) continue;
-        float g = c_win[k + R];
-        for (int q = 0; q < 3; q++) s[q] += g * fac[(c * 3 + q) * np + row + xx];
+    __shared__ float sf[3][IH][IW];
+    __shared__ float hs[3][IH][OW];
+    const int c = blockIdx.z, x0 = blockIdx.x * OW, y0 = blockIdx.y * OH;
+    const size_t np = (size_t)w * h;
+    for (int q = 0; q < 3; q++) stage(fac + (c * 3 + q) * np, w, h, x0, y0, sf[q]);
+    __syncthreads();
+    for (int i = threadIdx.y * BX + threadIdx.x; i < IH * OW; i += BX * BY) {
+        int r = i / OW, col = i % OW;
+        float s0 = 0, s1 = 0, s2 = 0;
+#pragma unroll
+        for (int k = 0; k < 2 * R + 1; k++) {
+            float g = c_win[k];
+            s0 += g * sf[0][r][col + k];
+            s1 += g * sf[1][r][col + k];
+            s2 += g * sf[2][r][col + k];
+        }
+        hs[0][r][col] = s0, hs[1][r][col] = s1, hs[2][r][col] = s2;
     }
-    for (int q = 0; q < 3; q++) out[(c * 3 + q) * np + row + px] = s[q];
-}
-
-__global__ void k_bwd_v(const float *__restrict__ x, const float *__restrict__ y, int w, int h,
-                        const float *__restrict__ in, float gl1, float *__restrict__ dl_dx)
-{
-    int px = blockIdx.x * BX + threadIdx.x, py = blockIdx.y * BY + threadIdx.y, c = blockIdx.z;
-    if (px >= w || py >= h) return;
-    size_t np = (size_t)w * h;
-    float s[3] = {0, 0, 0};
-    for (int k = -R; k <= R; k++) {
-        int yy = py + k;
-        if (yy < 0 || yy >= h) continue;
-        float g = c_win[k + R];
-        for (int q = 0; q < 3; q++) s[q] += g * in[(c * 3 + q) * np + (size_t)yy * w + px];
+    __syncthreads();
+    const int tx = threadIdx.x;
+    for (int half = 0; half < 2; half++) {
+        const int ty = threadIdx.y + half * BY, px = x0 + tx, py = y0 + ty;
+        if (px >= w || py >= h) continue;
+        float s[3] = {0, 0, 0};
+#pragma unroll
+        for (int k = 0; k < 2 * R + 1; k++) {
+            float g = c_win[k];
+#pragma unroll
+            for (int q = 0; q < 3; q++) s[q] += g * hs[q][ty + k][tx];
+        }
+        size_t i = c * np + (size_t)py * w + px;
+        float xi = x[i], yi = y[i], d = xi - yi;
+        float sg = d > 0 ? 1.0f : d < 0 ? -1.0f : 0.0f;
+        dl_dx[i] = s[0] + 2 * xi * s[1] + yi * s[2] + gl1 * sg;
     }
-    size_t i = c * np + (size_t)py * w + px;
-    float d = x[i] - y[i];
-    float sg = d > 0 ? 1.0f : d < 0 ? -1.0f : 0.0f;
-    dl_dx[i] = s[0] + 2 * x[i] * s[1] + y[i] * s[2] + gl1 * sg;
 }
 
 __global__ void k_adam(float *p, const float *g, float *m, float *v, size_t n, float lr, float lr_rest,
@@ -235,8 +269,7 @@ extern "C" gt_status gt_gs_cu_loss_create(int max_w, int max_h, void *stream, gt
     L->cap = (size_t)max_w * max_h;
     float win[GT_GS_SSIM_WIN];
     gt_gs_ssim_window(win);
-    gt_status st = gt_cu_malloc((void **)&L->fwd, L->cap * 15 * sizeof(float), "SSIM moments");
-    if (st == GT_OK) st = gt_cu_malloc((void **)&L->fac, L->cap * 9 * sizeof(float), "SSIM gradient");
+    gt_status st = gt_cu_malloc((void **)&L->fac, L->cap * 9 * sizeof(float), "SSIM gradient");
     if (st == GT_OK) st = gt_cu_malloc((void **)&L->sums, GT_GS_CU_LOSS_RING * 3 * sizeof(double), "loss sums");
     if (st == GT_OK)
         st = gt_cu_pinned_alloc((void **)&L->host, GT_GS_CU_LOSS_RING * 3 * sizeof(double), "loss sums (host)");
@@ -253,13 +286,12 @@ extern "C" gt_status gt_gs_cu_loss_create(int max_w, int max_h, void *stream, gt
 
 extern "C" size_t gt_gs_cu_loss_bytes(const gt_gs_cu_loss *L)
 {
-    return L ? L->cap * 24 * sizeof(float) + GT_GS_CU_LOSS_RING * 3 * sizeof(double) : 0;
+    return L ? L->cap * 9 * sizeof(float) + GT_GS_CU_LOSS_RING * 3 * sizeof(double) : 0;
 }
 
 extern "C" void gt_gs_cu_loss_destroy(gt_gs_cu_loss *L)
 {
     if (!L) return;
-    gt_cu_free(L->fwd);
     gt_cu_free(L->fac);
     gt_cu_free(L->sums);
     gt_cu_pinned_free(L->host);
@@ -278,17 +310,12 @@ extern "C" gt_status gt_gs_cu_loss_eval(gt_gs_cu_loss *L, const float *x, const 
     L->n[L->pending] = (double)n, L->lambda[L->pending] = lambda;
     L->pending++;
     GT_CU(cudaMemsetAsync(sums, 0, 3 * sizeof(double), L->stream));
-    dim3 blk(BX, BY), grd((w + BX - 1) / BX, (h + BY - 1) / BY, 3);
-    k_fwd_h<<<grd, blk, 0, L->stream>>>(x, y, w, h, L->fwd);
-    GT_CU_LAUNCH("k_fwd_h");
-    k_fwd_v<<<grd, blk, 0, L->stream>>>(x, y, w, h, L->fwd, dl_dx ? L->fac : NULL,
-                                        (float)(-lambda / (double)n), sums);
-    GT_CU_LAUNCH("k_fwd_v");
+    dim3 blk(BX, BY), grd((w + OW - 1) / OW, (h + OH - 1) / OH, 3);
+    k_ssim_fwd<<<grd, blk, 0, L->stream>>>(x, y, w, h, dl_dx ? L->fac : NULL, (float)(-lambda / (double)n), sums);
+    GT_CU_LAUNCH("k_ssim_fwd");
     if (dl_dx) {
-        k_bwd_h<<<grd, blk, 0, L->stream>>>(L->fac, w, h, L->fwd);
-        GT_CU_LAUNCH("k_bwd_h");
-        k_bwd_v<<<grd, blk, 0, L->stream>>>(x, y, w, h, L->fwd, (float)((1.0 - lambda) / (double)n), dl_dx);
-        GT_CU_LAUNCH("k_bwd_v");
+        k_ssim_bwd<<<grd, blk, 0, L->stream>>>(x, y, w, h, L->fac, (float)((1.0 - lambda) / (double)n), dl_dx);
+        GT_CU_LAUNCH("k_ssim_bwd");
     }
     return GT_OK;
 }
