@@ -27,12 +27,14 @@
 // Launch shapes:
 //  - per-Gaussian stages (k_cov3, k_pack_pos, k_preprocess, k_duplicate) and
 //    k_ranges (per pair): 1-D grid-stride loops of 256 threads; the work per
-//    item is independent and the loops let a capped grid cover any count.
+//    item is independent and the loops let a capped grid cover any count
+//    (k_duplicate, gs_duplicate.cuh, hands a Gaussian of many tiles to its
+//    whole warp).
 //  - k_blend: one 16x16 block per 16x16 tile, one thread per pixel, because
 //    all pixels of a tile walk the same depth-sorted list: the block stages
 //    256 Gaussians at a time in shared memory and stops when every pixel is
 //    saturated (__syncthreads_count).
-// One file (~750 lines, over the project's ~600): the stages share the
+// One file (~690 lines, over the project's ~600): the stages share the
 // context struct, and gt_gs_cu_render launches the file-local kernels and
 // the k_blend<AUX> template of this translation unit back to back on one
 // stream; moving the host half out would need every kernel and both blend
@@ -48,6 +50,7 @@
 #include "kernels/common/cu_prim.h"
 #include "common/gpu_runtime.h"
 #include "kernels/gs/gs_cuda.h"
+#include "kernels/gs/gs_duplicate.cuh"
 #include "kernels/gs/gs_stages.cuh"
 #include "common/half.h"
 #include "common/staged_copy.h"
@@ -239,56 +242,6 @@ __global__ void k_depth_keys_all(size_t n, const uint32_t *__restrict__ zkey, co
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         keys[i] = visible[i] ? zkey[i] : 0x7FFFFFFFu;
         idx[i] = (uint32_t)i;
-    }
-}
-
-// cnt[k] = touched[order[k]]: the tile counts in depth order, to scan.
-__global__ void k_gather_counts(size_t n, const uint32_t *__restrict__ order, const uint32_t *__restrict__ touched,
-                                uint32_t *__restrict__ cnt)
-{
-    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n;
-         k += (size_t)gridDim.x * blockDim.x)
-        cnt[k] = touched[order[k]];
-}
-
-// Writes the (tile, index) pairs of the k-th Gaussian in depth order at its
-// offset, so that all pairs stand in depth order and the stable sort by
-// tile that follows leaves each tile's list front to back: the order of
-// the reference's one sort on (tile << 32 | depth) keys, ties (equal
-// depths) by index in both. The spans are recomputed exactly as in
-// k_preprocess; as a guard, never more than touched pairs are written, and
-// missing ones (which would mean the two passes disagreed) are filled with
-// the sentinel tile `ntiles`, which sorts last and belongs to no tile.
-__global__ void __launch_bounds__(256) k_duplicate(size_t n, int gx, uint32_t ntiles, int exact,
-                                                   const uint32_t *__restrict__ order,
-                                                   const uint32_t *__restrict__ counts,
-                                                   const GsDupRec *__restrict__ dup,
-                                                   const uint32_t *__restrict__ offsets,
-                                                   uint32_t *__restrict__ keys,
-                                                   uint32_t *__restrict__ vals)
-{
-    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n;
-         k += (size_t)gridDim.x * blockDim.x) {
-        uint32_t cnt = counts[k];
-        if (cnt == 0) continue;
-        const uint32_t i = order[k];
-        size_t off = offsets[k];
-        const GsDupRec d = dup[i];
-        const float det = gs_det2(d.a, d.b, d.c);
-        const ushort4 r = d.rect;
-        uint32_t w = 0;
-        for (int ty = r.y; ty < r.w && w < cnt; ty++) {
-            int lo = r.x, hi = r.z;
-            if (exact) gs_row_span(d.xy.x, d.xy.y, d.a, d.b, d.c, det, d.tau2, ty, r.x, r.z, &lo, &hi);
-            for (int tx = lo; tx < hi && w < cnt; tx++, w++) {
-                keys[off + w] = (uint32_t)ty * (uint32_t)gx + (uint32_t)tx;
-                vals[off + w] = i;
-            }
-        }
-        for (; w < cnt; w++) {
-            keys[off + w] = ntiles;
-            vals[off + w] = i;
-        }
     }
 }
 

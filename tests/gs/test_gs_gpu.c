@@ -76,6 +76,7 @@ static void check_view(gt_gs_gpu *g, const gt_gs_scene *s, const gt_gs_camera *c
 
 static bool g_square = false; /* --tile-binning square for the next cases */
 static bool g_float = false;  /* --sh-precision float for the next cases */
+static bool g_wide = false;   /* one more view, of 63 x 40 tiles */
 
 static void run_case(size_t n, int deg, double smin, double smax, bool aa, int cap, uint64_t seed)
 {
@@ -90,8 +91,8 @@ static void run_case(size_t n, int deg, double smin, double smax, bool aa, int c
     p.bg[0] = 0.2f, p.bg[1] = 0.4f, p.bg[2] = 0.9f;
     gt_gs_gpu *g;
     GT_ASSERT_OK(gt_gs_gpu_create(&s, &p, &g));
-    static const int sizes[][2] = {{128, 96}, {97, 61}, {200, 150}, {31, 17}};
-    for (int v = 0; v < 4; v++) {
+    static const int sizes[][2] = {{128, 96}, {97, 61}, {200, 150}, {31, 17}, {1000, 640}};
+    for (int v = 0; v < (g_wide ? 5 : 4); v++) {
         gt_gs_camera cam;
         GT_ASSERT_OK(gs_random_camera(&cam, v == 3 ? 1.2 : 3.0, sizes[v][0], sizes[v][1], seed * 31 + v));
         char what[64];
@@ -175,6 +176,21 @@ static void test_random_large_gaussians(void **state)
     run_case(600, 3, 0.002, 0.6, true, -1, 8);
 }
 
+/* Gaussians over more than 32 tiles of a row and more than 32 rows of
+ * tiles in a 1000x640 view: the duplicate hands them to a whole warp
+ * (32 rows of spans at a time, the lanes across each row), in both
+ * binnings; a pair lost or misplaced there changes the image */
+static void test_wide_view_large_gaussians(void **state)
+{
+    (void)state;
+    g_wide = true;
+    run_case(400, 1, 0.05, 0.9, false, -1, 41);
+    g_square = true;
+    run_case(400, 1, 0.05, 0.9, false, -1, 42);
+    g_square = false;
+    g_wide = false;
+}
+
 static void test_random_antialias_cap(void **state)
 {
     (void)state;
@@ -240,6 +256,7 @@ int main(void)
     gt_test_require_gpu();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_small),          cmocka_unit_test(test_random_large_gaussians),
+        cmocka_unit_test(test_wide_view_large_gaussians),
         cmocka_unit_test(test_half_vs_float),
         cmocka_unit_test(test_random_antialias_cap),  cmocka_unit_test(test_camera_inside),
         cmocka_unit_test(test_empty),                 cmocka_unit_test(test_square_binning),
