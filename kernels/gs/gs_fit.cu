@@ -13,7 +13,7 @@
 //  k_ssim_bwd  the window over the 3 factor planes and
 //              dL/dx = W(gm) + 2x W(gxx) + y W(gxy) + the L1 part
 //  k_mcmc_reg, k_mcmc_noise  the MCMC strategy's regularisers and noise
-// Launch shape of the loss: 32x8 threads per block, each block a 32x16 tile
+// Launch shape of the loss: 32x8 threads per block, each block a 32x32 tile
 // of one channel (blockIdx.z) with a halo of 5 pixels. k_adam, k_u8:
 // grid-stride loops, one thread per element.
 #include <cuda_runtime.h>
@@ -45,19 +45,32 @@ struct gt_gs_cu_loss {
     double n[GT_GS_CU_LOSS_RING], lambda[GT_GS_CU_LOSS_RING]; // values per slot
 };
 
-// One block per 32x16 output tile of a channel (blockIdx.z): the tile and
+// One block per 32x32 output tile of a channel (blockIdx.z): the tile and
 // its halo of R pixels (zero outside the image: the zero padding) staged
 // in shared memory, the horizontal pass over the halo's rows into shared
-// memory, the vertical pass per output pixel (two per thread, rows ty and
-// ty + 8). The sums run over the taps in the order of the CPU reference.
+// memory, the vertical pass per output pixel. Both passes keep a short run
+// of inputs in registers and slide the window over it: a thread of the
+// horizontal pass makes HSEG adjacent outputs of a row from HSEG + 2R
+// inputs, one of the vertical pass VSEG adjacent outputs of a column from
+// VSEG + 2R (about 23 shared-memory reads a pixel instead of 92 with one
+// output a thread; the tile's halo rows 42/32 of its rows instead of 26/16).
+// Each output still sums its 11 taps in the order of the CPU reference.
 #define OW 32                 // output tile width (= BX)
-#define OH 16                 // output tile height (2 x BY)
+#define OH 32                 // output tile height (BY x VSEG)
+#define VSEG (OH / BY)        // vertical outputs a thread
+#define HSEG 8                // horizontal outputs a thread
 #define IW (OW + 2 * R)       // staged width
 #define IH (OH + 2 * R)       // staged height
+#define HITEMS (IH * (OW / HSEG)) // horizontal work items (row, segment)
+// Row pitches of the shared arrays, one more than their widths: the
+// horizontal pass's lanes (8 rows x 4 segments a warp) then read and write
+// distinct banks (with the bare widths its stores hit one bank 8 times).
+#define IWP (IW + 1)
+#define OWP (OW + 1)
 
-// The staged region of plane src (zero outside the image) into dst[IH][IW].
+// The staged region of plane src (zero outside the image) into dst[IH][IW] (pitch IWP).
 __device__ __forceinline__ void stage(const float *__restrict__ src, int w, int h, int x0, int y0,
-                                      float (*dst)[IW])
+                                      float (*dst)[IWP])
 {
     for (int i = threadIdx.y * BX + threadIdx.x; i < IH * IW; i += BX * BY) {
         int r = i / IW, q = i % IW, gx = x0 - R + q, gy = y0 - R + r;
@@ -67,48 +80,67 @@ __device__ __forceinline__ void stage(const float *__restrict__ src, int w, int 
 
 // The loss's forward: per pixel the five moments, the SSIM map, the three
 // factors G dS/d(mu_x, e_xx, e_xy) (fac, when given) and the block sums of
-// S, |x-y|, (x-y)^2 added into three doubles.
+// S, |x-y|, (x-y)^2 added into three doubles (one atomic per block and
+// sum: 8 warps' partials through shared memory first).
 __global__ void __launch_bounds__(BX * BY) k_ssim_fwd(const float *__restrict__ x, const float *__restrict__ y,
                                                       int w, int h, float *__restrict__ fac, float G, double *sums)
 {
-    __shared__ float sx[IH][IW], sy[IH][IW];
-    __shared__ float hs[5][IH][OW];
+    __shared__ float sx[IH][IWP], sy[IH][IWP];
+    __shared__ float hs[5][IH][OWP];
+    __shared__ float part[BY][3];
     const int c = blockIdx.z, x0 = blockIdx.x * OW, y0 = blockIdx.y * OH;
     const size_t np = (size_t)w * h;
+    const int tid = threadIdx.y * BX + threadIdx.x;
     stage(x + c * np, w, h, x0, y0, sx);
     stage(y + c * np, w, h, x0, y0, sy);
     __syncthreads();
-    for (int i = threadIdx.y * BX + threadIdx.x; i < IH * OW; i += BX * BY) {
-        int r = i / OW, q = i % OW;
-        float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0;
+    for (int it = tid; it < HITEMS; it += BX * BY) {
+        const int r = it / (OW / HSEG), q0 = (it % (OW / HSEG)) * HSEG;
+        float a[HSEG + 2 * R], b[HSEG + 2 * R];
 #pragma unroll
-        for (int k = 0; k < 2 * R + 1; k++) {
-            float a = sx[r][q + k], b = sy[r][q + k], g = c_win[k];
-            s0 += g * a;
-            s1 += g * b;
-            s2 += g * a * a;
-            s3 += g * b * b;
-            s4 += g * a * b;
+        for (int k = 0; k < HSEG + 2 * R; k++) a[k] = sx[r][q0 + k], b[k] = sy[r][q0 + k];
+#pragma unroll
+        for (int j = 0; j < HSEG; j++) {
+            float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0;
+#pragma unroll
+            for (int k = 0; k < 2 * R + 1; k++) {
+                float u = a[j + k], v = b[j + k], g = c_win[k];
+                s0 += g * u;
+                s1 += g * v;
+                s2 += g * u * u;
+                s3 += g * v * v;
+                s4 += g * u * v;
+            }
+            hs[0][r][q0 + j] = s0, hs[1][r][q0 + j] = s1, hs[2][r][q0 + j] = s2, hs[3][r][q0 + j] = s3,
+            hs[4][r][q0 + j] = s4;
         }
-        hs[0][r][q] = s0, hs[1][r][q] = s1, hs[2][r][q] = s2, hs[3][r][q] = s3, hs[4][r][q] = s4;
     }
     __syncthreads();
     float S = 0, ad = 0, sq = 0;
-    const int tx = threadIdx.x;
-    for (int half = 0; half < 2; half++) {
-        const int ty = threadIdx.y + half * BY, px = x0 + tx, py = y0 + ty;
+    const int tx = threadIdx.x, ty0 = threadIdx.y * VSEG, px = x0 + tx;
+    float m[VSEG][5];
+#pragma unroll
+    for (int j = 0; j < VSEG; j++)
+#pragma unroll
+        for (int q = 0; q < 5; q++) m[j][q] = 0;
+#pragma unroll
+    for (int q = 0; q < 5; q++) {
+        float col[VSEG + 2 * R];
+#pragma unroll
+        for (int k = 0; k < VSEG + 2 * R; k++) col[k] = hs[q][ty0 + k][tx];
+#pragma unroll
+        for (int j = 0; j < VSEG; j++)
+#pragma unroll
+            for (int k = 0; k < 2 * R + 1; k++) m[j][q] += c_win[k] * col[j + k];
+    }
+#pragma unroll
+    for (int j = 0; j < VSEG; j++) {
+        const int ty = ty0 + j, py = y0 + ty;
         if (px >= w || py >= h) continue;
-        float m[5] = {0, 0, 0, 0, 0};
-#pragma unroll
-        for (int k = 0; k < 2 * R + 1; k++) {
-            float g = c_win[k];
-#pragma unroll
-            for (int q = 0; q < 5; q++) m[q] += g * hs[q][ty + k][tx];
-        }
         const float C1 = (float)GT_GS_SSIM_C1, C2 = (float)GT_GS_SSIM_C2;
-        float m1 = m[0], m2 = m[1];
-        float A1 = 2 * m1 * m2 + C1, A2 = 2 * (m[4] - m1 * m2) + C2;
-        float B1 = m1 * m1 + m2 * m2 + C1, B2 = (m[2] - m1 * m1) + (m[3] - m2 * m2) + C2;
+        float m1 = m[j][0], m2 = m[j][1];
+        float A1 = 2 * m1 * m2 + C1, A2 = 2 * (m[j][4] - m1 * m2) + C2;
+        float B1 = m1 * m1 + m2 * m2 + C1, B2 = (m[j][2] - m1 * m1) + (m[j][3] - m2 * m2) + C2;
         float inv = 1.0f / (B1 * B2);
         float Sp = A1 * A2 * inv;
         S += Sp;
@@ -122,16 +154,20 @@ __global__ void __launch_bounds__(BX * BY) k_ssim_fwd(const float *__restrict__ 
         ad += fabsf(d);
         sq += d * d;
     }
-    // block sums (256 threads): warp shuffles, then one atomic per warp
+    // block sums (256 threads): warp shuffles, the 8 warps' partials in
+    // shared memory, then one atomic per block and sum (the three doubles
+    // every block of the image adds into are one address each)
     for (int off = 16; off > 0; off >>= 1) {
         S += __shfl_down_sync(0xffffffffu, S, off);
         ad += __shfl_down_sync(0xffffffffu, ad, off);
         sq += __shfl_down_sync(0xffffffffu, sq, off);
     }
-    if ((threadIdx.x & 31) == 0) {
-        atomicAdd(&sums[0], (double)S);
-        atomicAdd(&sums[1], (double)ad);
-        atomicAdd(&sums[2], (double)sq);
+    if ((tid & 31) == 0) part[tid >> 5][0] = S, part[tid >> 5][1] = ad, part[tid >> 5][2] = sq;
+    __syncthreads();
+    if (tid < 3) {
+        double t = 0;
+        for (int k = 0; k < BY; k++) t += (double)part[k][tid];
+        atomicAdd(&sums[tid], t);
     }
 }
 
@@ -141,40 +177,53 @@ __global__ void __launch_bounds__(BX * BY) k_ssim_bwd(const float *__restrict__ 
                                                       int w, int h, const float *__restrict__ fac, float gl1,
                                                       float *__restrict__ dl_dx)
 {
-    __shared__ float sf[3][IH][IW];
-    __shared__ float hs[3][IH][OW];
+    __shared__ float sf[3][IH][IWP];
+    __shared__ float hs[3][IH][OWP];
     const int c = blockIdx.z, x0 = blockIdx.x * OW, y0 = blockIdx.y * OH;
     const size_t np = (size_t)w * h;
+    const int tid = threadIdx.y * BX + threadIdx.x;
     for (int q = 0; q < 3; q++) stage(fac + (c * 3 + q) * np, w, h, x0, y0, sf[q]);
     __syncthreads();
-    for (int i = threadIdx.y * BX + threadIdx.x; i < IH * OW; i += BX * BY) {
-        int r = i / OW, col = i % OW;
-        float s0 = 0, s1 = 0, s2 = 0;
+    for (int it = tid; it < HITEMS; it += BX * BY) {
+        const int r = it / (OW / HSEG), q0 = (it % (OW / HSEG)) * HSEG;
 #pragma unroll
-        for (int k = 0; k < 2 * R + 1; k++) {
-            float g = c_win[k];
-            s0 += g * sf[0][r][col + k];
-            s1 += g * sf[1][r][col + k];
-            s2 += g * sf[2][r][col + k];
+        for (int q = 0; q < 3; q++) {
+            float a[HSEG + 2 * R];
+#pragma unroll
+            for (int k = 0; k < HSEG + 2 * R; k++) a[k] = sf[q][r][q0 + k];
+#pragma unroll
+            for (int j = 0; j < HSEG; j++) {
+                float s = 0;
+#pragma unroll
+                for (int k = 0; k < 2 * R + 1; k++) s += c_win[k] * a[j + k];
+                hs[q][r][q0 + j] = s;
+            }
         }
-        hs[0][r][col] = s0, hs[1][r][col] = s1, hs[2][r][col] = s2;
     }
     __syncthreads();
-    const int tx = threadIdx.x;
-    for (int half = 0; half < 2; half++) {
-        const int ty = threadIdx.y + half * BY, px = x0 + tx, py = y0 + ty;
-        if (px >= w || py >= h) continue;
-        float s[3] = {0, 0, 0};
+    const int tx = threadIdx.x, ty0 = threadIdx.y * VSEG, px = x0 + tx;
+    float s[VSEG][3];
 #pragma unroll
-        for (int k = 0; k < 2 * R + 1; k++) {
-            float g = c_win[k];
+    for (int q = 0; q < 3; q++) {
+        float col[VSEG + 2 * R];
 #pragma unroll
-            for (int q = 0; q < 3; q++) s[q] += g * hs[q][ty + k][tx];
+        for (int k = 0; k < VSEG + 2 * R; k++) col[k] = hs[q][ty0 + k][tx];
+#pragma unroll
+        for (int j = 0; j < VSEG; j++) {
+            float t = 0;
+#pragma unroll
+            for (int k = 0; k < 2 * R + 1; k++) t += c_win[k] * col[j + k];
+            s[j][q] = t;
         }
+    }
+#pragma unroll
+    for (int j = 0; j < VSEG; j++) {
+        const int py = y0 + ty0 + j;
+        if (px >= w || py >= h) continue;
         size_t i = c * np + (size_t)py * w + px;
         float xi = x[i], yi = y[i], d = xi - yi;
         float sg = d > 0 ? 1.0f : d < 0 ? -1.0f : 0.0f;
-        dl_dx[i] = s[0] + 2 * xi * s[1] + yi * s[2] + gl1 * sg;
+        dl_dx[i] = s[j][0] + 2 * xi * s[j][1] + yi * s[j][2] + gl1 * sg;
     }
 }
 
