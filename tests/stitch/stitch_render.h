@@ -8,6 +8,7 @@
 #define GT_STITCH_RENDER_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +25,27 @@ static inline int stitch_max_diff(const uint8_t *a, const uint8_t *b, size_t n, 
         if (d > m) m = d, *where = i;
     }
     return m;
+}
+
+/* Frame src (format fs, w x h) as format fd into dst, when the two formats'
+ * planes sample the same luma positions (4:2:2 packed or planar; 4:2:0
+ * planar or NV12): a rendered view is then the same samples in another
+ * order, so it is rendered once and repacked. false (dst untouched) when
+ * the planes differ in size or position. */
+static inline bool stitch_repack(const uint8_t *src, gt_pixfmt fs, uint8_t *dst, gt_pixfmt fd, int w, int h)
+{
+    gt_plane_view a[3], b[3];
+    if (gt_stitch_planes(fs, w, h, a) != GT_OK || gt_stitch_planes(fd, w, h, b) != GT_OK) return false;
+    for (int k = 0; k < 3; k++)
+        if (a[k].w != b[k].w || a[k].h != b[k].h || a[k].sx != b[k].sx || a[k].sy != b[k].sy ||
+            a[k].ox != b[k].ox || a[k].oy != b[k].oy)
+            return false;
+    for (int k = 0; k < 3; k++)
+        for (int y = 0; y < a[k].h; y++)
+            for (int x = 0; x < a[k].w; x++)
+                dst[b[k].off + (size_t)y * b[k].pitch + (size_t)x * b[k].step] =
+                    src[a[k].off + (size_t)y * a[k].pitch + (size_t)x * a[k].step];
+    return true;
 }
 
 /* 8-bit rounding and clamping of a sample value */

@@ -77,34 +77,76 @@ static void check_masks(const gt_stitch_plan *plan, gt_stitch_gpu *g)
     assert_int_equal(gt_stitch_gpu_masks(g, 0, plan->plane[0].levels, NULL), GT_ERR_USAGE);
 }
 
+/* the rig of the scene cases: 4 cameras of CW x CH into a PW x PH panorama */
+enum { CW = 136, CH = 150, PW = 402, PH = 130, SETS = 4 };
+
+/* The scene's views in format f: SETS sets of the 4 cameras, the exposure
+ * changing from set to set. The views depend on the format only, not on the
+ * blend mode or the way the stitcher is made, so they are rendered once per
+ * chroma layout (the formats of one layout sample the same positions) and
+ * kept for the run; the others of the layout are repacked from them. */
+static uint8_t *scene_cam[GT_PIX_COUNT][SETS][4];
+
+static void scene_views(gt_pixfmt f, uint8_t *cam[SETS][4])
+{
+    if (!scene_cam[f][0][0]) {
+        synth_scene sc;
+        synth_init(&sc, 99);
+        gt_stitch_rig rig;
+        synth_rig(&rig, PW, PH, CW, CH, 0);
+        const double e[4] = {0.9, 1.0, 1.1, 1.05};
+        size_t inb = fbytes(f, CW, CH);
+        for (int s = 0; s < SETS; s++)
+            for (int i = 0; i < 4; i++) assert_non_null(scene_cam[f][s][i] = malloc(inb));
+        int from = -1;
+        for (int o = 0; o < GT_PIX_COUNT && from < 0; o++)
+            if (o != (int)f && scene_cam[o][0][0] &&
+                stitch_repack(scene_cam[o][0][0], (gt_pixfmt)o, scene_cam[f][0][0], f, CW, CH))
+                from = o;
+        for (int s = 0; s < SETS; s++)
+            for (int i = 0; i < 4; i++) {
+                if (from >= 0)
+                    assert_true(stitch_repack(scene_cam[from][s][i], (gt_pixfmt)from, scene_cam[f][s][i], f, CW, CH));
+                else
+                    synth_render(&sc, rig.cam[i].H, e[i] * (1.0 + 0.05 * s), f, CW, CH, scene_cam[f][s][i]);
+            }
+    }
+    memcpy(cam, scene_cam[f], sizeof scene_cam[f]);
+}
+
+static int free_scenes(void **state)
+{
+    (void)state;
+    for (int f = 0; f < GT_PIX_COUNT; f++)
+        for (int s = 0; s < SETS; s++)
+            for (int i = 0; i < 4; i++) free(scene_cam[f][s][i]);
+    memset(scene_cam, 0, sizeof scene_cam);
+    return 0;
+}
+
 /* pre: the GPU stitcher made in two steps, its buffers on another thread */
 static void run_case_with(gt_pixfmt f, gt_blend_mode b, int noise, bool pre)
 {
-    const int cw = 136, ch = 150, pw = 402, ph = 130;
-    synth_scene sc;
-    synth_init(&sc, 99);
     gt_stitch_rig rig;
-    synth_rig(&rig, pw, ph, cw, ch, 0);
+    synth_rig(&rig, PW, PH, CW, CH, 0);
     rig.cam[1].gain = 1.1f;
     rig.cam[3].gain = 0.93f;
-    const double e[4] = {0.9, 1.0, 1.1, 1.05};
-    size_t inb = fbytes(f, cw, ch);
+    size_t inb = fbytes(f, CW, CH);
     gt_rng r = {1234 + (uint64_t)f * 7 + (uint64_t)b};
-    enum { SETS = 4 };
     uint8_t *cam[SETS][4];
-    for (int s = 0; s < SETS; s++)
-        for (int i = 0; i < 4; i++) {
-            cam[s][i] = malloc(inb);
-            if (noise)
+    if (noise)
+        for (int s = 0; s < SETS; s++)
+            for (int i = 0; i < 4; i++) {
+                cam[s][i] = malloc(inb);
                 for (size_t k = 0; k < inb; k++) cam[s][i][k] = (uint8_t)(gt_rng_u64(&r) >> 56);
-            else /* the scene, exposure changing from set to set */
-                synth_render(&sc, rig.cam[i].H, e[i] * (1.0 + 0.05 * s), f, cw, ch, cam[s][i]);
-        }
+            }
+    else /* the scene (kept for the run) */
+        scene_views(f, cam);
     gt_stitch_plan_opts o;
     gt_stitch_plan_opts_init(&o);
     o.blend = b;
     gt_stitch_plan plan;
-    GT_ASSERT_OK(gt_stitch_plan_build(&rig, cw, ch, f, &o, &plan));
+    GT_ASSERT_OK(gt_stitch_plan_build(&rig, CW, CH, f, &o, &plan));
     gt_stitch_gpu *g;
     GT_ASSERT_OK(pre ? create_on_thread(&plan, &g) : gt_stitch_gpu_create(&plan, &g));
     check_masks(&plan, g);
@@ -145,7 +187,7 @@ static void run_case_with(gt_pixfmt f, gt_blend_mode b, int noise, bool pre)
     gt_stitch_plan_free(&plan);
     for (int s = 0; s < SETS; s++) {
         free(ref[s]);
-        for (int i = 0; i < 4; i++) free(cam[s][i]);
+        for (int i = 0; i < 4 && noise; i++) free(cam[s][i]);
     }
     free(got);
 }
@@ -160,11 +202,11 @@ static void test_gpu_prealloc(void **state)
     run_case_with(GT_PIX_YUYV422, GT_BLEND_MULTIBAND, 0, true);
     run_case_with(GT_PIX_NV12, GT_BLEND_FEATHER, 1, true);
     gt_stitch_rig rig;
-    synth_rig(&rig, 402, 130, 136, 150, 0);
+    synth_rig(&rig, PW, PH, CW, CH, 0);
     gt_stitch_plan_opts o;
     gt_stitch_plan_opts_init(&o);
     gt_stitch_plan plan;
-    GT_ASSERT_OK(gt_stitch_plan_build(&rig, 136, 150, GT_PIX_YUYV422, &o, &plan));
+    GT_ASSERT_OK(gt_stitch_plan_build(&rig, CW, CH, GT_PIX_YUYV422, &o, &plan));
     gt_stitch_gpu *pre, *g = (gt_stitch_gpu *)&plan;
     GT_ASSERT_OK(gt_stitch_gpu_prealloc(plan.ncam, plan.in_bytes + 2, plan.out_bytes, &pre));
     assert_int_equal(gt_stitch_gpu_create_from(pre, &plan, &g), GT_ERR_USAGE);
@@ -253,11 +295,12 @@ static void test_gpu_photo(void **state)
 
 int main(void)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* each case's line as it is printed, even into a pipe */
     gt_test_require_gpu();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_vs_cpu),
         cmocka_unit_test(test_gpu_prealloc),
         cmocka_unit_test(test_gpu_photo),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, free_scenes);
 }
