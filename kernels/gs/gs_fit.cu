@@ -78,6 +78,23 @@ __device__ __forceinline__ void stage(const float *__restrict__ src, int w, int 
     }
 }
 
+// The vertical window at VSEG adjacent outputs of column tx from row ty0
+// of a horizontal pass's plane: out[j] = sum over the taps k, in order, of
+// w_k plane[ty0 + j + k][tx], the column's VSEG + 2R values read once.
+__device__ __forceinline__ void window_col(const float (*plane)[OWP], int ty0, int tx, float out[VSEG])
+{
+    float col[VSEG + 2 * R];
+#pragma unroll
+    for (int k = 0; k < VSEG + 2 * R; k++) col[k] = plane[ty0 + k][tx];
+#pragma unroll
+    for (int j = 0; j < VSEG; j++) {
+        float t = 0;
+#pragma unroll
+        for (int k = 0; k < 2 * R + 1; k++) t += c_win[k] * col[j + k];
+        out[j] = t;
+    }
+}
+
 // The loss's forward: per pixel the five moments, the SSIM map, the three
 // factors G dS/d(mu_x, e_xx, e_xy) (fac, when given) and the block sums of
 // S, |x-y|, (x-y)^2 added into three doubles (one atomic per block and
@@ -118,29 +135,17 @@ __global__ void __launch_bounds__(BX * BY) k_ssim_fwd(const float *__restrict__ 
     __syncthreads();
     float S = 0, ad = 0, sq = 0;
     const int tx = threadIdx.x, ty0 = threadIdx.y * VSEG, px = x0 + tx;
-    float m[VSEG][5];
+    float m[5][VSEG];
 #pragma unroll
-    for (int j = 0; j < VSEG; j++)
-#pragma unroll
-        for (int q = 0; q < 5; q++) m[j][q] = 0;
-#pragma unroll
-    for (int q = 0; q < 5; q++) {
-        float col[VSEG + 2 * R];
-#pragma unroll
-        for (int k = 0; k < VSEG + 2 * R; k++) col[k] = hs[q][ty0 + k][tx];
-#pragma unroll
-        for (int j = 0; j < VSEG; j++)
-#pragma unroll
-            for (int k = 0; k < 2 * R + 1; k++) m[j][q] += c_win[k] * col[j + k];
-    }
+    for (int q = 0; q < 5; q++) window_col(hs[q], ty0, tx, m[q]);
 #pragma unroll
     for (int j = 0; j < VSEG; j++) {
         const int ty = ty0 + j, py = y0 + ty;
         if (px >= w || py >= h) continue;
         const float C1 = (float)GT_GS_SSIM_C1, C2 = (float)GT_GS_SSIM_C2;
-        float m1 = m[j][0], m2 = m[j][1];
-        float A1 = 2 * m1 * m2 + C1, A2 = 2 * (m[j][4] - m1 * m2) + C2;
-        float B1 = m1 * m1 + m2 * m2 + C1, B2 = (m[j][2] - m1 * m1) + (m[j][3] - m2 * m2) + C2;
+        float m1 = m[0][j], m2 = m[1][j];
+        float A1 = 2 * m1 * m2 + C1, A2 = 2 * (m[4][j] - m1 * m2) + C2;
+        float B1 = m1 * m1 + m2 * m2 + C1, B2 = (m[2][j] - m1 * m1) + (m[3][j] - m2 * m2) + C2;
         float inv = 1.0f / (B1 * B2);
         float Sp = A1 * A2 * inv;
         S += Sp;
@@ -202,20 +207,9 @@ __global__ void __launch_bounds__(BX * BY) k_ssim_bwd(const float *__restrict__ 
     }
     __syncthreads();
     const int tx = threadIdx.x, ty0 = threadIdx.y * VSEG, px = x0 + tx;
-    float s[VSEG][3];
+    float s[3][VSEG];
 #pragma unroll
-    for (int q = 0; q < 3; q++) {
-        float col[VSEG + 2 * R];
-#pragma unroll
-        for (int k = 0; k < VSEG + 2 * R; k++) col[k] = hs[q][ty0 + k][tx];
-#pragma unroll
-        for (int j = 0; j < VSEG; j++) {
-            float t = 0;
-#pragma unroll
-            for (int k = 0; k < 2 * R + 1; k++) t += c_win[k] * col[j + k];
-            s[j][q] = t;
-        }
-    }
+    for (int q = 0; q < 3; q++) window_col(hs[q], ty0, tx, s[q]);
 #pragma unroll
     for (int j = 0; j < VSEG; j++) {
         const int py = y0 + ty0 + j;
@@ -223,7 +217,7 @@ __global__ void __launch_bounds__(BX * BY) k_ssim_bwd(const float *__restrict__ 
         size_t i = c * np + (size_t)py * w + px;
         float xi = x[i], yi = y[i], d = xi - yi;
         float sg = d > 0 ? 1.0f : d < 0 ? -1.0f : 0.0f;
-        dl_dx[i] = s[j][0] + 2 * xi * s[j][1] + yi * s[j][2] + gl1 * sg;
+        dl_dx[i] = s[0][j] + 2 * xi * s[1][j] + yi * s[2][j] + gl1 * sg;
     }
 }
 
