@@ -78,21 +78,27 @@ __device__ __forceinline__ void stage(const float *__restrict__ src, int w, int 
     }
 }
 
+// The window over a run of N + 2R values held in registers: out[j] = sum
+// over the taps k, in order, of w_k v[j + k], for N adjacent outputs.
+template <int N> __device__ __forceinline__ void window_run(const float *v, float *out)
+{
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        float t = 0;
+#pragma unroll
+        for (int k = 0; k < 2 * R + 1; k++) t += c_win[k] * v[j + k];
+        out[j] = t;
+    }
+}
+
 // The vertical window at VSEG adjacent outputs of column tx from row ty0
-// of a horizontal pass's plane: out[j] = sum over the taps k, in order, of
-// w_k plane[ty0 + j + k][tx], the column's VSEG + 2R values read once.
+// of a horizontal pass's plane, the column's VSEG + 2R values read once.
 __device__ __forceinline__ void window_col(const float (*plane)[OWP], int ty0, int tx, float out[VSEG])
 {
     float col[VSEG + 2 * R];
 #pragma unroll
     for (int k = 0; k < VSEG + 2 * R; k++) col[k] = plane[ty0 + k][tx];
-#pragma unroll
-    for (int j = 0; j < VSEG; j++) {
-        float t = 0;
-#pragma unroll
-        for (int k = 0; k < 2 * R + 1; k++) t += c_win[k] * col[j + k];
-        out[j] = t;
-    }
+    window_run<VSEG>(col, out);
 }
 
 // The loss's forward: per pixel the five moments, the SSIM map, the three
@@ -193,16 +199,12 @@ __global__ void __launch_bounds__(BX * BY) k_ssim_bwd(const float *__restrict__ 
         const int r = it / (OW / HSEG), q0 = (it % (OW / HSEG)) * HSEG;
 #pragma unroll
         for (int q = 0; q < 3; q++) {
-            float a[HSEG + 2 * R];
+            float a[HSEG + 2 * R], o[HSEG];
 #pragma unroll
             for (int k = 0; k < HSEG + 2 * R; k++) a[k] = sf[q][r][q0 + k];
+            window_run<HSEG>(a, o);
 #pragma unroll
-            for (int j = 0; j < HSEG; j++) {
-                float s = 0;
-#pragma unroll
-                for (int k = 0; k < 2 * R + 1; k++) s += c_win[k] * a[j + k];
-                hs[q][r][q0 + j] = s;
-            }
+            for (int j = 0; j < HSEG; j++) hs[q][r][q0 + j] = o[j];
         }
     }
     __syncthreads();
