@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 
 #include "common/alloc.h"
+#include "common/log.h"
+#include "io/image.h"
 
 void gt_gs_capture_opts_init(gt_gs_capture_opts *o)
 {
@@ -62,6 +64,57 @@ static gt_status unsupported(const gt_gs_capture *cap, const gt_colmap_camera *c
                    c->id, image, gt_colmap_model_name(c->model), cap->dir, cap->model_dir, cap->model_dir, cap->dir);
 }
 
+/* The first registered image of model m that folder dir lacks, or NULL. */
+static const char *first_missing(const char *dir, const gt_colmap_model *m)
+{
+    for (size_t i = 0; i < m->nimages; i++) {
+        char *p = join(dir, m->images[i].name);
+        struct stat sb;
+        bool there = p && stat(p, &sb) == 0;
+        free(p);
+        if (!there) return m->images[i].name;
+    }
+    return NULL;
+}
+
+/* images_N/ that lacks a registered photograph which images/ holds (LLFF's
+ * images_8/image000.png beside images/IMG_4026.JPG) gives way to images/,
+ * downscaled as it loads. */
+static gt_status images_n_or_full(gt_gs_capture *cap)
+{
+    const char *miss = first_missing(cap->image_dir, &cap->model);
+    if (!miss) return GT_OK;
+    char *full = join(cap->dir, "images");
+    if (!full) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    if (!is_dir(full) || first_missing(full, &cap->model)) {
+        free(full); /* the loader names the photograph images_N/ lacks */
+        return GT_OK;
+    }
+    gt_notice("'%s' has no '%s' (its names are not the model's): the photographs of images/ are downscaled %dx "
+              "as they load instead", cap->image_dir, miss, cap->resolution);
+    free(cap->image_dir);
+    cap->image_dir = full;
+    cap->images_n = false;
+    return GT_OK;
+}
+
+/* Lens L at the size of its first photograph (image, in images/) when that
+ * is of another size but the camera's shape (gs_capture.h); any other
+ * photograph is left to the checks as it loads. */
+static void scale_to_photographs(const gt_gs_capture *cap, const char *image, gt_gs_capture_lens *L)
+{
+    char *path = join(cap->image_dir, image);
+    int w = 0, h = 0;
+    bool read = path && gt_image_size(path, &w, &h) == GT_OK;
+    free(path);
+    if (!read || (w == L->width && h == L->height)) return;
+    double s = (double)L->width / w;
+    if (!(fabs(L->height / s - h) < 1)) return;
+    double sx = (double)w / L->width, sy = (double)h / L->height;
+    L->lens.fx *= sx, L->lens.cx *= sx, L->lens.fy *= sy, L->lens.cy *= sy;
+    L->width = w, L->height = h;
+}
+
 /* The lens entry of COLMAP camera c, made on first use. */
 static gt_status lens_of(gt_gs_capture *cap, const gt_colmap_camera *c, const char *image, int *out)
 {
@@ -70,19 +123,21 @@ static gt_status lens_of(gt_gs_capture *cap, const gt_colmap_camera *c, const ch
             *out = k;
             return GT_OK;
         }
-    gt_gs_capture_lens L = {.camera_id = c->id, .model = c->model, .width = c->width, .height = c->height};
+    gt_gs_capture_lens L = {.camera_id = c->id, .model = c->model, .width = c->width, .height = c->height,
+                            .colmap_width = c->width, .colmap_height = c->height};
     if (!gt_gs_lens_from_colmap(c, &L.lens)) return unsupported(cap, c, image);
     if (!(L.lens.fx > 0) || !(L.lens.fy > 0))
         return gt_fail(GT_ERR_DATA, "camera %u (%s): focal lengths %g, %g are not positive (%s)", c->id,
                        gt_colmap_model_name(c->model), L.lens.fx, L.lens.fy, cap->model.cameras_path);
+    if (!cap->images_n) scale_to_photographs(cap, image, &L);
     L.distorted = !gt_gs_model_is_pinhole(c->model);
     if (L.distorted) {
-        if (gt_gs_undistort_camera(&L.lens, c->width, c->height, &L.pinhole) != GT_OK) {
+        if (gt_gs_undistort_camera(&L.lens, L.width, L.height, &L.pinhole) != GT_OK) {
             gt_errmsg_prefix("camera %u (%s, %s)", c->id, gt_colmap_model_name(c->model), cap->model.cameras_path);
             return GT_ERR_DATA;
         }
     } else {
-        L.pinhole = (gt_gs_pinhole){c->width, c->height, L.lens.fx, L.lens.fy, L.lens.cx, L.lens.cy};
+        L.pinhole = (gt_gs_pinhole){L.width, L.height, L.lens.fx, L.lens.fy, L.lens.cx, L.lens.cy};
     }
     gt_gs_capture_lens *nl = realloc(cap->lenses, sizeof *nl * (size_t)(cap->nlenses + 1));
     if (!nl) return gt_fail(GT_ERR_RUNTIME, "out of memory");
@@ -194,6 +249,8 @@ gt_status gt_gs_capture_open(const char *dir, const gt_gs_capture_opts *o, gt_gs
         else if (!is_dir(cap->image_dir))
             st = gt_fail(GT_ERR_DATA, "the capture '%s' has no images/ folder ('%s' is not a folder)", dir,
                          cap->image_dir);
+        else if (cap->images_n)
+            st = images_n_or_full(cap);
     }
     const gt_colmap_model *m = &cap->model;
     if (st == GT_OK && m->nimages == 0)

@@ -30,10 +30,19 @@
  *    photographs undistorted to it as they load;
  *  - any other model: GT_ERR_DATA naming it and how to undistort the
  *    capture with COLMAP or pycolmap.
+ * A camera whose photographs in DIR/images/ are of another size than the
+ * model says but of its shape (its first photograph's size is the camera's
+ * over a factor s, each side rounded either way: the reference's tandt_db,
+ * truck's camera 1957x1091 and its photographs 979x546) is scaled to them:
+ * size the photograph's, fx, cx by its width over the camera's, fy, cy by
+ * its height over the camera's, as gsplat scales them and the reference
+ * keeps the field of view; "the camera's size" below is then that size.
  * Resolution N (1, 2, 4, 8; the reference's -r): the camera's size becomes
  * round(W/N) x round(H/N) (Python's round, halves to even, as the reference
  * computes it) and fx, fy, cx, cy scale by the new size over the old. The
- * photographs come from DIR/images_N/ when that folder exists (each must
+ * photographs come from DIR/images_N/ when that folder exists and holds
+ * every registered photograph by its name (else, when images/ holds them,
+ * from images/ with a notice: LLFF's images_8/ renames them; each must
  * be the COLMAP camera's size / N, rounded either way at a half: the
  * reference's convert.py makes images_N with ImageMagick, which rounds
  * halves up; one a pixel larger is area-averaged to the view's size; a
@@ -80,7 +89,9 @@ void gt_gs_capture_opts_init(gt_gs_capture_opts *o);
 typedef struct gt_gs_capture_lens {
     uint32_t camera_id;
     int model;               /* gt_colmap_model_id */
-    int width, height;       /* the COLMAP camera's (the photographs' full size) */
+    int width, height;       /* the photographs' full size: the COLMAP camera's, or
+                              * its photographs' when they are of another size at its shape */
+    int colmap_width, colmap_height; /* the COLMAP camera's */
     bool distorted;          /* undistorted as the images load */
     gt_gs_lens lens;
     gt_gs_pinhole pinhole;   /* the undistorted camera, full size */
@@ -138,8 +149,8 @@ gt_status gt_gs_capture_cameras(const gt_gs_capture *cap, bool test, gt_gs_camer
  * (round(v * 255)); bytes are what the GPU fit keeps on the device (a
  * quarter of the memory and of the upload; an 8-bit photograph loaded at
  * its size gives its own bytes). A photograph that is missing, unreadable
- * or of another size than its camera is GT_ERR_DATA naming the file and
- * both sizes. */
+ * or of another size than its camera (the lens's width x height) is
+ * GT_ERR_DATA naming the file and both sizes. */
 typedef enum gt_gs_pixfmt { GT_GS_PIX_F32 = 0, GT_GS_PIX_U8 = 1 } gt_gs_pixfmt;
 /* View i into out (3*w*h floats or bytes of the view's camera, the
  * caller's). */

@@ -86,10 +86,19 @@ static gt_status read_capture(fit_ctx *c, bool gpu)
     for (int i = 0; st == GT_OK && i < cap.nviews; i++) c->cams[i] = cap.views[i].cam;
     c->ncams = cap.nviews;
     if (st == GT_OK) st = gs_fit_split_views(c);
+    int distorted = 0;
+    for (int k = 0; k < cap.nlenses; k++) distorted += cap.lenses[k].distorted;
     if (st == GT_OK)
         gt_info("%s: %d views (%d camera model(s)%s), %zu points; images from %s", j->images, cap.nviews,
-                cap.nlenses, cap.nlenses && cap.lenses[0].distorted ? ", undistorted as they load" : "",
-                cap.model.points.n, cap.image_dir);
+                cap.nlenses, distorted ? ", undistorted as they load" : "", cap.model.points.n, cap.image_dir);
+    for (int k = 0; st == GT_OK && k < cap.nlenses; k++) {
+        const gt_gs_capture_lens *L = &cap.lenses[k];
+        if (L->width == L->colmap_width && L->height == L->colmap_height) continue;
+        gt_notice("camera %u is %dx%d in the model but its photographs are %dx%d: trained at their size, its "
+                  "intrinsics scaled, as the reference trainer and gsplat do", L->camera_id, L->colmap_width,
+                  L->colmap_height, L->width, L->height);
+        break;
+    }
     if (st == GT_OK && cap.scaled > 0 && cap.auto_width)
         gt_notice("%d of %d photographs are wider than %d pixels: trained at %d wide, as the reference trainer "
                 "does (-r 1 keeps their size)", cap.scaled, cap.nviews, cap.width_to, cap.width_to);

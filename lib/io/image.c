@@ -207,6 +207,48 @@ gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_i
 #endif
 }
 
+#if HAVE_STB
+static int cb_read(void *f, char *data, int size)
+{
+    return (int)fread(data, 1, (size_t)size, f);
+}
+
+static void cb_skip(void *f, int n)
+{
+    fseek(f, n, SEEK_CUR);
+}
+
+static int cb_eof(void *f)
+{
+    return feof((FILE *)f);
+}
+#endif
+
+gt_status gt_image_size(const char *path, int *w, int *h)
+{
+#if HAVE_STB
+    FILE *f = fopen(path, "rb");
+    if (!f) return gt_fail(GT_ERR_DATA, "cannot open '%s': %s", path, strerror(errno));
+    unsigned char head[8];
+    size_t n = fread(head, 1, sizeof head, f);
+    bool is_png = n == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0;
+    bool is_jpeg = n >= 3 && head[0] == 0xff && head[1] == 0xd8 && head[2] == 0xff;
+    int comp, ok = 0;
+    if ((is_png || is_jpeg) && fseek(f, 0, SEEK_SET) == 0) {
+        const stbi_io_callbacks cb = {cb_read, cb_skip, cb_eof};
+        ok = stbi_info_from_callbacks(&cb, f, w, h, &comp);
+    }
+    fclose(f);
+    if (!is_png && !is_jpeg) return gt_fail_at_byte(GT_ERR_DATA, path, 0, "not a PNG or JPEG image");
+    if (!ok || *w <= 0 || *h <= 0)
+        return gt_fail_at(GT_ERR_DATA, path, 0, "cannot read image: %s", stbi_failure_reason());
+    return GT_OK;
+#else
+    (void)w, (void)h;
+    return gt_fail(GT_ERR_RUNTIME, "cannot read '%s': built without stb_image", path);
+#endif
+}
+
 void gt_image_free(gt_image *img)
 {
     if (!img) return;

@@ -24,6 +24,9 @@ typedef struct gt_image {
  * file's; 1..4 converts. want16: keep 16-bit samples when the file has them. */
 gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_image *img);
 void gt_image_free(gt_image *img);
+/* The size of a PNG or JPEG from its header, without decoding it (other
+ * formats are refused). */
+gt_status gt_image_size(const char *path, int *w, int *h);
 
 /* 8-bit PNG at the default level (png_write.c). */
 gt_status gt_png_write(const char *path, int w, int h, int channels, const uint8_t *data);

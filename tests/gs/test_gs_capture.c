@@ -2,8 +2,9 @@
  * views sorted by name and the llffhold split, the cameras (pose from the
  * quaternion, intrinsics, names), -r with and without images_N, wide
  * photographs scaled to a width (the default's 1600, -r W), the
- * photographs' checks (missing, wrong size), models refused with the way to
- * undistort, folders that are not captures; undistortion of SIMPLE_RADIAL,
+ * photographs' checks (missing, wrong size), photographs of another size
+ * than the model's camera but of its shape (the camera scaled to them),
+ * models refused with the way to undistort, folders that are not captures; undistortion of SIMPLE_RADIAL,
  * RADIAL and OPENCV photographs against the analytic pinhole image; and
  * the lens math (projection and its inverse). */
 #include <math.h>
@@ -235,6 +236,36 @@ static void test_resolution(void **state)
         free(b);
         gt_gs_capture_free(&cap);
     }
+    /* images_2/ that names its photographs apart from the model (LLFF's
+     * image000.png): images/ averaged down instead; a photograph missing
+     * from both folders keeps images_2/, whose loader names it */
+    {
+        char a[1024], b[1024], fa[1024], fb[1040];
+        o.resolution = 2;
+        gt_gs_capture c0;
+        GT_ASSERT_OK(gt_gs_capture_open(d, &o, &c0));
+        assert_true(c0.images_n);
+        snprintf(a, sizeof a, "%s", c0.views[0].path);
+        gt_gs_capture_free(&c0);
+        snprintf(b, sizeof b, "%s/images_2/image000.png", d);
+        assert_int_equal(rename(a, b), 0);
+        gt_gs_capture cap;
+        GT_ASSERT_OK(gt_gs_capture_open(d, &o, &cap));
+        assert_false(cap.images_n);
+        assert_non_null(strstr(cap.views[0].path, "/images/"));
+        snprintf(fa, sizeof fa, "%s", cap.views[0].path);
+        check_scaled_views(&cap, 22, 15);
+        gt_gs_capture_free(&cap);
+        snprintf(fb, sizeof fb, "%s.moved", fa);
+        assert_int_equal(rename(fa, fb), 0);
+        GT_ASSERT_OK(gt_gs_capture_open(d, &o, &cap));
+        assert_true(cap.images_n);
+        void **img;
+        expect_data(gt_gs_capture_load_images(&cap, bg, GT_GS_PIX_U8, &img), "images_2/", NULL);
+        gt_gs_capture_free(&cap);
+        assert_int_equal(rename(fb, fa), 0);
+        assert_int_equal(rename(b, a), 0);
+    }
     /* a photograph of another size in images_2/ */
     assert_int_equal(capgen_write_images_n(&g, d, 2, 21, 15), 0);
     gt_gs_capture cap;
@@ -313,6 +344,78 @@ static void test_bad_photographs(void **state)
     /* missing */
     unlink(p);
     expect_data(gt_gs_capture_load_images(&cap, bg, GT_GS_PIX_F32, &img), "view_003.png' of view 'view_003' is missing", NULL);
+    gt_gs_capture_free(&cap);
+}
+
+/* Photographs of another size than their COLMAP camera but of its shape
+ * (the reference's tandt_db: truck's camera 1957x1091, its photographs
+ * 979x546): the camera scaled to them, as the reference (through the field
+ * of view) and gsplat do; a photograph of another shape is still refused. */
+static void test_photographs_smaller(void **state)
+{
+    (void)state;
+    capgen g;
+    capgen_defaults(&g);
+    g.nviews = 4;
+    char d[512], p[700];
+    snprintf(d, sizeof d, "%s", tmp("smaller"));
+    assert_int_equal(capgen_write(&g, d), 0);
+    for (int i = 0; i < g.nviews; i++) { /* 48x36 -> 24x18 */
+        snprintf(p, sizeof p, "%s/images/view_%03d.png", d, i);
+        assert_int_equal(capgen_photo(&g, i, 24, 18, p), 0);
+    }
+    gt_gs_capture_opts o;
+    gt_gs_capture_opts_init(&o);
+    float bg[3] = {0, 0, 0};
+    const int r[2] = {1, 2};
+    for (int k = 0; k < 2; k++) {
+        o.resolution = r[k];
+        gt_gs_capture cap;
+        GT_ASSERT_OK(gt_gs_capture_open(d, &o, &cap));
+        assert_int_equal(cap.lenses[0].width, 24), assert_int_equal(cap.lenses[0].height, 18);
+        assert_int_equal(cap.lenses[0].colmap_width, 48), assert_int_equal(cap.lenses[0].colmap_height, 36);
+        const gt_gs_camera *c = &cap.views[1].cam;
+        assert_int_equal(c->width, 24 / r[k]), assert_int_equal(c->height, 18 / r[k]);
+        assert_float_equal(c->fx, 20.0 / r[k], 1e-5), assert_float_equal(c->fy, 20.5 / r[k], 1e-5);
+        assert_float_equal(c->cx, 12.25 / r[k], 1e-5), assert_float_equal(c->cy, 8.875 / r[k], 1e-5);
+        void **img;
+        GT_ASSERT_OK(gt_gs_capture_load_images(&cap, bg, GT_GS_PIX_U8, &img));
+        if (r[k] == 1) { /* at its size: its own bytes */
+            gt_image ph;
+            GT_ASSERT_OK(gt_image_read(cap.views[1].path, 0, 0, &ph));
+            const uint8_t *b = img[1];
+            for (int q = 0; q < 24 * 18; q++)
+                for (int ch = 0; ch < 3; ch++)
+                    assert_int_equal(b[ch * 24 * 18 + q], ((uint8_t *)ph.data)[3 * q + ch]);
+            gt_image_free(&ph);
+        }
+        gt_gs_capture_images_free(img, cap.nviews);
+        gt_gs_capture_free(&cap);
+    }
+    /* another photograph at the model's size, or of another shape */
+    o.resolution = 1;
+    const int wh[2][2] = {{48, 36}, {24, 36}};
+    for (int k = 0; k < 2; k++) {
+        snprintf(p, sizeof p, "%s/images/view_002.png", d);
+        assert_int_equal(capgen_photo(&g, 2, wh[k][0], wh[k][1], p), 0);
+        gt_gs_capture cap;
+        GT_ASSERT_OK(gt_gs_capture_open(d, &o, &cap));
+        void **img;
+        char want[128];
+        snprintf(want, sizeof want, "view_002.png' is %dx%d but", wh[k][0], wh[k][1]);
+        expect_data(gt_gs_capture_load_images(&cap, bg, GT_GS_PIX_U8, &img), want,
+                    "camera 1 (48x36 in the model) are 24x18");
+        gt_gs_capture_free(&cap);
+    }
+    /* the first photograph of another shape: the camera kept, that one refused */
+    snprintf(p, sizeof p, "%s/images/view_000.png", d);
+    assert_int_equal(capgen_photo(&g, 0, 24, 36, p), 0);
+    gt_gs_capture cap;
+    GT_ASSERT_OK(gt_gs_capture_open(d, &o, &cap));
+    assert_int_equal(cap.lenses[0].width, 48);
+    void **img;
+    expect_data(gt_gs_capture_load_images(&cap, bg, GT_GS_PIX_U8, &img),
+                "view_000.png' is 24x36 but its camera 1 is 48x36", NULL);
     gt_gs_capture_free(&cap);
 }
 
@@ -544,7 +647,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_views_split), cmocka_unit_test(test_cameras),   cmocka_unit_test(test_resolution), cmocka_unit_test(test_width),
-        cmocka_unit_test(test_bad_photographs), cmocka_unit_test(test_not_supported), cmocka_unit_test(test_no_points),
+        cmocka_unit_test(test_bad_photographs), cmocka_unit_test(test_photographs_smaller),
+        cmocka_unit_test(test_not_supported), cmocka_unit_test(test_no_points),
         cmocka_unit_test(test_undistort),   cmocka_unit_test(test_lens_math), cmocka_unit_test(test_rendered_capture),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
