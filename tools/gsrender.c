@@ -56,9 +56,11 @@ static const char *USAGE =
     "  With none of these: orbit view 0 of the defaults.\n"
     "Rendering:\n"
     "      --background R,G,B  background colour in [0,1] (default 0,0,0)\n"
+    "  -w, --white-background  the same as --background 1,1,1 (the reference's -w)\n"
     "      --sh-degree N       use SH up to degree N (0..3; default: the scene's)\n"
     "      --scale-modifier F  multiply every Gaussian's scale by F (default 1)\n"
     "      --antialias         Mip-Splatting/gsplat opacity-compensated 2-D filter\n"
+    "                          (--antialiasing: the reference's name)\n"
     "      --tile-binning exact|square  GPU binning of Gaussians to 16x16 tiles: the\n"
     "                          tiles where alpha can reach 1/255 (default), or the\n"
     "                          reference's bounding square (same image, slower)\n"
@@ -110,6 +112,8 @@ static const char *USAGE =
     "                          Adam's learning rates (the reference's names and\n"
     "                          defaults: 1.6e-4, 1.6e-6, 0.0025, feature-lr/20,\n"
     "                          0.025, 0.005, 0.001)\n"
+    "      --lambda-dssim X    weight of D-SSIM in the loss, (1 - X) L1 + X (1 - SSIM)\n"
+    "                          (default 0.2, the reference's)\n"
     "      --densify           the reference's adaptive density control (the default\n"
     "                          for a capture; --no-densify: none): clone\n"
     "                          small and split large Gaussians whose mean screen\n"
@@ -139,7 +143,7 @@ enum {
     O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL, O_SHPREC, O_POSSTEPS,
     O_LR_POS0, O_LR_POS1, O_LR_FEAT, O_LR_REST, O_LR_OPAC, O_LR_SCALE, O_LR_ROT, O_DENS, O_DENS_FROM,
     O_DENS_UNTIL, O_DENS_EVERY, O_DENS_GRAD, O_DENS_PCT, O_DENS_RESET, O_DENS_MINOP, O_DENS_MAX, O_MCMC,
-    O_MCMC_NOISE, O_MCMC_OPREG, O_MCMC_SCREG, O_METRICS, O_EVAL_AT, O_SAVE_AT, O_NO_DENS
+    O_MCMC_NOISE, O_MCMC_OPREG, O_MCMC_SCREG, O_METRICS, O_EVAL_AT, O_SAVE_AT, O_NO_DENS, O_LAMBDA
 };
 
 static bool no_densify; /* --no-densify */
@@ -207,6 +211,7 @@ static bool set_fit_option(gt_gs_fit_job *f, int c, const char *arg, gt_status *
     case O_LR_OPAC: *st = gt_parse_double("--opacity-lr", arg, 0, 1, &f->rates.opacity); return true;
     case O_LR_SCALE: *st = gt_parse_double("--scaling-lr", arg, 0, 1, &f->rates.scale); return true;
     case O_LR_ROT: *st = gt_parse_double("--rotation-lr", arg, 0, 1, &f->rates.rot); return true;
+    case O_LAMBDA: *st = gt_parse_double("--lambda-dssim", arg, 0, 1, &f->lambda); return true;
     case O_DENS: f->densify.on = true; return true;
     case O_NO_DENS: no_densify = true; return true;
     case O_DENS_FROM:
@@ -369,6 +374,7 @@ static gt_status set_option(gt_gs_job *j, int c, const char *arg)
     case O_ALPHA: j->alpha = true; break;
     case O_DEPTH: st = gt_parse_path_once("--depth", arg, &j->depth); break;
     case O_AA: j->render.antialias = true; break;
+    case 'w': j->render.bg[0] = j->render.bg[1] = j->render.bg[2] = 1.0f; break;
     case O_FPS: st = gt_parse_int("--fps", arg, 1, 1000, &j->fps); break;
     case O_PNGLEVEL: st = gt_parse_int("--png-level", arg, 0, 9, &j->png_level); break;
     case O_BINNING: {
@@ -462,6 +468,8 @@ int main(int argc, char **argv)
         {"alpha", no_argument, 0, O_ALPHA},
         {"depth", required_argument, 0, O_DEPTH},
         {"antialias", no_argument, 0, O_AA},
+        {"antialiasing", no_argument, 0, O_AA},
+        {"white-background", no_argument, 0, 'w'},
         {"fps", required_argument, 0, O_FPS},
         {"png-level", required_argument, 0, O_PNGLEVEL},
         {"tile-binning", required_argument, 0, O_BINNING},
@@ -501,12 +509,13 @@ int main(int argc, char **argv)
         {"opacity-lr", required_argument, 0, O_LR_OPAC},
         {"scaling-lr", required_argument, 0, O_LR_SCALE},
         {"rotation-lr", required_argument, 0, O_LR_ROT},
+        {"lambda-dssim", required_argument, 0, O_LAMBDA},
         {"resolution", required_argument, 0, 'r'},
         GT_COMMON_LONGOPTS,
         {0, 0, 0, 0}};
     int c;
     gt_status st = GT_OK;
-    while (st == GT_OK && (c = getopt_long(argc, argv, "o:r:" GT_COMMON_SHORTOPTS, lo, NULL)) != -1) {
+    while (st == GT_OK && (c = getopt_long(argc, argv, "o:r:w" GT_COMMON_SHORTOPTS, lo, NULL)) != -1) {
         gt_cli_result cr = gt_common_option(&co, c, optarg);
         if (cr == GT_CLI_HANDLED) continue;
         if (cr == GT_CLI_EXIT_OK) return 0;

@@ -63,6 +63,27 @@ $FIT --iterations 3 --test-views 1 --feature-lr 0.05 --feature-rest-lr 0.01 --lo
 check "--feature-lr, --feature-rest-lr" 0 $?
 f3=$(awk -F, '$1 == 3 {print $7}' "$T/f.csv")
 [ -n "$f3" ] && [ "$f3" != "$z0" ] && ok "a feature rate moves the colours" || bad "feature rates: $z0 -> $f3 dB"
+# --lambda-dssim (the reference's lambda_dssim): the loss logged is
+# (1 - X) L1 + X (1 - SSIM) of the same row's L1 and SSIM
+for X in 0 1 0.5; do
+    $FIT --iterations 3 --test-views 1 --lambda-dssim $X --log "$T/l$X.csv" -o "$T/l.ply" 2>"$T/e"
+    check "--lambda-dssim $X" 0 $?
+    awk -F, -v x=$X '$1 ~ /^[0-9]+$/ && $1 > 0 {n++; d = $2 - ((1 - x) * $3 + x * (1 - $4)); if (d < 0) d = -d; if (d > 2e-7) bad++}
+        END {exit !(n == 3 && bad == 0)}' "$T/l$X.csv" && ok "--lambda-dssim $X: loss = (1 - X) L1 + X D-SSIM" \
+        || bad "--lambda-dssim $X: $(head -5 "$T/l$X.csv" | tr '\n' ' ')"
+done
+$FIT --iterations 2 --lambda-dssim 1.5 -o "$T/x.ply" 2>"$T/e"
+check "--lambda-dssim out of [0, 1]" 2 $?
+# the reference's -w and --antialiasing: the same images as --background 1,1,1 and --antialias
+$G "$TD/scene.ply" --cameras "$TD/cameras.json" --view 1 --background 1,1,1 -o "$T/bw.png" 2>"$T/e"
+$G "$TD/scene.ply" --cameras "$TD/cameras.json" --view 1 -w -o "$T/w.png" 2>"$T/e"
+check "-w" 0 $?
+cmp -s "$T/w.png" "$T/bw.png" && ok "-w renders as --background 1,1,1" || bad "-w differs from --background 1,1,1"
+cmp -s "$T/w.png" "$T/r.png" && bad "-w renders as the black background" || ok "-w is not the default background"
+$G "$TD/scene.ply" --cameras "$TD/cameras.json" --view 1 --antialias -o "$T/aa.png" 2>"$T/e"
+$G "$TD/scene.ply" --cameras "$TD/cameras.json" --view 1 --antialiasing -o "$T/aa2.png" 2>"$T/e"
+check "--antialiasing" 0 $?
+cmp -s "$T/aa.png" "$T/aa2.png" && ok "--antialiasing is --antialias" || bad "--antialiasing differs from --antialias"
 $FIT --iterations 2 --position-lr-init 0 -o "$T/x.ply" 2>"$T/e"
 check "--position-lr-init 0 with a final rate" 2 $?
 $FIT --iterations 2 --opacity-lr -1 -o "$T/x.ply" 2>"$T/e"
