@@ -11,7 +11,9 @@
 
 #include "common/alloc.h"
 #include "common/log.h"
+#include "common/path.h"
 #include "io/image.h"
+#include "io/nerf_transforms.h"
 
 void gt_gs_capture_opts_init(gt_gs_capture_opts *o)
 {
@@ -20,35 +22,21 @@ void gt_gs_capture_opts_init(gt_gs_capture_opts *o)
     o->test_every = 8;
 }
 
-static bool is_dir(const char *p)
-{
-    struct stat sb;
-    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *s = malloc(n);
-    if (s) snprintf(s, n, "%s/%s", a, b);
-    return s;
-}
-
 /* The model folder: DIR/sparse/0, else DIR/sparse. */
 static gt_status find_model(gt_gs_capture *cap)
 {
-    char *s0 = join(cap->dir, "sparse/0"), *s = join(cap->dir, "sparse");
+    char *s0 = gt_path_join(cap->dir, "sparse/0"), *s = gt_path_join(cap->dir, "sparse");
     if (!s0 || !s) {
         free(s0), free(s);
         return gt_fail(GT_ERR_RUNTIME, "out of memory");
     }
-    if (is_dir(s0)) cap->model_dir = s0, free(s);
-    else if (is_dir(s)) cap->model_dir = s, free(s0);
+    if (gt_path_is_dir(s0)) cap->model_dir = s0, free(s);
+    else if (gt_path_is_dir(s)) cap->model_dir = s, free(s0);
     else {
         free(s0), free(s);
         return gt_fail(GT_ERR_DATA,
-                       "'%s' is not a COLMAP capture: it has no sparse/0/ or sparse/ folder (the model: cameras, "
-                       "images and points3D, .bin or .txt)",
+                       "'%s' is not a capture: it has no sparse/0/ or sparse/ folder (a COLMAP model: cameras, "
+                       "images and points3D, .bin or .txt) and no transforms_train.json or transforms.json (NeRF)",
                        cap->dir);
     }
     return GT_OK;
@@ -68,7 +56,7 @@ static gt_status unsupported(const gt_gs_capture *cap, const gt_colmap_camera *c
 static const char *first_missing(const char *dir, const gt_colmap_model *m)
 {
     for (size_t i = 0; i < m->nimages; i++) {
-        char *p = join(dir, m->images[i].name);
+        char *p = gt_path_join(dir, m->images[i].name);
         struct stat sb;
         bool there = p && stat(p, &sb) == 0;
         free(p);
@@ -84,9 +72,9 @@ static gt_status images_n_or_full(gt_gs_capture *cap)
 {
     const char *miss = first_missing(cap->image_dir, &cap->model);
     if (!miss) return GT_OK;
-    char *full = join(cap->dir, "images");
+    char *full = gt_path_join(cap->dir, "images");
     if (!full) return gt_fail(GT_ERR_RUNTIME, "out of memory");
-    if (!is_dir(full) || first_missing(full, &cap->model)) {
+    if (!gt_path_is_dir(full) || first_missing(full, &cap->model)) {
         free(full); /* the loader names the photograph images_N/ lacks */
         return GT_OK;
     }
@@ -103,7 +91,7 @@ static gt_status images_n_or_full(gt_gs_capture *cap)
  * photograph is left to the checks as it loads. */
 static void scale_to_photographs(const gt_gs_capture *cap, const char *image, gt_gs_capture_lens *L)
 {
-    char *path = join(cap->image_dir, image);
+    char *path = gt_path_join(cap->image_dir, image);
     int w = 0, h = 0;
     bool read = path && gt_image_size(path, &w, &h) == GT_OK;
     free(path);
@@ -203,7 +191,7 @@ static gt_status make_view(gt_gs_capture *cap, const gt_colmap_image *im, int le
                        cap->model.images_path);
     memcpy(c->name, im->name, stem);
     c->name[stem] = 0;
-    v->path = join(cap->image_dir, im->name);
+    v->path = gt_path_join(cap->image_dir, im->name);
     if (!v->path) return gt_fail(GT_ERR_RUNTIME, "out of memory");
     v->colmap_name = im->name;
     v->image_id = im->id;
@@ -228,25 +216,39 @@ gt_status gt_gs_capture_open(const char *dir, const gt_gs_capture_opts *o, gt_gs
         return gt_fail(GT_ERR_USAGE, "resolution %d: expected 1, 2, 4 or 8 (a factor) or a width of 16 or more", res);
     if (res == 0 && o->auto_width < 1) return gt_fail(GT_ERR_USAGE, "auto_width %d: expected 1 or more", o->auto_width);
     if (o->test_every < 0) return gt_fail(GT_ERR_USAGE, "test_every %d: expected 0 (none) or more", o->test_every);
-    if (!is_dir(dir)) return gt_fail(GT_ERR_DATA, "the capture folder '%s' does not exist or is not a folder", dir);
+    if (!gt_path_is_dir(dir)) return gt_fail(GT_ERR_DATA, "the capture folder '%s' does not exist or is not a folder", dir);
     cap->resolution = res >= 1 && res <= 8 ? res : 1;
     cap->width_to = res == 0 ? o->auto_width : res >= 16 ? res : 0;
     cap->auto_width = res == 0;
     gt_status st = GT_OK;
     if (!(cap->dir = strdup(dir))) st = gt_fail(GT_ERR_RUNTIME, "out of memory");
-    if (st == GT_OK) st = find_model(cap);
-    if (st == GT_OK) st = gt_colmap_read(cap->model_dir, NULL, &cap->model);
-    if (st == GT_OK) {
+    gt_nerf_split split = {false, NULL};
+    char *sparse = gt_path_join(dir, "sparse");
+    const bool nerf = st == GT_OK && sparse && !gt_path_is_dir(sparse) && gt_nerf_is_capture(dir);
+    free(sparse);
+    if (nerf) {
+        bool random = false;
+        st = gt_nerf_read(dir, &cap->model, &split, &random);
+        if (st == GT_OK && (!(cap->model_dir = strdup(dir)) || !(cap->image_dir = strdup(dir))))
+            st = gt_fail(GT_ERR_RUNTIME, "out of memory");
+        if (st == GT_OK && random)
+            gt_notice("%s: no points (points3d.ply, ply_file_path): starting from %d random points in [-%g, %g]^3, "
+                      "as the reference does for a Blender scene", dir, GT_NERF_RANDOM_POINTS, GT_NERF_RANDOM_EXTENT,
+                      GT_NERF_RANDOM_EXTENT);
+    }
+    if (st == GT_OK && !nerf) st = find_model(cap);
+    if (st == GT_OK && !nerf) st = gt_colmap_read(cap->model_dir, NULL, &cap->model);
+    if (st == GT_OK && !nerf) {
         char sub[16];
         snprintf(sub, sizeof sub, "images_%d", cap->resolution);
-        cap->image_dir = join(dir, cap->resolution > 1 ? sub : "images");
-        cap->images_n = cap->resolution > 1 && cap->image_dir && is_dir(cap->image_dir);
+        cap->image_dir = gt_path_join(dir, cap->resolution > 1 ? sub : "images");
+        cap->images_n = cap->resolution > 1 && cap->image_dir && gt_path_is_dir(cap->image_dir);
         if (cap->image_dir && cap->resolution > 1 && !cap->images_n) {
             free(cap->image_dir);
-            cap->image_dir = join(dir, "images");
+            cap->image_dir = gt_path_join(dir, "images");
         }
         if (!cap->image_dir) st = gt_fail(GT_ERR_RUNTIME, "out of memory");
-        else if (!is_dir(cap->image_dir))
+        else if (!gt_path_is_dir(cap->image_dir))
             st = gt_fail(GT_ERR_DATA, "the capture '%s' has no images/ folder ('%s' is not a folder)", dir,
                          cap->image_dir);
         else if (cap->images_n)
@@ -265,15 +267,19 @@ gt_status gt_gs_capture_open(const char *dir, const gt_gs_capture_opts *o, gt_gs
         cap->nviews = (int)i + 1;
     }
     if (st != GT_OK) {
+        free(split.test);
         gt_gs_capture_free(cap);
         return st;
     }
     qsort(cap->views, (size_t)cap->nviews, sizeof *cap->views, cmp_view);
     for (int i = 0; i < cap->nviews; i++) {
-        cap->views[i].test = o->test_every > 0 && i % o->test_every == 0;
+        /* a NeRF capture's own split (transforms_test.json) where it has one */
+        cap->views[i].test = o->test_every > 0 && (split.given ? split.test[cap->views[i].image_id - 1]
+                                                               : i % o->test_every == 0);
         if (cap->views[i].test) cap->ntest++;
         else cap->ntrain++;
     }
+    free(split.test);
     return GT_OK;
 }
 

@@ -9,6 +9,12 @@
  *                              (.bin, else .txt; io/colmap.h); also
  *                              DIR/sparse/ holding them directly
  *
+ * or, without sparse/, a NeRF capture (io/nerf_transforms.h: the
+ * reference's Blender scenes, transforms_train.json and _test.json, whose
+ * split is the files' while test_every > 0; instant-ngp and nerfstudio's
+ * transforms.json), read as a model of the same kind, its photographs
+ * named relative to DIR (no images_N/).
+ *
  *   gs_capture.c         the views: cameras, names, split, resolution
  *   gs_capture_images.c  the photographs, loaded in parallel
  *   gs_capture_init.c    the initial Gaussians from points3D

@@ -16,18 +16,13 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "common/path.h"
 #include "gs/gs_fit.h"
 #include "gs/gs_pixels.h"
 #include "io/image.h"
 
 static const char *const EXTS[] = {".png", ".jpg", ".jpeg", ".PNG", ".JPG", ".JPEG"};
 #define NEXT (int)(sizeof EXTS / sizeof EXTS[0])
-
-static bool is_file(const char *p)
-{
-    struct stat sb;
-    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
-}
 
 static bool has_image_ext(const char *name)
 {
@@ -45,13 +40,13 @@ static bool find_image(const char *dir, const char *name, char *path, size_t len
     tried[0] = 0;
     if (has_image_ext(name)) {
         snprintf(path, len, "%s/%s", dir, name);
-        if (is_file(path)) return true;
+        if (gt_path_is_file(path)) return true;
         snprintf(tried, tlen, "'%s'", path);
         return false;
     }
     for (int k = 0; k < NEXT; k++) {
         snprintf(path, len, "%s/%s%s", dir, name, EXTS[k]);
-        if (is_file(path)) return true;
+        if (gt_path_is_file(path)) return true;
     }
     snprintf(tried, tlen, "'%s/%s' with .png, .jpg or .jpeg", dir, name);
     return false;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "common/alloc.h"
+#include "common/path.h"
 #include "io/colmap.h"
 #include "io/colmap_internal.h"
 
@@ -300,12 +301,6 @@ gt_status gt_colmap_check(const gt_colmap_model *m)
 }
 
 /* ---- reading files and folders ---- */
-static bool is_file(const char *p)
-{
-    struct stat sb;
-    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
 gt_status gt_colmap_read_file(const char *path, const gt_colmap_read_opts *opts, gt_colmap_model *m)
 {
     gt_colmap_read_opts none = {0};
@@ -331,9 +326,9 @@ gt_status gt_colmap_read_file(const char *path, const gt_colmap_read_opts *opts,
 static gt_status find_part(const char *dir, const char *part, char *path, size_t len)
 {
     snprintf(path, len, "%s/%s.bin", dir, part);
-    if (is_file(path)) return GT_OK;
+    if (gt_path_is_file(path)) return GT_OK;
     snprintf(path, len, "%s/%s.txt", dir, part);
-    if (is_file(path)) return GT_OK;
+    if (gt_path_is_file(path)) return GT_OK;
     return gt_fail(GT_ERR_DATA, "the COLMAP model folder '%s' has no %s.bin or %s.txt", dir, part, part);
 }
 

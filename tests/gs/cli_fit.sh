@@ -223,7 +223,7 @@ check "--sh-start without --fit" 2 $?
 # photographs is not: a data error that says what a capture holds
 $G --fit "$T/img" "$TD/scene.ply" -o "$T/u.ply" 2>"$T/e"
 check "--fit IMAGES without --cameras" 3 $?
-has "not a capture: what one holds" "$T/e" "not a COLMAP capture"
+has "not a capture: what one holds" "$T/e" "no sparse/0/ or sparse/ folder (a COLMAP model"
 $FIT --orbit 3 -o "$T/u.ply" 2>"$T/e"
 check "--fit with --orbit" 2 $?
 $FIT --scale-modifier 0.5 -o "$T/u.ply" 2>"$T/e"

@@ -435,7 +435,7 @@ static void test_not_supported(void **state)
     /* folders that are not captures */
     const char *e = tmp("empty");
     mkdir(e, 0755);
-    expect_data(gt_gs_capture_open(e, NULL, &cap), "is not a COLMAP capture", "sparse/0/");
+    expect_data(gt_gs_capture_open(e, NULL, &cap), "is not a capture: it has no sparse/0/", "transforms.json");
     expect_data(gt_gs_capture_open(tmp("nothing"), NULL, &cap), "does not exist", NULL);
     capgen_defaults(&g);
     snprintf(d, sizeof d, "%s", tmp("noimages"));
