@@ -3,8 +3,13 @@
 #define SPARSE_TESTUTIL_H
 
 #include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
+
+#include <cmocka.h> /* its asserts (the benches that include this too) */
 
 #include "gt_test.h"
 #include "sparse/sparse.h"
