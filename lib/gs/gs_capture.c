@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/alloc.h"
 #include "common/log.h"
@@ -57,8 +56,7 @@ static const char *first_missing(const char *dir, const gt_colmap_model *m)
 {
     for (size_t i = 0; i < m->nimages; i++) {
         char *p = gt_path_join(dir, m->images[i].name);
-        struct stat sb;
-        bool there = p && stat(p, &sb) == 0;
+        bool there = p && gt_path_is_file(p);
         free(p);
         if (!there) return m->images[i].name;
     }

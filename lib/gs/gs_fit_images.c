@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "common/log.h"
 #include "common/path.h"
@@ -82,8 +81,7 @@ gt_status gt_gs_fit_images_read(const char *dir, gt_gs_camera *cams, int ncams, 
                                 int downscale, float ***rgb_out)
 {
     *rgb_out = NULL;
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    if (!gt_path_is_dir(dir))
         return gt_fail(GT_ERR_DATA, "the images directory '%s' does not exist or is not a directory", dir);
     float **rgb = calloc((size_t)ncams, sizeof *rgb);
     if (!rgb) return gt_fail(GT_ERR_RUNTIME, "out of memory (training images)");

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/alloc.h"
 #include "common/path.h"
@@ -335,8 +334,7 @@ static gt_status find_part(const char *dir, const char *part, char *path, size_t
 gt_status gt_colmap_read(const char *dir, const gt_colmap_read_opts *opts, gt_colmap_model *m)
 {
     memset(m, 0, sizeof *m);
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    if (!gt_path_is_dir(dir))
         return gt_fail(GT_ERR_DATA, "the COLMAP model folder '%s' does not exist or is not a folder", dir);
     gt_colmap_read_opts none = {0};
     if (!opts) opts = &none;

@@ -55,6 +55,21 @@
 #define HAVE_STB 0
 #endif
 
+#if HAVE_STB
+static bool is_png(const unsigned char *b, size_t n)
+{
+    return n >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0;
+}
+
+/* PNG and JPEG only: stb's other decoders are not fuzzed here, and its PNM
+ * header parser overflows a signed int on long numbers (found by
+ * fuzz_image). */
+static bool is_png_or_jpeg(const unsigned char *b, size_t n)
+{
+    return is_png(b, n) || (n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff);
+}
+#endif
+
 /* Whole input into memory (works for pipes). */
 static gt_status slurp(const char *path, unsigned char **data, size_t *len)
 {
@@ -113,12 +128,7 @@ gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_i
         free(buf);
         return gt_fail_at(GT_ERR_DATA, path, 0, "image file too large");
     }
-    /* PNG and JPEG only: stb's other decoders are not fuzzed here, and its
-     * PNM header parser overflows a signed int on long numbers (found by
-     * fuzz_image) */
-    bool is_png = len >= 8 && memcmp(buf, "\x89PNG\r\n\x1a\n", 8) == 0;
-    bool is_jpeg = len >= 3 && buf[0] == 0xff && buf[1] == 0xd8 && buf[2] == 0xff;
-    if (!is_png && !is_jpeg) {
+    if (!is_png_or_jpeg(buf, len)) {
         free(buf);
         return gt_fail_at_byte(GT_ERR_DATA, path, 0, "not a PNG or JPEG image");
     }
@@ -126,7 +136,7 @@ gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_i
      * walk the chunks first so that a lying length is an error, not a
      * gigabyte allocation (found by fuzz_image) */
     uint64_t idat_bytes = 0;
-    if (is_png) {
+    if (is_png(buf, len)) {
         size_t at = 8;
         while (at + 8 <= len) {
             uint32_t clen = (uint32_t)buf[at] << 24 | (uint32_t)buf[at + 1] << 16 |
@@ -157,7 +167,7 @@ gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_i
          * PNG ask the PNG decoder, which checks the header (sizes, depth,
          * colour type) before it allocates anything */
         const char *why = stbi_failure_reason();
-        if (len >= 8 && memcmp(buf, "\x89PNG\r\n\x1a\n", 8) == 0) {
+        if (is_png(buf, len)) {
             int x, y, c;
             stbi_uc *d = stbi_load_from_memory(buf, (int)len, &x, &y, &c, 0);
             stbi_image_free(d);
@@ -176,7 +186,7 @@ gt_status gt_image_read(const char *path, int desired_channels, int want16, gt_i
         return gt_fail_at(GT_ERR_DATA, path, 0, "image of %d x %d x %d samples is larger than the 1 GiB limit",
                           w, h, ch);
     }
-    if (is_png) {
+    if (is_png(buf, len)) {
         /* deflate expands at most 1032:1, so the compressed data bounds the
          * image it can hold: a header promising more is lying, and stb would
          * allocate the promised size up front (found by fuzz_image) */
@@ -230,16 +240,14 @@ gt_status gt_image_size(const char *path, int *w, int *h)
     FILE *f = fopen(path, "rb");
     if (!f) return gt_fail(GT_ERR_DATA, "cannot open '%s': %s", path, strerror(errno));
     unsigned char head[8];
-    size_t n = fread(head, 1, sizeof head, f);
-    bool is_png = n == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0;
-    bool is_jpeg = n >= 3 && head[0] == 0xff && head[1] == 0xd8 && head[2] == 0xff;
+    bool known = is_png_or_jpeg(head, fread(head, 1, sizeof head, f));
     int comp, ok = 0;
-    if ((is_png || is_jpeg) && fseek(f, 0, SEEK_SET) == 0) {
+    if (known && fseek(f, 0, SEEK_SET) == 0) {
         const stbi_io_callbacks cb = {cb_read, cb_skip, cb_eof};
         ok = stbi_info_from_callbacks(&cb, f, w, h, &comp);
     }
     fclose(f);
-    if (!is_png && !is_jpeg) return gt_fail_at_byte(GT_ERR_DATA, path, 0, "not a PNG or JPEG image");
+    if (!known) return gt_fail_at_byte(GT_ERR_DATA, path, 0, "not a PNG or JPEG image");
     if (!ok || *w <= 0 || *h <= 0)
         return gt_fail_at(GT_ERR_DATA, path, 0, "cannot read image: %s", stbi_failure_reason());
     return GT_OK;

@@ -13,6 +13,7 @@
 #include "common/alloc.h"
 #include "common/output.h"
 #include "common/path.h"
+#include "common/rng.h"
 #include "io/image.h"
 #include "io/ply.h"
 
@@ -45,9 +46,9 @@ static bool number(const cJSON *o, const cJSON *top, const char *key, double *v)
 }
 
 typedef struct {
-    const char *dir, *json; /* DIR and the file read */
-    gt_colmap_model *m;
-    size_t cap_images, cap_cameras;
+    const char *dir;
+    char *json; /* the file being read (for messages) */
+    gt_colmap_model *m; /* room for the file's frames made before they are read */
 } reader;
 
 static gt_status frame_fail(const reader *r, int k, const char *what, const char *detail)
@@ -130,12 +131,6 @@ static gt_status camera_of(reader *r, const lens *L, uint32_t *id)
             return GT_OK;
         }
     }
-    if (m->ncameras == r->cap_cameras) {
-        size_t nc = r->cap_cameras ? 2 * r->cap_cameras : 4;
-        gt_colmap_camera *p = realloc(m->cameras, nc * sizeof *p);
-        if (!p) return gt_fail(GT_ERR_RUNTIME, "out of memory");
-        m->cameras = p, r->cap_cameras = nc;
-    }
     gt_colmap_camera *c = &m->cameras[m->ncameras];
     memset(c, 0, sizeof *c);
     c->id = (uint32_t)++m->ncameras;
@@ -174,91 +169,80 @@ static bool pose_of(const double M[16], double q[4], double t[3])
     return true;
 }
 
-static gt_status read_file(reader *r, const char *name, cJSON **ply_path)
+/* "transform_matrix": 4 rows of 4 numbers, or the top 3 (the last row is
+ * then 0 0 0 1). */
+static bool matrix_of(const cJSON *tm, double M[16])
+{
+    int rows = cJSON_IsArray(tm) ? cJSON_GetArraySize(tm) : 0;
+    if (rows != 3 && rows != 4) return false;
+    for (int i = 0; i < 16; i++) M[i] = i == 15;
+    for (int i = 0; i < rows; i++) {
+        const cJSON *row = cJSON_GetArrayItem(tm, i);
+        if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != 4) return false;
+        for (int j = 0; j < 4; j++) {
+            const cJSON *x = cJSON_GetArrayItem(row, j);
+            if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) return false;
+            M[4 * i + j] = x->valuedouble;
+        }
+    }
+    return true;
+}
+
+/* Frame k of the file being read as the model's next image. */
+static gt_status add_frame(reader *r, int k, const cJSON *f, const cJSON *doc)
 {
     gt_colmap_model *m = r->m;
-    char *path = gt_path_join(r->dir, name);
-    if (!path) return gt_fail(GT_ERR_RUNTIME, "out of memory");
-    r->json = path;
+    const cJSON *fp = cJSON_GetObjectItemCaseSensitive(f, "file_path");
+    if (!cJSON_IsString(fp) || !fp->valuestring || !*fp->valuestring)
+        return frame_fail(r, k, "no \"file_path\"", NULL);
+    double M[16];
+    if (!matrix_of(cJSON_GetObjectItemCaseSensitive(f, "transform_matrix"), M))
+        return frame_fail(r, k, "\"transform_matrix\" is not a 4x4 (or 3x4) array of numbers", NULL);
+    gt_colmap_image *im = &m->images[m->nimages];
+    memset(im, 0, sizeof *im);
+    if (!(im->name = image_name(fp->valuestring))) return gt_fail(GT_ERR_RUNTIME, "out of memory");
+    im->id = (uint32_t)++m->nimages;
+    if (!pose_of(M, im->qvec, im->tvec))
+        return frame_fail(r, k, "\"transform_matrix\" is not a rotation (it mirrors or is degenerate)", NULL);
+    lens L;
+    GT_TRY(frame_lens(r, k, f, doc, im->name, &L));
+    return camera_of(r, &L, &im->camera_id);
+}
+
+/* The frames of DIR/name appended to the model; *ply_path (when asked):
+ * the file's "ply_file_path", malloc'ed, or NULL. r->json is the file's path
+ * afterwards (the caller frees it). */
+static gt_status read_file(reader *r, const char *name, char **ply_path)
+{
+    if (!(r->json = gt_path_join(r->dir, name))) return gt_fail(GT_ERR_RUNTIME, "out of memory");
     unsigned char *text = NULL;
     size_t len = 0;
-    gt_status st = gt_in_read_all(path, &text, &len);
-    cJSON *doc = st == GT_OK ? cJSON_ParseWithLength((const char *)text, len) : NULL;
+    GT_TRY(gt_in_read_all(r->json, &text, &len));
+    cJSON *doc = cJSON_ParseWithLength((const char *)text, len);
     free(text);
-    if (st == GT_OK && !doc) st = gt_fail(GT_ERR_DATA, "not valid JSON (%s)", path);
-    const cJSON *frames = doc ? cJSON_GetObjectItemCaseSensitive(doc, "frames") : NULL;
-    if (st == GT_OK && !cJSON_IsArray(frames)) st = gt_fail(GT_ERR_DATA, "no \"frames\" array (%s)", path);
-    if (st == GT_OK && ply_path) {
-        const cJSON *pp = cJSON_GetObjectItemCaseSensitive(doc, "ply_file_path");
-        if (cJSON_IsString(pp) && pp->valuestring) *ply_path = cJSON_CreateString(pp->valuestring);
-    }
-    int k = 0;
-    const cJSON *f;
-    size_t added = 0;
-    if (st == GT_OK) cJSON_ArrayForEach(f, frames)
+    if (!doc) return gt_fail(GT_ERR_DATA, "not valid JSON (%s)", r->json);
+    const cJSON *frames = cJSON_GetObjectItemCaseSensitive(doc, "frames");
+    gt_status st = cJSON_IsArray(frames) ? GT_OK : gt_fail(GT_ERR_DATA, "no \"frames\" array (%s)", r->json);
+    const size_t n = st == GT_OK ? (size_t)cJSON_GetArraySize(frames) : 0;
+    if (st == GT_OK && n == 0) st = gt_fail(GT_ERR_DATA, "no frames (%s)", r->json);
+    /* a camera per frame at most */
+    gt_colmap_model *m = r->m;
+    gt_colmap_image *im = st == GT_OK ? realloc(m->images, (m->nimages + n) * sizeof *im) : NULL;
+    if (im) m->images = im;
+    gt_colmap_camera *cam = im ? realloc(m->cameras, (m->ncameras + n) * sizeof *cam) : NULL;
+    if (cam) m->cameras = cam;
+    if (st == GT_OK && !cam) st = gt_fail(GT_ERR_RUNTIME, "out of memory");
+    if (st == GT_OK) {
+        int k = 0;
+        const cJSON *f;
+        cJSON_ArrayForEach(f, frames)
         {
-            if (st != GT_OK) break;
-            const cJSON *fp = cJSON_GetObjectItemCaseSensitive(f, "file_path");
-            const cJSON *tm = cJSON_GetObjectItemCaseSensitive(f, "transform_matrix");
-            double M[16];
-            int nm = 0;
-            if (!cJSON_IsString(fp) || !fp->valuestring || !*fp->valuestring) {
-                st = frame_fail(r, k, "no \"file_path\"", NULL);
-                break;
-            }
-            if (cJSON_IsArray(tm) && cJSON_GetArraySize(tm) >= 3) {
-                const cJSON *row;
-                cJSON_ArrayForEach(row, tm)
-                {
-                    const cJSON *x;
-                    int j = 0;
-                    if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != 4 || nm >= 16) {
-                        nm = -1;
-                        break;
-                    }
-                    cJSON_ArrayForEach(x, row)
-                    {
-                        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) nm = -100;
-                        else M[nm + j] = x->valuedouble;
-                        j++;
-                    }
-                    if (nm < 0) break;
-                    nm += 4;
-                }
-            }
-            if (nm == 12) M[12] = M[13] = M[14] = 0, M[15] = 1, nm = 16;
-            if (nm != 16) {
-                st = frame_fail(r, k, "\"transform_matrix\" is not a 4x4 (or 3x4) array of numbers", NULL);
-                break;
-            }
-            if (m->nimages == r->cap_images) {
-                size_t nc = r->cap_images ? 2 * r->cap_images : 64;
-                gt_colmap_image *p = realloc(m->images, nc * sizeof *p);
-                if (!p) {
-                    st = gt_fail(GT_ERR_RUNTIME, "out of memory");
-                    break;
-                }
-                m->images = p, r->cap_images = nc;
-            }
-            gt_colmap_image *im = &m->images[m->nimages];
-            memset(im, 0, sizeof *im);
-            if (!(im->name = image_name(fp->valuestring))) {
-                st = gt_fail(GT_ERR_RUNTIME, "out of memory");
-                break;
-            }
-            m->nimages++;
-            im->id = (uint32_t)m->nimages;
-            if (!pose_of(M, im->qvec, im->tvec)) {
-                st = frame_fail(r, k, "\"transform_matrix\" is not a rotation (it mirrors or is degenerate)", NULL);
-                break;
-            }
-            lens L;
-            st = frame_lens(r, k, f, doc, im->name, &L);
-            if (st == GT_OK) st = camera_of(r, &L, &im->camera_id);
-            added++;
-            k++;
+            if ((st = add_frame(r, k++, f, doc)) != GT_OK) break;
         }
-    if (st == GT_OK && added == 0) st = gt_fail(GT_ERR_DATA, "no frames (%s)", path);
+    }
+    const cJSON *pp = cJSON_GetObjectItemCaseSensitive(doc, "ply_file_path");
+    if (st == GT_OK && ply_path && cJSON_IsString(pp) && pp->valuestring && !(*ply_path = strdup(pp->valuestring)))
+        st = gt_fail(GT_ERR_RUNTIME, "out of memory");
     cJSON_Delete(doc);
     return st;
 }
@@ -289,7 +273,7 @@ static gt_status read_points(const char *path, gt_colmap_points *p)
 }
 
 /* The reference's start for a Blender scene without points: uniform in the
- * cube, SH colour of about 0.5 (127 as its PLY stores it). splitmix64. */
+ * cube, SH colour of about 0.5 (127 as its PLY stores it), seeded. */
 static gt_status random_points(gt_colmap_points *p)
 {
     p->n = GT_NERF_RANDOM_POINTS;
@@ -298,11 +282,7 @@ static gt_status random_points(gt_colmap_points *p)
         return GT_ERR_RUNTIME;
     uint64_t s = 0;
     for (size_t i = 0; i < 3 * p->n; i++) {
-        uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        p->xyz[i] = ((double)(z >> 11) / 9007199254740992.0 * 2 - 1) * GT_NERF_RANDOM_EXTENT;
+        p->xyz[i] = (2 * gt_rng_unit(&s) - 1) * GT_NERF_RANDOM_EXTENT;
         p->rgb[i] = 127;
     }
     return GT_OK;
@@ -313,44 +293,39 @@ gt_status gt_nerf_read(const char *dir, gt_colmap_model *m, gt_nerf_split *split
     memset(m, 0, sizeof *m);
     memset(split, 0, sizeof *split);
     *random = false;
-    reader r = {dir, NULL, m, 0, 0};
+    reader r = {dir, NULL, m};
     char *train = gt_path_join(dir, "transforms_train.json"), *test = gt_path_join(dir, "transforms_test.json");
+    char *ply = NULL, *pp = NULL;
     gt_status st = train && test ? GT_OK : gt_fail(GT_ERR_RUNTIME, "out of memory");
     bool blender = st == GT_OK && gt_path_is_file(train);
     split->given = blender && gt_path_is_file(test);
-    cJSON *ply = NULL;
     if (st == GT_OK) st = read_file(&r, blender ? "transforms_train.json" : "transforms.json", &ply);
-    size_t ntrain = m->nimages;
-    if (st == GT_OK) m->cameras_path = strdup(r.json), m->images_path = strdup(r.json);
-    free((char *)r.json);
+    if (st == GT_OK && (!(m->cameras_path = strdup(r.json)) || !(m->images_path = strdup(r.json))))
+        st = gt_fail(GT_ERR_RUNTIME, "out of memory");
+    free(r.json);
     r.json = NULL;
+    const size_t ntrain = m->nimages;
     if (st == GT_OK && split->given) {
         /* the held-out frames: the images read from this file on */
         st = read_file(&r, "transforms_test.json", NULL);
-        free((char *)r.json);
+        free(r.json);
         if (st == GT_OK && !(split->test = calloc(m->nimages, 1))) st = gt_fail(GT_ERR_RUNTIME, "out of memory");
         for (size_t i = ntrain; st == GT_OK && i < m->nimages; i++) split->test[i] = true;
     }
-    /* the points */
-    char *pp = NULL;
-    if (st == GT_OK) {
-        if (ply && cJSON_IsString(ply)) pp = gt_path_join(dir, ply->valuestring);
-        else pp = gt_path_join(dir, "points3d.ply");
-        if (!pp) st = gt_fail(GT_ERR_RUNTIME, "out of memory");
-    }
-    if (st == GT_OK && (ply || gt_path_is_file(pp))) st = read_points(pp, &m->points);
-    else if (st == GT_OK) {
+    /* the points: ply_file_path, else points3d.ply, else the random cube */
+    if (st == GT_OK && !(pp = gt_path_join(dir, ply ? ply : "points3d.ply")))
+        st = gt_fail(GT_ERR_RUNTIME, "out of memory");
+    if (st == GT_OK && (ply || gt_path_is_file(pp))) {
+        st = read_points(pp, &m->points);
+    } else if (st == GT_OK) {
         st = random_points(&m->points);
         *random = true;
         free(pp);
-        pp = strdup("random points");
+        if (!(pp = strdup("random points"))) st = gt_fail(GT_ERR_RUNTIME, "out of memory");
     }
     if (st == GT_OK) m->points_path = pp;
     else free(pp);
-    cJSON_Delete(ply);
-    free(train), free(test);
-    if (st == GT_OK && (!m->cameras_path || !m->images_path || !m->points_path))
-        st = gt_fail(GT_ERR_RUNTIME, "out of memory");
+    free(ply), free(train), free(test);
     if (st != GT_OK) {
         gt_colmap_free(m);
         free(split->test);

@@ -20,24 +20,9 @@
 
 #include "gs_capture_gen.h"
 #include "gt_test.h"
+#include "io/io_test_util.h"
 #include "gs/gs_capture.h"
 #include "io/nerf_transforms.h"
-#include "io/ply.h"
-
-static char tmpdir[256];
-
-static const char *tmp(const char *name)
-{
-    static char buf[8][512];
-    static int k;
-    if (!tmpdir[0]) {
-        snprintf(tmpdir, sizeof tmpdir, "/tmp/gt_nerftest_XXXXXX");
-        if (!mkdtemp(tmpdir)) abort();
-    }
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
-}
 
 /* The camera-to-world matrix in OpenGL axes of a COLMAP pose. */
 static void gl_c2w(const double q_in[4], const double t[3], double M[16])
@@ -105,8 +90,8 @@ static void test_blender(void **state)
     g.nviews = 6, g.width = 48, g.height = 36;
     g.params[0] = g.params[1] = 40, g.params[2] = 24, g.params[3] = 18;
     char cdir[512], ndir[512];
-    snprintf(cdir, sizeof cdir, "%s", tmp("blender_colmap"));
-    snprintf(ndir, sizeof ndir, "%s", tmp("blender"));
+    snprintf(cdir, sizeof cdir, "%s", io_tmp("blender_colmap"));
+    snprintf(ndir, sizeof ndir, "%s", io_tmp("blender"));
     gt_colmap_model m;
     colmap_capture(&g, cdir, &m);
     mkdir(ndir, 0755);
@@ -186,8 +171,8 @@ static void test_nerfstudio(void **state)
     g.model = GT_COLMAP_OPENCV;
     g.params[4] = 0.05, g.params[5] = -0.01, g.params[6] = 0.001, g.params[7] = -0.002;
     char cdir[512], ndir[512], path[1024];
-    snprintf(cdir, sizeof cdir, "%s", tmp("ns_colmap"));
-    snprintf(ndir, sizeof ndir, "%s", tmp("ns"));
+    snprintf(cdir, sizeof cdir, "%s", io_tmp("ns_colmap"));
+    snprintf(ndir, sizeof ndir, "%s", io_tmp("ns"));
     gt_colmap_model m;
     colmap_capture(&g, cdir, &m);
     mkdir(ndir, 0755);
@@ -250,20 +235,12 @@ static void expect_data(gt_status st, const char *w1, const char *w2)
         fail_msg("status %d, message '%s'; wanted 3 with '%s' and '%s'", st, gt_errmsg(), w1, w2 ? w2 : "");
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* Broken transforms: exit 3 naming the file and the frame. */
 static void test_broken(void **state)
 {
     (void)state;
     char d[512], p[1024];
-    snprintf(d, sizeof d, "%s", tmp("broken"));
+    snprintf(d, sizeof d, "%s", io_tmp("broken"));
     mkdir(d, 0755);
     snprintf(p, sizeof p, "%s/transforms.json", d);
     gt_gs_capture cap;
@@ -299,7 +276,7 @@ static void test_broken(void **state)
     char *nosize = strdup(buf); /* a.png does not exist: its size cannot be read */
     cases[6].json = no_intr, cases[7].json = bogus, cases[8].json = nosize;
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        write_text(p, cases[k].json);
+        io_write_text(p, cases[k].json);
         expect_data(gt_gs_capture_open(d, NULL, &cap), cases[k].w1, cases[k].w2);
     }
     free(no_intr), free(bogus), free(nosize);
@@ -311,7 +288,7 @@ static void test_broken(void **state)
              "{\"camera_model\": \"OPENCV_FISHEYE\", \"fl_x\": 9, \"w\": 8, \"h\": 8, \"frames\": [{\"file_path\": "
              "\"a.png\", \"transform_matrix\": %s}]}",
              I4);
-    write_text(p, buf);
+    io_write_text(p, buf);
     expect_data(gt_gs_capture_open(d, NULL, &cap), "OPENCV_FISHEYE", NULL);
 }
 
@@ -320,10 +297,6 @@ int main(void)
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_blender), cmocka_unit_test(test_nerfstudio),
                                        cmocka_unit_test(test_broken)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (tmpdir[0]) {
-        char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0) rc = rc ? rc : 1;
-    }
+    io_rm_tmpdir();
     return rc;
 }
