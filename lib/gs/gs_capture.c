@@ -214,7 +214,8 @@ gt_status gt_gs_capture_open(const char *dir, const gt_gs_capture_opts *o, gt_gs
         return gt_fail(GT_ERR_USAGE, "resolution %d: expected 1, 2, 4 or 8 (a factor) or a width of 16 or more", res);
     if (res == 0 && o->auto_width < 1) return gt_fail(GT_ERR_USAGE, "auto_width %d: expected 1 or more", o->auto_width);
     if (o->test_every < 0) return gt_fail(GT_ERR_USAGE, "test_every %d: expected 0 (none) or more", o->test_every);
-    if (!gt_path_is_dir(dir)) return gt_fail(GT_ERR_DATA, "the capture folder '%s' does not exist or is not a folder", dir);
+    if (!gt_path_is_dir(dir))
+        return gt_fail(GT_ERR_DATA, "the capture folder '%s' does not exist or is not a folder", dir);
     cap->resolution = res >= 1 && res <= 8 ? res : 1;
     cap->width_to = res == 0 ? o->auto_width : res >= 16 ? res : 0;
     cap->auto_width = res == 0;

@@ -103,6 +103,12 @@ typedef struct gt_gs_capture_lens {
     gt_gs_pinhole pinhole;   /* the undistorted camera, full size */
 } gt_gs_capture_lens;
 
+/* L's photographs are of another size than its COLMAP camera (L scaled to them). */
+static inline bool gt_gs_lens_rescaled(const gt_gs_capture_lens *L)
+{
+    return L->width != L->colmap_width || L->height != L->colmap_height;
+}
+
 typedef struct gt_gs_view {
     gt_gs_camera cam;        /* what the view is trained against */
     char *path;              /* the photograph (malloc'ed) */

@@ -34,7 +34,7 @@ static gt_status size_error(const gt_gs_capture *cap, const gt_gs_view *v, const
                        v->path, img->w, img->h, L->camera_id, L->width, L->height, cap->image_dir,
                        (int)nearbyint((double)L->width / cap->resolution),
                        (int)nearbyint((double)L->height / cap->resolution), cap->resolution);
-    if (L->width != L->colmap_width || L->height != L->colmap_height)
+    if (gt_gs_lens_rescaled(L))
         return gt_fail(GT_ERR_DATA, "image '%s' is %dx%d but the photographs of its camera %u (%dx%d in the model) "
                        "are %dx%d", v->path, img->w, img->h, L->camera_id, L->colmap_width, L->colmap_height,
                        L->width, L->height);

@@ -93,7 +93,7 @@ static gt_status read_capture(fit_ctx *c, bool gpu)
                 cap.nlenses, distorted ? ", undistorted as they load" : "", cap.model.points.n, cap.image_dir);
     for (int k = 0; st == GT_OK && k < cap.nlenses; k++) {
         const gt_gs_capture_lens *L = &cap.lenses[k];
-        if (L->width == L->colmap_width && L->height == L->colmap_height) continue;
+        if (!gt_gs_lens_rescaled(L)) continue;
         gt_notice("camera %u is %dx%d in the model but its photographs are %dx%d: trained at their size, its "
                   "intrinsics scaled, as the reference trainer and gsplat do", L->camera_id, L->colmap_width,
                   L->colmap_height, L->width, L->height);
