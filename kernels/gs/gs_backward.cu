@@ -175,13 +175,13 @@ __global__ void __launch_bounds__(BLOCK) k_blend_back(int W, int H, int gx, cons
                     float4 co = s_co[j];
                     float dx = g.x - pxf, dy = g.y - pyf;
                     float power = gs_power(co.x, co.y, co.z, dx, dy);
-                    float alpha = power > 0.0f ? 0.0f : gs_alpha(co.w, power);
+                    float G = power > 0.0f ? 0.0f : gs_exp(power), alpha = gs_alpha_of(co.w, G);
                     if (alpha >= GS_ALPHA_MIN) {
                         contrib = true;
                         float4 cd = s_cd[j];
                         const float rgb[3] = {cd.x, cd.y, cd.z};
                         float dl_dalpha = gs_replay_step(&rp, alpha, rgb, &v[6]);
-                        gs_blend_grad(co.w, co.x, co.y, co.z, dx, dy, dl_dalpha, ref, &v[5], &v[0], &v[2]);
+                        gs_blend_grad(co.w, co.x, co.y, co.z, dx, dy, G, dl_dalpha, ref, &v[5], &v[0], &v[2]);
                     }
                 }
                 const unsigned who = __ballot_sync(0xffffffffu, contrib);
