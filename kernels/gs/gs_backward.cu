@@ -25,7 +25,9 @@
 //    637M atomics for the reference, and 4.80M (warp, Gaussian) pairs, 43M
 //    atomics here (14.8x fewer); 6M Gaussians: 82.6M terms, 743M atomics,
 //    against 8.78M pairs, 79M atomics (9.4x fewer). The shuffles cost
-//    14 per (warp, Gaussian) pair (warp_sums_acc; 45 as 9 warp sums).
+//    14 per (warp, Gaussian) pair (warp_sums_acc; 45 as 9 warp sums), and
+//    none where a single pixel of the warp contributes: its lane adds its
+//    own 9 terms (the same atomics, ~55 fewer instructions for the pair).
 //  - k_gauss_back: one thread per Gaussian, gs_gauss_grad (the same code as
 //    the CPU reference) from those sums to the raw parameters, added into
 //    the caller's gradient arrays.
@@ -173,20 +175,27 @@ __global__ void __launch_bounds__(BLOCK) k_blend_back(int W, int H, int gx, cons
                     float4 co = s_co[j];
                     float dx = g.x - pxf, dy = g.y - pyf;
                     float power = gs_power(co.x, co.y, co.z, dx, dy);
-                    float alpha = power > 0.0f ? 0.0f : gs_alpha(co.w, power);
+                    float G = power > 0.0f ? 0.0f : gs_exp(power), alpha = gs_alpha_of(co.w, G);
                     if (alpha >= GS_ALPHA_MIN) {
                         contrib = true;
                         float4 cd = s_cd[j];
                         const float rgb[3] = {cd.x, cd.y, cd.z};
                         float dl_dalpha = gs_replay_step(&rp, alpha, rgb, &v[6]);
-                        gs_blend_grad(co.w, co.x, co.y, co.z, dx, dy, dl_dalpha, ref, &v[5], &v[0], &v[2]);
+                        gs_blend_grad(co.w, co.x, co.y, co.z, dx, dy, G, dl_dalpha, ref, &v[5], &v[0], &v[2]);
                     }
                 }
-                if (__any_sync(0xffffffffu, contrib)) {
+                const unsigned who = __ballot_sync(0xffffffffu, contrib);
+                if (who & (who - 1u)) {
                     // the 9 atomics of a (warp, Gaussian) go out as one instruction
                     int term;
                     const float sum = warp_sums_acc(v, lane, &term);
                     if (term >= 0) atomicAdd(acc + (size_t)s_id[j] * ACC + term, sum);
+                } else if (contrib) {
+                    // one pixel of the warp: its own 9 terms are the warp's
+                    // sums (the reduction's 14 shuffles would add zeros)
+                    float *a = acc + (size_t)s_id[j] * ACC;
+#pragma unroll
+                    for (int k = 0; k < ACC; k++) atomicAdd(a + k, v[k]);
                 }
             }
         }

@@ -206,12 +206,12 @@ static void pixel_backward(const fwd_state *f, const gt_gs_params *p, size_t b, 
         float dx = g->x - (float)px, dy = g->y - (float)py;
         float power = gs_power(g->conic[0], g->conic[1], g->conic[2], dx, dy);
         if (power > 0.0f) continue;
-        float alpha = gs_alpha(g->opacity, power);
+        float G = gs_exp(power), alpha = gs_alpha_of(g->opacity, G);
         if (alpha < GS_ALPHA_MIN) continue;
         float drgb[3];
         float dl_dalpha = gs_replay_step(&rp, alpha, g->rgb, drgb);
         float dop = 0, dmean[2] = {0, 0}, dconic[3] = {0, 0, 0};
-        gs_blend_grad(g->opacity, g->conic[0], g->conic[1], g->conic[2], dx, dy, dl_dalpha, p->ref_grad, &dop,
+        gs_blend_grad(g->opacity, g->conic[0], g->conic[1], g->conic[2], dx, dy, G, dl_dalpha, p->ref_grad, &dop,
                       dmean, dconic);
         for (int ch = 0; ch < 3; ch++) {
 #pragma omp atomic

@@ -296,10 +296,18 @@ GT_HD float gs_exp(float x)
 #endif
 }
 
-/* alpha = min(0.99, opacity e^power); the caller skips it below GS_ALPHA_MIN. */
+/* alpha = min(0.99, opacity G) of the Gaussian's value G = e^power at the
+ * pixel (the backward keeps G for its gradient); the caller skips it below
+ * GS_ALPHA_MIN. */
+GT_HD float gs_alpha_of(float opacity, float G)
+{
+    return fminf(0.99f, opacity * G);
+}
+
+/* alpha = min(0.99, opacity e^power) */
 GT_HD float gs_alpha(float opacity, float power)
 {
-    return fminf(0.99f, opacity * gs_exp(power));
+    return gs_alpha_of(opacity, gs_exp(power));
 }
 
 /* 8-bit value of v: clamped to [0, 1], * 255, rounded. GPU: __saturatef

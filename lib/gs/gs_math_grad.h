@@ -74,10 +74,12 @@ GT_HD void gs_replay_init(gs_replay *r, float T_final, const float dpix[3], cons
 }
 
 /* The next contributor towards the front, with alpha and colour rgb:
- * returns dL/dalpha and sets drgb = dL/dcolour. */
+ * returns dL/dalpha and sets drgb = dL/dcolour. One division a step: the
+ * transmittance and the background's term share 1 / (1 - alpha). */
 GT_HD float gs_replay_step(gs_replay *r, float alpha, const float rgb[3], float drgb[3])
 {
-    r->T = r->T / (1.0f - alpha);
+    const float inv = 1.0f / (1.0f - alpha);
+    r->T = r->T * inv;
     float wgt = alpha * r->T, dl_dalpha = 0.0f;
     for (int ch = 0; ch < 3; ch++) {
         r->rest[ch] = r->last_alpha * r->last_rgb[ch] + (1.0f - r->last_alpha) * r->rest[ch];
@@ -87,18 +89,17 @@ GT_HD float gs_replay_step(gs_replay *r, float alpha, const float rgb[3], float 
     }
     dl_dalpha *= r->T;
     r->last_alpha = alpha;
-    return dl_dalpha - r->T_final / (1.0f - alpha) * r->bg_dot;
+    return dl_dalpha - r->T_final * inv * r->bg_dot;
 }
 
 /* One blended term at a pixel: the Gaussian with effective opacity o and
- * conic (a b c) at offset (dx, dy) = mean - pixel, whose alpha got dL/dalpha
- * = dl_dalpha. Adds dL/do, dL/d(mean x, y) and dL/dconic. A clamped alpha
+ * conic (a b c) at offset (dx, dy) = mean - pixel, value G there (gs_exp of
+ * gs_power, as its alpha was computed), whose alpha got dL/dalpha =
+ * dl_dalpha. Adds dL/do, dL/d(mean x, y) and dL/dconic. A clamped alpha
  * (0.99) passes nothing, unless ref (the reference passes it through). */
-GT_HD void gs_blend_grad(float o, float a, float b, float c, float dx, float dy, float dl_dalpha, int ref,
-                         float *dl_do, float dl_dmean[2], float dl_dconic[3])
+GT_HD void gs_blend_grad(float o, float a, float b, float c, float dx, float dy, float G, float dl_dalpha,
+                         int ref, float *dl_do, float dl_dmean[2], float dl_dconic[3])
 {
-    float power = gs_power(a, b, c, dx, dy);
-    float G = gs_exp(power);
     if (!ref && o * G >= 0.99f) return; /* alpha clamped: no gradient */
     *dl_do += G * dl_dalpha;
     float dl_dpow = o * G * dl_dalpha;
