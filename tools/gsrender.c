@@ -137,6 +137,11 @@ static const char *USAGE =
     "                          opacity and scale regularisers every iteration\n"
     "      --cap-max N (1000000), --noise-lr X (5e5), --opacity-reg X (0.01),\n"
     "      --scale-reg X (0.01)  its count cap, noise and regularisers\n"
+    "      --init-opacity X (0.1), --init-scale X (1)  the Gaussians made from the\n"
+    "                          capture's points: their opacity, and their scale\n"
+    "                          as a multiple of the distance to their 3 nearest\n"
+    "                          neighbours (the reference's; gsplat's MCMC recipe:\n"
+    "                          0.5 and 0.1)\n"
     "  --background is the render's and what image alpha is composited over.\n"
     "\n" GT_COMMON_HELP
     "\nExit status: 0 ok, 1 runtime error, 2 usage, 3 bad input data, 4 GPU error.\n";
@@ -147,7 +152,8 @@ enum {
     O_FIT, O_ITERS, O_LOG, O_TESTV, O_TESTN, O_EVAL, O_SEED, O_SHSTART, O_PNGLEVEL, O_SHPREC, O_POSSTEPS,
     O_LR_POS0, O_LR_POS1, O_LR_FEAT, O_LR_REST, O_LR_OPAC, O_LR_SCALE, O_LR_ROT, O_DENS, O_DENS_FROM,
     O_DENS_UNTIL, O_DENS_EVERY, O_DENS_GRAD, O_DENS_PCT, O_DENS_RESET, O_DENS_MINOP, O_DENS_MAX, O_MCMC,
-    O_MCMC_NOISE, O_MCMC_OPREG, O_MCMC_SCREG, O_METRICS, O_EVAL_AT, O_SAVE_AT, O_NO_DENS, O_LAMBDA
+    O_MCMC_NOISE, O_MCMC_OPREG, O_MCMC_SCREG, O_METRICS, O_EVAL_AT, O_SAVE_AT, O_NO_DENS, O_LAMBDA,
+    O_INIT_OPA, O_INIT_SCALE
 };
 
 static bool no_densify; /* --no-densify */
@@ -216,6 +222,12 @@ static bool set_fit_option(gt_gs_fit_job *f, int c, const char *arg, gt_status *
     case O_LR_SCALE: *st = gt_parse_double("--scaling-lr", arg, 0, 1, &f->rates.scale); return true;
     case O_LR_ROT: *st = gt_parse_double("--rotation-lr", arg, 0, 1, &f->rates.rot); return true;
     case O_LAMBDA: *st = gt_parse_double("--lambda-dssim", arg, 0, 1, &f->lambda); return true;
+    case O_INIT_OPA:
+        *st = gt_parse_double("--init-opacity", arg, 1e-6, 1 - 1e-6, &f->init.opacity);
+        return true;
+    case O_INIT_SCALE:
+        *st = gt_parse_double("--init-scale", arg, 1e-6, 1e6, &f->init.scale);
+        return true;
     case O_DENS: f->densify.on = true; return true;
     case O_NO_DENS: no_densify = true; return true;
     case O_DENS_FROM:
@@ -298,6 +310,9 @@ static int run_fit(gt_gs_fit_job *f, const gt_gs_job *j, bool fit_opts_only_set)
     if (!fd->mcmc && (fd->noise_lr != dd.noise_lr || fd->opacity_reg != dd.opacity_reg ||
                       fd->scale_reg != dd.scale_reg))
         return gt_report(gt_usage_error("--noise-lr, --opacity-reg and --scale-reg go with --mcmc"));
+    if (j->scene && (f->init.opacity != GT_GS_INIT_OPACITY || f->init.scale != GT_GS_INIT_SCALE))
+        return gt_report(gt_usage_error("--init-opacity and --init-scale set the Gaussians made from a capture's "
+                                        "points: not with a SCENE to start from"));
     if ((f->rates.pos_init == 0) != (f->rates.pos_final == 0))
         return gt_report(gt_usage_error("--position-lr-init and --position-lr-final: both 0 (positions fixed) or "
                                         "both above 0 (the rate decays log-linearly between them)"));
@@ -514,6 +529,8 @@ int main(int argc, char **argv)
         {"scaling-lr", required_argument, 0, O_LR_SCALE},
         {"rotation-lr", required_argument, 0, O_LR_ROT},
         {"lambda-dssim", required_argument, 0, O_LAMBDA},
+        {"init-opacity", required_argument, 0, O_INIT_OPA},
+        {"init-scale", required_argument, 0, O_INIT_SCALE},
         {"resolution", required_argument, 0, 'r'},
         GT_COMMON_LONGOPTS,
         {0, 0, 0, 0}};

@@ -178,13 +178,17 @@ void gt_gs_capture_images_free(void **img, int n);
 /* ---- the initial Gaussians (gs_capture_init.c) ----
  * As the reference's create_from_pcd: a Gaussian per point at its
  * position, SH DC (rgb/255 - 0.5) / C0 and the higher SH 0 up to
- * sh_degree, log scale log(sqrt(max(d2, 1e-7))) on all three axes with d2
- * the mean squared distance to the 3 nearest other points (gs_knn.h, exact
- * where distCUDA2 is approximate), rotation (1, 0, 0, 0), opacity logit(0.1).
- * No points: GT_ERR_DATA ("no 3-D points to start from"). */
-gt_status gt_gs_init_from_points(const double *xyz, const uint8_t *rgb, size_t n, int sh_degree, gt_gs_raw *r);
+ * sh_degree, log scale log(scale x sqrt(max(d2, 1e-7))) on all three axes
+ * with d2 the mean squared distance to the 3 nearest other points
+ * (gs_knn.h, exact where distCUDA2 is approximate), rotation (1, 0, 0, 0),
+ * opacity logit(opacity). The reference's: opacity 0.1, scale 1 (gsplat's
+ * init_opa, init_scale; its MCMC recipe 0.5 and 0.1). No points:
+ * GT_ERR_DATA ("no 3-D points to start from"); opacity outside (0, 1) or
+ * scale not above 0: GT_ERR_USAGE (gt_gs_init_opts: gs_grad.h). */
+gt_status gt_gs_init_from_points(const double *xyz, const uint8_t *rgb, size_t n, int sh_degree,
+                                 const gt_gs_init_opts *o, gt_gs_raw *r);
 /* The capture's points3D (sh_degree 0..3; the reference's default 3). */
-gt_status gt_gs_capture_init(const gt_gs_capture *cap, int sh_degree, gt_gs_raw *r);
+gt_status gt_gs_capture_init(const gt_gs_capture *cap, int sh_degree, const gt_gs_init_opts *o, gt_gs_raw *r);
 
 #ifdef __cplusplus
 }

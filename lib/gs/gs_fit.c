@@ -25,6 +25,8 @@ void gt_gs_fit_job_init(gt_gs_fit_job *j)
     j->iterations = 0;
     j->test_every = -1;
     j->sh_max = 3;
+    j->init.opacity = GT_GS_INIT_OPACITY;
+    j->init.scale = GT_GS_INIT_SCALE;
     j->sh_degree = -1;
     j->sh_start = -1;
     j->downscale = 0;
@@ -105,7 +107,8 @@ static gt_status read_capture(fit_ctx *c, bool gpu)
     else if (st == GT_OK && cap.scaled > 0)
         gt_info("%d of %d views scaled to %d pixels wide (-r %d)", cap.scaled, cap.nviews, cap.width_to,
                 cap.width_to);
-    if (st == GT_OK) st = j->scene ? read_scene(j->scene, &c->raw) : gt_gs_capture_init(&cap, j->sh_max, &c->raw);
+    if (st == GT_OK)
+        st = j->scene ? read_scene(j->scene, &c->raw) : gt_gs_capture_init(&cap, j->sh_max, &j->init, &c->raw);
     if (st == GT_OK && gpu) st = gt_gs_capture_load_images(&cap, j->render.bg, GT_GS_PIX_U8, (void ***)&c->img8);
     else if (st == GT_OK) st = gt_gs_capture_load_images(&cap, j->render.bg, GT_GS_PIX_F32, (void ***)&c->img);
     gt_gs_capture_free(&cap);

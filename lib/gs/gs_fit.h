@@ -203,6 +203,7 @@ typedef struct gt_gs_fit_job {
     int test_every;      /* hold out every Nth camera from 0 (llffhold; 0: none) */
     int iterations;      /* 30000 from a capture's points, 2000 to refine a scene */
     int sh_max;          /* the SH degree of Gaussians made from points3D (3) */
+    gt_gs_init_opts init; /* their opacity and scale (0.1, 1: the reference's) */
     int sh_degree;       /* cap on the scene's degree (-1: the scene's) */
     int sh_start;        /* the degree at iteration 1; -1 (default): the scene's, as
                             the reference's trainer starts a scene loaded from a PLY

@@ -34,6 +34,14 @@ typedef struct gt_gs_raw {
     float *logit_opacity; /* n */
     float *sh;            /* n*sh_k*3 */
 } gt_gs_raw;
+/* The opacity and scale multiplier of Gaussians made from points
+ * (gt_gs_init_from_points, gs_capture.h). */
+typedef struct gt_gs_init_opts {
+    double opacity; /* GT_GS_INIT_OPACITY: the reference's 0.1 */
+    double scale;   /* GT_GS_INIT_SCALE: 1 x the neighbours' distance */
+} gt_gs_init_opts;
+#define GT_GS_INIT_OPACITY 0.1
+#define GT_GS_INIT_SCALE 1.0
 
 /* Host arrays, zeroed. */
 gt_status gt_gs_raw_alloc(gt_gs_raw *r, size_t n, int sh_degree);

@@ -63,6 +63,9 @@ $G --fit "$T/cap" -o "$T/k.ply" --iterations 60 --mcmc --cap-max 420 --densify-f
 check "--mcmc --cap-max" 0 $?
 [ "$(tail -1 "$T/k.csv" | awk -F, '{print $8}')" = 420 ] && ok "--mcmc grows to the cap" || bad "--mcmc: $(tail -1 "$T/k.csv")"
 [ ! -e "$T/k.test.json" ] && ok "no held-out views: no OUT.test.json" || bad "k.test.json written"
+# gsplat's MCMC recipe for the Gaussians made from the points
+$G --fit "$T/cap" -o "$T/i.ply" --iterations 20 --mcmc --init-opacity 0.5 --init-scale 0.1 --test-every 0 2>"$T/e"
+check "--init-opacity and --init-scale" 0 $?
 # starting from a PLY instead of the points
 $G --fit "$T/cap" "$T/o.ply" -o "$T/s.ply" --iterations 5 --no-densify 2>"$T/e"
 check "start from a PLY" 0 $?
@@ -96,6 +99,13 @@ $G --fit "$T/cap" --cameras "$T/o.cameras.json" -o "$T/x.ply" 2>"$T/e"
 check "--cameras without a scene" 2 $?
 $G --fit "$T/cap" -o "$T/x.ply" --eval-at 10,x 2>"$T/e"
 check "--eval-at with a word" 2 $?
+$G --fit "$T/cap" "$T/o.ply" -o "$T/x.ply" --init-opacity 0.5 2>"$T/e"
+check "--init-opacity with a starting scene" 2 $?
+has "--init-opacity: why" "$T/e" "not with a SCENE"
+$G --fit "$T/cap" -o "$T/x.ply" --init-opacity 1 2>"$T/e"
+check "--init-opacity 1 refused" 2 $?
+$G --fit "$T/cap" -o "$T/x.ply" --init-scale 0 2>"$T/e"
+check "--init-scale 0 refused" 2 $?
 cp "$T/o.ply" "$T/start-5.ply"
 $G --fit "$T/cap" "$T/start-5.ply" -o "$T/start.ply" --save-at 5 --iterations 6 2>"$T/e"
 check "a --save-at PLY over the starting scene refused" 2 $?

@@ -119,7 +119,8 @@ int main(void)
     void **ia = load_timed(&a, GT_GS_PIX_U8);
     gt_gs_raw r;
     double t0 = gt_now_ms();
-    gt_status st = gt_gs_capture_init(&a, 3, &r);
+    const gt_gs_init_opts ref = {GT_GS_INIT_OPACITY, GT_GS_INIT_SCALE};
+    gt_status st = gt_gs_capture_init(&a, 3, &ref, &r);
     CHECK(st == GT_OK, "init: %s", gt_errmsg());
     if (st == GT_OK) {
         double ms = gt_now_ms() - t0, mean = 0;

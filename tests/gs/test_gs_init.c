@@ -92,7 +92,8 @@ static void test_init_values(void **state)
      * p2 9, 4, 13; p3 4, 5, 13 */
     const double d2[4] = {14.0 / 3, 10.0 / 3, 26.0 / 3, 22.0 / 3};
     gt_gs_raw r;
-    GT_ASSERT_OK(gt_gs_init_from_points(xyz, rgb, 4, 3, &r));
+    const gt_gs_init_opts ref = {GT_GS_INIT_OPACITY, GT_GS_INIT_SCALE};
+    GT_ASSERT_OK(gt_gs_init_from_points(xyz, rgb, 4, 3, &ref, &r));
     assert_int_equal(r.n, 4), assert_int_equal(r.sh_degree, 3), assert_int_equal(r.sh_k, 16);
     const double C0 = 0.28209479177387814;
     for (int i = 0; i < 4; i++) {
@@ -110,12 +111,25 @@ static void test_init_values(void **state)
     gt_gs_raw_free(&r);
     /* points at one place: the squared distance is clamped at 1e-7 */
     const double same[9] = {1, 2, 3, 1, 2, 3, 1, 2, 3};
-    GT_ASSERT_OK(gt_gs_init_from_points(same, rgb, 3, 0, &r));
+    GT_ASSERT_OK(gt_gs_init_from_points(same, rgb, 3, 0, &ref, &r));
     assert_int_equal(r.sh_k, 1);
     assert_float_equal(r.log_scale[0], 0.5 * log(1e-7), 1e-6);
     gt_gs_raw_free(&r);
-    assert_int_equal(gt_gs_init_from_points(xyz, rgb, 0, 3, &r), GT_ERR_DATA);
+    assert_int_equal(gt_gs_init_from_points(xyz, rgb, 0, 3, &ref, &r), GT_ERR_DATA);
     assert_non_null(strstr(gt_errmsg(), "no 3-D points to start from"));
+    /* gsplat's MCMC recipe: opacity 0.5 (logit 0), scales 0.1 x the distances */
+    const gt_gs_init_opts mcmc = {0.5, 0.1};
+    GT_ASSERT_OK(gt_gs_init_from_points(xyz, rgb, 4, 3, &mcmc, &r));
+    for (int i = 0; i < 4; i++) {
+        assert_float_equal(r.logit_opacity[i], 0, 1e-7);
+        for (int k = 0; k < 3; k++) assert_float_equal(r.log_scale[3 * i + k], 0.5 * log(d2[i]) + log(0.1), 1e-6);
+    }
+    gt_gs_raw_free(&r);
+    const gt_gs_init_opts bad[3] = {{0, 1}, {1, 1}, {0.5, 0}};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(gt_gs_init_from_points(xyz, rgb, 4, 3, &bad[k], &r), GT_ERR_USAGE);
+        assert_non_null(strstr(gt_errmsg(), "expected 0 < opacity < 1, scale > 0"));
+    }
 }
 
 /* Area averaging: 5 -> 2 pixels weights each output 2.5 inputs (1, 1, 0.5
