@@ -25,8 +25,7 @@ void gt_gs_fit_job_init(gt_gs_fit_job *j)
     j->iterations = 0;
     j->test_every = -1;
     j->sh_max = 3;
-    j->init.opacity = GT_GS_INIT_OPACITY;
-    j->init.scale = GT_GS_INIT_SCALE;
+    j->init = GT_GS_INIT_REFERENCE;
     j->sh_degree = -1;
     j->sh_start = -1;
     j->downscale = 0;

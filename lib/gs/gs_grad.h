@@ -42,6 +42,7 @@ typedef struct gt_gs_init_opts {
 } gt_gs_init_opts;
 #define GT_GS_INIT_OPACITY 0.1
 #define GT_GS_INIT_SCALE 1.0
+#define GT_GS_INIT_REFERENCE ((gt_gs_init_opts){GT_GS_INIT_OPACITY, GT_GS_INIT_SCALE})
 
 /* Host arrays, zeroed. */
 gt_status gt_gs_raw_alloc(gt_gs_raw *r, size_t n, int sh_degree);

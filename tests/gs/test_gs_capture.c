@@ -464,7 +464,7 @@ static void test_no_points(void **state)
     gt_gs_capture cap;
     GT_ASSERT_OK(gt_gs_capture_open(d, NULL, &cap));
     gt_gs_raw r;
-    const gt_gs_init_opts ref = {GT_GS_INIT_OPACITY, GT_GS_INIT_SCALE};
+    const gt_gs_init_opts ref = GT_GS_INIT_REFERENCE;
     expect_data(gt_gs_capture_init(&cap, 3, &ref, &r), "points3D.bin' has no 3-D points to start from", "PLY");
     gt_gs_capture_free(&cap);
 }

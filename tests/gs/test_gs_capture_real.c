@@ -119,7 +119,7 @@ int main(void)
     void **ia = load_timed(&a, GT_GS_PIX_U8);
     gt_gs_raw r;
     double t0 = gt_now_ms();
-    const gt_gs_init_opts ref = {GT_GS_INIT_OPACITY, GT_GS_INIT_SCALE};
+    const gt_gs_init_opts ref = GT_GS_INIT_REFERENCE;
     gt_status st = gt_gs_capture_init(&a, 3, &ref, &r);
     CHECK(st == GT_OK, "init: %s", gt_errmsg());
     if (st == GT_OK) {

@@ -92,7 +92,7 @@ static void test_init_values(void **state)
      * p2 9, 4, 13; p3 4, 5, 13 */
     const double d2[4] = {14.0 / 3, 10.0 / 3, 26.0 / 3, 22.0 / 3};
     gt_gs_raw r;
-    const gt_gs_init_opts ref = {GT_GS_INIT_OPACITY, GT_GS_INIT_SCALE};
+    const gt_gs_init_opts ref = GT_GS_INIT_REFERENCE;
     GT_ASSERT_OK(gt_gs_init_from_points(xyz, rgb, 4, 3, &ref, &r));
     assert_int_equal(r.n, 4), assert_int_equal(r.sh_degree, 3), assert_int_equal(r.sh_k, 16);
     const double C0 = 0.28209479177387814;
